@@ -1,0 +1,78 @@
+//! The one error type of the placement engine.
+
+/// Everything that can go wrong when building a ring or placing a key.
+///
+/// Every variant names the offending value. Bindings map each variant to
+/// their own error vocabulary exactly once (C: a `ring_result` code; Python:
+/// a `shardring.RingError` subclass; Node: an `Error` whose `code` is the C
+/// result name), so the variant list is part of the public contract.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RingError {
+    /// A node id is the empty string. `position` is the node's index in the
+    /// list given to the builder (0-based).
+    #[error("node id at position {position} is empty; ids must be non-empty UTF-8")]
+    EmptyId {
+        /// 0-based position of the node in the builder's input.
+        position: usize,
+    },
+
+    /// Two nodes share an id. Ids are compared as UTF-8 bytes, without
+    /// Unicode normalisation.
+    #[error("duplicate node id {id:?}")]
+    DuplicateId {
+        /// The repeated id.
+        id: String,
+    },
+
+    /// A weight is NaN, infinite or negative. Weights must be finite and
+    /// `>= 0`; 0 means drained (a member that owns no points).
+    #[error("invalid weight {weight} for node {id:?}: weights must be finite and >= 0")]
+    InvalidWeight {
+        /// The node the weight was given for.
+        id: String,
+        /// The rejected weight, as given.
+        weight: f64,
+    },
+
+    /// `vnodes` (points per unit of weight) is 0.
+    #[error("vnodes must be at least 1, got 0")]
+    ZeroVnodes,
+
+    /// The ring would hold more points than [`MAX_POINTS`](crate::MAX_POINTS).
+    /// Point counts are computed with checked arithmetic, so an enormous
+    /// weight or vnodes value fails here instead of allocating.
+    #[error(
+        "ring would need at least {requested} points (while adding node {id:?}), over the limit of {limit}"
+    )]
+    TooManyPoints {
+        /// The node whose points crossed the limit.
+        id: String,
+        /// Points needed up to and including that node (saturated at `u64::MAX`).
+        requested: u64,
+        /// The limit, [`MAX_POINTS`](crate::MAX_POINTS).
+        limit: u64,
+    },
+
+    /// A lookup on a ring with no points: it has no nodes, or every node has
+    /// weight 0.
+    #[error("ring has no points: add a node with weight > 0 before placing keys")]
+    EmptyRing,
+
+    /// A ring config (JSON) could not be read: malformed JSON, a missing or
+    /// unknown field, or a value of the wrong type.
+    #[error("invalid ring config: {message}")]
+    InvalidConfig {
+        /// What the JSON reader reported, with line and column.
+        message: String,
+    },
+
+    /// A ring config names a placement format this build does not implement.
+    #[error("unsupported placement format_version {found}; this build implements format {supported}")]
+    UnsupportedFormat {
+        /// The `format_version` found in the config.
+        found: u32,
+        /// The format this build implements, [`PLACEMENT_FORMAT`](crate::PLACEMENT_FORMAT).
+        supported: u32,
+    },
+}

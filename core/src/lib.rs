@@ -1,0 +1,36 @@
+//! # shardring
+//!
+//! Consistent hashing: given a set of nodes (cache servers, database shards,
+//! backends), answers "which node owns this key?", moving as few keys as
+//! possible when nodes join, leave or change weight, and placing every key
+//! identically in Rust, C, Python and Node.
+//!
+//! Placement follows `core/SPEC.md` (placement format 1): keys and points are
+//! hashed with XXH3-64 under the ring's seed; a node of weight `w` owns
+//! `round(vnodes * w)` points; a key belongs to the first point at or after
+//! its hash, wrapping past the end.
+//!
+//! ```
+//! use shardring::Ring;
+//!
+//! let ring = Ring::builder()
+//!     .node("cache-1", 1.0)
+//!     .node("cache-2", 1.0)
+//!     .node("cache-3", 2.0) // owns about twice the keys of the others
+//!     .build()?;
+//! let owner = ring.get("user:42")?;
+//! let replicas = ring.get_n("user:42", 2)?; // two distinct nodes, owner first
+//! assert_eq!(replicas[0].id(), owner.id());
+//! assert_ne!(replicas[0].id(), replicas[1].id());
+//! # Ok::<(), shardring::RingError>(())
+//! ```
+
+mod config;
+mod error;
+mod hash;
+mod ring;
+
+pub use config::{Algorithm, NodeConfig, PLACEMENT_FORMAT, RingConfig};
+pub use error::RingError;
+pub use hash::{hash_key, hash_point};
+pub use ring::{DEFAULT_SEED, DEFAULT_VNODES, MAX_POINTS, Node, Ring, RingBuilder};

@@ -1,0 +1,171 @@
+/* Runs every case of testdata/vectors.json through the C ABI, plus the
+ * error paths a C caller can hit. Usage: vectors PATH/TO/vectors.json */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (cond) {                                        \
+            passed++;                                      \
+        } else {                                           \
+            failed++;                                      \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                  \
+            fputc('\n', stderr);                           \
+        }                                                  \
+    } while (0)
+
+static size_t hex_decode(const char *hex, uint8_t *out) {
+    size_t n = strlen(hex) / 2;
+    for (size_t i = 0; i < n; i++) {
+        unsigned byte;
+        sscanf(hex + 2 * i, "%2x", &byte);
+        out[i] = (uint8_t)byte;
+    }
+    return n;
+}
+
+/* Ids may hold NUL bytes, so compare with the JSON string's own length. */
+static int id_equals(const ring_t *ring, size_t index, json_t *want) {
+    const char *id;
+    size_t len;
+    if (ring_node_id(ring, index, &id, &len) != RING_OK) return 0;
+    return len == json_string_length(want) && memcmp(id, json_string_value(want), len) == 0;
+}
+
+static void run_case(json_t *c) {
+    const char *name = json_string_value(json_object_get(c, "name"));
+    json_t *config = json_object_get(c, "config");
+    json_t *nodes = json_object_get(config, "nodes");
+    size_t count = json_array_size(nodes);
+    const char **ids = calloc(count + 1, sizeof *ids);
+    size_t *lens = calloc(count + 1, sizeof *lens);
+    double *weights = calloc(count + 1, sizeof *weights);
+    for (size_t i = 0; i < count; i++) {
+        json_t *node = json_array_get(nodes, i);
+        ids[i] = json_string_value(json_object_get(node, "id"));
+        lens[i] = json_string_length(json_object_get(node, "id"));
+        weights[i] = json_number_value(json_object_get(node, "weight"));
+    }
+    uint32_t vnodes = (uint32_t)json_integer_value(json_object_get(config, "vnodes"));
+    uint64_t seed = (uint64_t)json_integer_value(json_object_get(config, "seed"));
+
+    ring_t *ring = NULL, *from_json = NULL;
+    ring_result rc = ring_new(ids, lens, weights, count, vnodes, seed, &ring);
+    CHECK(rc == RING_OK, "%s: ring_new -> %u (%s)", name, rc, ring_last_error());
+    char *text = json_dumps(config, JSON_COMPACT);
+    rc = ring_new_from_json((const uint8_t *)text, strlen(text), &from_json);
+    CHECK(rc == RING_OK, "%s: ring_new_from_json -> %u (%s)", name, rc, ring_last_error());
+    free(text);
+    if (!ring || !from_json) goto done;
+
+    size_t li;
+    json_t *lookup;
+    json_array_foreach(json_object_get(c, "lookups"), li, lookup) {
+        uint8_t key[1024];
+        size_t key_len = hex_decode(json_string_value(json_object_get(lookup, "key_hex")), key);
+        uint64_t want_hash = strtoull(json_string_value(json_object_get(lookup, "key_hash")), NULL, 16);
+        CHECK(ring_hash_key(ring, key, key_len) == want_hash, "%s: key %zu hash", name, li);
+
+        json_t *owner = json_object_get(lookup, "owner");
+        size_t index = (size_t)-1, index_json = (size_t)-2;
+        CHECK(ring_get_node(ring, key, key_len, &index) == RING_OK && id_equals(ring, index, owner),
+              "%s: key %zu owner, want %s", name, li, json_string_value(owner));
+        CHECK(ring_get_node(from_json, key, key_len, &index_json) == RING_OK && index_json == index,
+              "%s: key %zu owner from JSON config", name, li);
+
+        json_t *want = json_object_get(lookup, "preference");
+        size_t n = (size_t)json_integer_value(json_object_get(lookup, "n"));
+        size_t out[64], got = 0;
+        rc = ring_get_nodes(ring, key, key_len, out, n, &got);
+        int same = rc == RING_OK && got == json_array_size(want);
+        for (size_t k = 0; same && k < got; k++)
+            same = id_equals(ring, out[k], json_array_get(want, k));
+        CHECK(same, "%s: key %zu preference list (n=%zu, got %zu)", name, li, n, got);
+    }
+done:
+    ring_free(from_json);
+    ring_free(ring);
+    free(ids);
+    free(lens);
+    free(weights);
+}
+
+static void run_error_paths(void) {
+    const char *ids[] = {"a", "b", "a"};
+    size_t lens[] = {1, 1, 1};
+    double weights[] = {1.0, NAN, 1.0};
+    ring_t *ring = NULL;
+    size_t index = 42, count = 42;
+
+    CHECK(ring_new(ids, lens, NULL, 2, 160, 0, NULL) == RING_NULL_ARGUMENT, "NULL out_ring");
+    CHECK(ring_new(NULL, lens, NULL, 2, 160, 0, &ring) == RING_NULL_ARGUMENT && ring == NULL, "NULL ids");
+    CHECK(ring_new(ids, lens, weights, 2, 160, 0, &ring) == RING_INVALID_WEIGHT && ring == NULL, "NaN weight");
+    CHECK(strstr(ring_last_error(), "NaN") && strstr(ring_last_error(), "\"b\""), "message names NaN and b: %s",
+          ring_last_error());
+    CHECK(ring_new(ids, lens, NULL, 3, 160, 0, &ring) == RING_DUPLICATE_ID, "duplicate id");
+    CHECK(ring_new(ids, lens, NULL, 2, 0, 0, &ring) == RING_ZERO_VNODES, "vnodes 0");
+    size_t empty_len[] = {0};
+    CHECK(ring_new(ids, empty_len, NULL, 1, 160, 0, &ring) == RING_EMPTY_ID, "empty id");
+    const char *bad_utf8[] = {"\xff\xfe"};
+    size_t bad_len[] = {2};
+    CHECK(ring_new(bad_utf8, bad_len, NULL, 1, 160, 0, &ring) == RING_INVALID_UTF8, "non-UTF-8 id");
+    double huge[] = {1e18};
+    CHECK(ring_new(ids, lens, huge, 1, 160, 0, &ring) == RING_TOO_MANY_POINTS, "weight 1e18");
+    const char *bad_json = "{\"format_version\":1,\"nodes\":[],\"colour\":1}";
+    CHECK(ring_new_from_json((const uint8_t *)bad_json, strlen(bad_json), &ring) == RING_INVALID_CONFIG,
+          "unknown JSON field");
+    CHECK(strstr(ring_last_error(), "colour") != NULL, "message names the field: %s", ring_last_error());
+
+    CHECK(ring_new(ids, lens, NULL, 0, 160, 0, &ring) == RING_OK, "empty ring builds");
+    CHECK(ring_get_node(ring, (const uint8_t *)"k", 1, &index) == RING_EMPTY_RING && index == 42,
+          "empty ring lookup leaves output untouched");
+    CHECK(ring_get_nodes(ring, (const uint8_t *)"k", 1, &index, 1, &count) == RING_EMPTY_RING && count == 42,
+          "empty ring preference list");
+    ring_free(ring);
+
+    CHECK(ring_new(ids, lens, NULL, 2, 160, 0, &ring) == RING_OK, "two-node ring");
+    CHECK(ring_get_node(NULL, (const uint8_t *)"k", 1, &index) == RING_NULL_ARGUMENT, "NULL ring");
+    CHECK(ring_get_node(ring, NULL, 5, &index) == RING_NULL_ARGUMENT, "NULL key with length");
+    CHECK(ring_get_node(ring, NULL, 0, &index) == RING_OK && index < 2, "NULL key with length 0 is the empty key");
+    const char *id;
+    size_t id_len;
+    CHECK(ring_node_id(ring, 2, &id, &id_len) == RING_INDEX_OUT_OF_RANGE, "node index out of range");
+    ring_t *second = ring_clone(ring);
+    CHECK(second == ring, "ring_clone returns the same handle");
+    ring_free(ring);
+    CHECK(ring_node_count(second) == 2, "handle lives while a reference remains");
+    ring_free(second);
+    ring_free(NULL);
+    CHECK(strcmp(ring_result_str(RING_EMPTY_RING), "ring has no points (no node with weight > 0)") == 0,
+          "ring_result_str");
+    CHECK(strcmp(ring_result_str(9999), "unknown result code") == 0, "unknown result code");
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s testdata/vectors.json\n", argv[0]);
+        return 2;
+    }
+    json_error_t error;
+    json_t *vectors = json_load_file(argv[1], JSON_ALLOW_NUL, &error);
+    if (!vectors) {
+        fprintf(stderr, "%s:%d: %s\n", argv[1], error.line, error.text);
+        return 2;
+    }
+    CHECK(json_integer_value(json_object_get(vectors, "format_version")) == 1, "format_version");
+    size_t i, cases = json_array_size(json_object_get(vectors, "cases"));
+    json_t *c;
+    json_array_foreach(json_object_get(vectors, "cases"), i, c) run_case(c);
+    json_decref(vectors);
+    run_error_paths();
+    printf("C vectors: %zu cases\n%d passed, %d failed\n", cases, passed, failed);
+    return failed ? 1 : 0;
+}
