@@ -76,3 +76,21 @@ pub enum RingError {
         supported: u32,
     },
 }
+
+impl RingError {
+    /// The stable name of this error's kind, shared by every binding: the C
+    /// `ring_result` constant and the JavaScript `Error.code` (for example
+    /// `"RING_INVALID_WEIGHT"`). Names are never reused for another meaning.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RingError::EmptyId { .. } => "RING_EMPTY_ID",
+            RingError::DuplicateId { .. } => "RING_DUPLICATE_ID",
+            RingError::InvalidWeight { .. } => "RING_INVALID_WEIGHT",
+            RingError::ZeroVnodes => "RING_ZERO_VNODES",
+            RingError::TooManyPoints { .. } => "RING_TOO_MANY_POINTS",
+            RingError::EmptyRing => "RING_EMPTY_RING",
+            RingError::InvalidConfig { .. } => "RING_INVALID_CONFIG",
+            RingError::UnsupportedFormat { .. } => "RING_UNSUPPORTED_FORMAT",
+        }
+    }
+}

@@ -1,0 +1,41 @@
+// Every case of testdata/vectors.json, placed through the Node binding.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+const { Ring, hashKey, PLACEMENT_FORMAT } = require('../index.js')
+
+// Seeds may exceed 2^53, which JSON.parse would round: read them as strings.
+const text = readFileSync(new URL('../../testdata/vectors.json', import.meta.url), 'utf8')
+const vectors = JSON.parse(text.replace(/"seed": (\d+)/g, '"seed": "$1"'))
+
+test('format version', () => {
+  assert.equal(vectors.format_version, 1)
+  assert.equal(PLACEMENT_FORMAT, 1)
+  assert.ok(vectors.cases.length >= 12)
+})
+
+for (const c of vectors.cases) {
+  test(`vector case: ${c.name}`, () => {
+    const seed = BigInt(c.config.seed)
+    const ring = new Ring(c.config.nodes, { vnodes: c.config.vnodes, seed })
+    const configText = JSON.stringify(c.config).replace(`"seed":"${c.config.seed}"`, `"seed":${c.config.seed}`)
+    const fromJson = Ring.fromJSON(configText)
+    assert.deepEqual(ring.nodes, c.config.nodes.map((n) => n.id))
+    for (const lookup of c.lookups) {
+      const key = Buffer.from(lookup.key_hex, 'hex')
+      assert.equal(ring.hashKey(key), BigInt('0x' + lookup.key_hash))
+      assert.equal(hashKey(key, seed), BigInt('0x' + lookup.key_hash))
+      assert.equal(ring.get(key), lookup.owner)
+      assert.equal(ring.get(new Uint8Array(key)), lookup.owner)
+      assert.equal(fromJson.get(key), lookup.owner)
+      assert.deepEqual(ring.getN(key, lookup.n), lookup.preference)
+      if (lookup.key !== undefined) {
+        assert.equal(ring.get(lookup.key), lookup.owner)
+        assert.deepEqual(ring.getN(lookup.key, lookup.n), lookup.preference)
+      }
+    }
+  })
+}
