@@ -1,0 +1,82 @@
+# The two commands of the README:
+#   make demo   builds everything and places a real word list from C, Python and Node
+#   make test   clippy, then every test suite (Rust, C under valgrind, Python, Node)
+# Both install what they need: Debian packages (apt), Python tools (pip, into .venv)
+# and Node tools (npm, into node_modules).
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := demo
+
+VENV := .venv
+PY := $(VENV)/bin/python
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config
+LIBDIR := $(CURDIR)/target/release
+CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
+LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
+VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
+
+.PHONY: demo test system-deps build build-c build-py build-node clippy test-rust test-c test-py test-node check-generated
+
+demo: system-deps build
+	bash examples/demo.sh
+
+test: system-deps clippy test-rust test-c test-py test-node check-generated
+	@echo "make test: all suites passed"
+
+# Debian packages the demo and tests use, installed only when missing.
+system-deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
+	fi
+
+$(VENV)/.ready: py/requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r py/requirements-dev.txt
+	touch $@
+
+node/node_modules/.package-lock.json: node/package.json node/package-lock.json
+	cd node && npm ci --no-audit --no-fund
+
+build: build-c build-py build-node
+
+build-c:
+	cargo build --release -p shardring-ffi
+	mkdir -p build
+	cc $(CFLAGS) examples/c/place_words.c $(LDRING) -o build/place_words
+
+# maturin gets its own target dir so it does not rebuild pyo3 against cargo's.
+build-py: $(VENV)/.ready
+	cd py && CARGO_TARGET_DIR=../target/maturin ../$(VENV)/bin/maturin develop --release -q
+
+# Regenerates node/index.js and node/index.d.ts (committed; see check-generated).
+build-node: node/node_modules/.package-lock.json
+	cd node && npm run build
+	cd examples/node && npm install --no-audit --no-fund --silent
+
+clippy: $(VENV)/.ready
+	cargo clippy --workspace --all-targets -- -D warnings
+
+test-rust:
+	cargo test -p shardring -p shardring-ffi
+
+test-c: build-c
+	cc $(CFLAGS) ffi-c/tests/vectors.c $(LDRING) -ljansson -lm -o build/c-vectors
+	$(VALGRIND) build/c-vectors testdata/vectors.json
+
+test-py: build-py
+	$(PY) -m pytest -q py/tests
+
+test-node: build-node
+	cd node && npm test
+
+# Generated files are committed; regenerate them and fail when they changed.
+# (testdata/vectors.json is checked by `cargo test`: core/tests/vectors.rs.)
+check-generated: build-node
+	cargo build -q -p shardring-ffi --features header
+	git diff --exit-code -- include/ring.h node/index.d.ts node/index.js \
+	  || { echo "generated files are stale: commit the regenerated versions above"; exit 1; }

@@ -1,0 +1,99 @@
+/* Places every word of a word list on the cluster of a JSON ring config and
+ * prints the keys per node and an FNV-1a 64 digest of the placements.
+ *
+ * Build (from the repository root, after `cargo build --release -p shardring-ffi`):
+ *   cc -O2 -Iinclude examples/c/place_words.c -Ltarget/release -lring \
+ *      -Wl,-rpath,"$PWD/target/release" -o build/place_words
+ * Run:
+ *   build/place_words examples/cluster.json /usr/share/dict/words
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+
+/* FNV-1a 64 over `len` bytes, continuing from `hash`. */
+static uint64_t fnv1a(uint64_t hash, const void *data, size_t len) {
+    const uint8_t *bytes = data;
+    for (size_t i = 0; i < len; i++) hash = (hash ^ bytes[i]) * 0x100000001b3ULL;
+    return hash;
+}
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    rewind(f);
+    char *data = malloc((size_t)size + 1);
+    *len = fread(data, 1, (size_t)size, f);
+    fclose(f);
+    return data;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s CLUSTER.json WORDS\n", argv[0]);
+        return 2;
+    }
+    size_t config_len;
+    char *config = read_file(argv[1], &config_len);
+    if (!config) {
+        perror(argv[1]);
+        return 2;
+    }
+    ring_t *ring = NULL;
+    ring_result rc = ring_new_from_json((const uint8_t *)config, config_len, &ring);
+    free(config);
+    if (rc != RING_OK) {
+        fprintf(stderr, "%s: %s\n", argv[1], ring_last_error());
+        return 2;
+    }
+
+    FILE *words = fopen(argv[2], "rb");
+    if (!words) {
+        perror(argv[2]);
+        ring_free(ring);
+        return 2;
+    }
+    size_t nodes = ring_node_count(ring);
+    size_t *counts = calloc(nodes, sizeof *counts);
+    uint64_t digest = 0xcbf29ce484222325ULL;
+    size_t keys = 0, cap = 0;
+    char *line = NULL;
+    ssize_t len;
+    while ((len = getline(&line, &cap, words)) != -1) {
+        if (len > 0 && line[len - 1] == '\n') len--;
+        size_t index;
+        if (ring_get_node(ring, (const uint8_t *)line, (size_t)len, &index) != RING_OK) {
+            fprintf(stderr, "lookup failed: %s\n", ring_last_error());
+            return 1;
+        }
+        const char *id;
+        size_t id_len;
+        ring_node_id(ring, index, &id, &id_len);
+        digest = fnv1a(digest, line, (size_t)len);
+        digest = fnv1a(digest, "\t", 1);
+        digest = fnv1a(digest, id, id_len);
+        digest = fnv1a(digest, "\n", 1);
+        counts[index]++;
+        keys++;
+    }
+    free(line);
+    fclose(words);
+
+    printf("C: %zu keys on %zu nodes\n", keys, nodes);
+    for (size_t i = 0; i < nodes; i++) {
+        const char *id;
+        size_t id_len;
+        ring_node_id(ring, i, &id, &id_len);
+        printf("  %-10.*s %7zu  %5.2f%%\n", (int)id_len, id, counts[i], 100.0 * (double)counts[i] / (double)keys);
+    }
+    printf("digest %016llx\n", (unsigned long long)digest);
+    free(counts);
+    ring_free(ring);
+    return 0;
+}
