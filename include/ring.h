@@ -67,6 +67,18 @@ enum ring_result
    * A node index was not below `ring_node_count()`.
    */
   RING_INDEX_OUT_OF_RANGE = 12,
+  /**
+   * A node's zone was the empty string.
+   */
+  RING_EMPTY_ZONE = 13,
+  /**
+   * A node named for removal or re-weighting is not in the ring.
+   */
+  RING_UNKNOWN_NODE = 14,
+  /**
+   * Two rings compared by a diff have different seeds.
+   */
+  RING_SEED_MISMATCH = 15,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -35,6 +35,30 @@ pub enum RingError {
         weight: f64,
     },
 
+    /// A node's zone is the empty string (leave it out instead).
+    #[error("zone of node {id:?} is empty; leave the zone out for a node without one")]
+    EmptyZone {
+        /// The node whose zone is empty.
+        id: String,
+    },
+
+    /// A node named for removal or re-weighting is not in the ring.
+    #[error("unknown node {id:?}")]
+    UnknownNode {
+        /// The id that was not found.
+        id: String,
+    },
+
+    /// Two rings compared by a diff hash keys with different seeds, so the
+    /// same key sits at different positions on them.
+    #[error("rings have different seeds ({left} and {right}): their positions cannot be compared")]
+    SeedMismatch {
+        /// Seed of the first ring.
+        left: u64,
+        /// Seed of the second ring.
+        right: u64,
+    },
+
     /// `vnodes` (points per unit of weight) is 0.
     #[error("vnodes must be at least 1, got 0")]
     ZeroVnodes,
@@ -86,6 +110,9 @@ impl RingError {
             RingError::EmptyId { .. } => "RING_EMPTY_ID",
             RingError::DuplicateId { .. } => "RING_DUPLICATE_ID",
             RingError::InvalidWeight { .. } => "RING_INVALID_WEIGHT",
+            RingError::EmptyZone { .. } => "RING_EMPTY_ZONE",
+            RingError::UnknownNode { .. } => "RING_UNKNOWN_NODE",
+            RingError::SeedMismatch { .. } => "RING_SEED_MISMATCH",
             RingError::ZeroVnodes => "RING_ZERO_VNODES",
             RingError::TooManyPoints { .. } => "RING_TOO_MANY_POINTS",
             RingError::EmptyRing => "RING_EMPTY_RING",

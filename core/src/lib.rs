@@ -25,12 +25,16 @@
 //! # Ok::<(), shardring::RingError>(())
 //! ```
 
+mod analysis;
 mod config;
 mod error;
 mod hash;
+mod node;
 mod ring;
 
+pub use analysis::{Balance, Flow, MovedArc, RingDiff, Spread};
 pub use config::{Algorithm, NodeConfig, PLACEMENT_FORMAT, RingConfig};
 pub use error::RingError;
 pub use hash::{hash_key, hash_point};
-pub use ring::{DEFAULT_SEED, DEFAULT_VNODES, MAX_POINTS, Node, Ring, RingBuilder};
+pub use node::Node;
+pub use ring::{DEFAULT_SEED, DEFAULT_VNODES, MAX_POINTS, Ring, RingBuilder};

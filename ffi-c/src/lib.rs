@@ -52,6 +52,12 @@ pub enum ring_result {
     RING_INVALID_UTF8 = 11,
     /// A node index was not below `ring_node_count()`.
     RING_INDEX_OUT_OF_RANGE = 12,
+    /// A node's zone was the empty string.
+    RING_EMPTY_ZONE = 13,
+    /// A node named for removal or re-weighting is not in the ring.
+    RING_UNKNOWN_NODE = 14,
+    /// Two rings compared by a diff have different seeds.
+    RING_SEED_MISMATCH = 15,
 }
 
 use ring_result::*;
@@ -87,6 +93,9 @@ fn core_error(error: RingError) -> ring_result {
         RingError::EmptyRing => RING_EMPTY_RING,
         RingError::InvalidConfig { .. } => RING_INVALID_CONFIG,
         RingError::UnsupportedFormat { .. } => RING_UNSUPPORTED_FORMAT,
+        RingError::EmptyZone { .. } => RING_EMPTY_ZONE,
+        RingError::UnknownNode { .. } => RING_UNKNOWN_NODE,
+        RingError::SeedMismatch { .. } => RING_SEED_MISMATCH,
         _ => RING_PANIC,
     };
     fail(code, error.to_string())
@@ -382,6 +391,9 @@ pub extern "C" fn ring_result_str(result: u32) -> *const c_char {
         10 => "unsupported placement format version\0",
         11 => "invalid UTF-8\0",
         12 => "node index out of range\0",
+        13 => "zone is empty\0",
+        14 => "unknown node\0",
+        15 => "rings have different seeds\0",
         _ => "unknown result code\0",
     };
     text.as_ptr().cast()

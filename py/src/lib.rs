@@ -15,9 +15,11 @@ use shardring::{Node, RingError};
 /// expects (see `python/shardring/_errors.py`), keeping the core's message.
 fn to_py_err(py: Python<'_>, error: RingError) -> PyErr {
     let class = match &error {
-        RingError::EmptyId { .. } | RingError::DuplicateId { .. } | RingError::InvalidWeight { .. } => {
-            "InvalidNodeError"
-        }
+        RingError::EmptyId { .. }
+        | RingError::DuplicateId { .. }
+        | RingError::InvalidWeight { .. }
+        | RingError::EmptyZone { .. } => "InvalidNodeError",
+        RingError::UnknownNode { .. } => "UnknownNodeError",
         RingError::EmptyRing => "EmptyRingError",
         _ => "InvalidConfigError",
     };

@@ -10,7 +10,7 @@ the ring's seed; a ``str`` key is hashed as its UTF-8 bytes.
 True
 """
 
-from ._errors import EmptyRingError, InvalidConfigError, InvalidNodeError, RingError
+from ._errors import EmptyRingError, InvalidConfigError, InvalidNodeError, RingError, UnknownNodeError
 from ._shardring import PLACEMENT_FORMAT, Ring, hash_key
 
 __all__ = [
@@ -20,5 +20,6 @@ __all__ = [
     "InvalidNodeError",
     "Ring",
     "RingError",
+    "UnknownNodeError",
     "hash_key",
 ]

@@ -10,7 +10,15 @@ class RingError(Exception):
 
 
 class InvalidNodeError(RingError, ValueError):
-    """A node id is empty or repeated, or a weight is NaN, infinite or negative."""
+    """A node id is empty or repeated, a weight is NaN, infinite or negative, or a zone is empty."""
+
+
+class UnknownNodeError(RingError, KeyError):
+    """A node named for removal or re-weighting is not in the ring."""
+
+    def __str__(self) -> str:
+        # KeyError.__str__ would quote the message; keep it readable.
+        return str(self.args[0]) if self.args else ""
 
 
 class InvalidConfigError(RingError, ValueError):
