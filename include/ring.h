@@ -105,21 +105,26 @@ extern "C" {
  * - `ids[i]` points to `id_lens[i]` bytes of UTF-8 (not NUL-terminated; copied).
  * - `weights[i]` is the node's relative capacity (finite, >= 0; 0 = drained);
  *   `weights` may be NULL, meaning weight 1.0 for every node.
+ * - `zones[i]` points to `zone_lens[i]` bytes of UTF-8 naming the node's
+ *   failure domain, or is NULL for a node without a zone; `zones` and
+ *   `zone_lens` may both be NULL, meaning no node has a zone.
  * - `vnodes`: points per unit of weight (160 is the default elsewhere); >= 1.
  * - `seed`: seed of the XXH3-64 key and point hashes (0 is the default elsewhere).
  *
  * On success writes a new handle (one reference) to `*out_ring`; release it
  * with `ring_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
  * `RING_EMPTY_ID`, `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`,
- * `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`.
+ * `RING_EMPTY_ZONE`, `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`.
  *
  * # Safety
  * Each non-NULL array must hold `node_count` elements; `ids[i]` must be valid
- * for `id_lens[i]` bytes.
+ * for `id_lens[i]` bytes and a non-NULL `zones[i]` for `zone_lens[i]` bytes.
  */
 ring_result ring_new(const char *const *ids,
                      const size_t *id_lens,
                      const double *weights,
+                     const char *const *zones,
+                     const size_t *zone_lens,
                      size_t node_count,
                      uint32_t vnodes,
                      uint64_t seed,
@@ -219,6 +224,28 @@ ring_result ring_get_nodes(const ring_t *ring,
  * `ring` must be NULL or a live handle; `key` valid for `key_len` bytes.
  */
 uint64_t ring_hash_key(const ring_t *ring, const uint8_t *key, size_t key_len);
+
+/**
+ * Places a precomputed key hash (from `ring_hash_key`, or XXH3-64 of the
+ * key under the ring's seed): writes to `*out_index` the index of the node
+ * owning the first point >= `hash`, wrapping past the end.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
+ *
+ * # Safety
+ * `ring` must be a live handle; `out_index` writable.
+ */
+ring_result ring_get_node_by_hash(const ring_t *ring, uint64_t hash, size_t *out_index);
+
+/**
+ * The ring's config fingerprint: a stable 64-bit digest of its algorithm,
+ * vnodes, seed and set of nodes (order-independent; `core/SPEC.md`), so two
+ * processes can check they hold the same ring. 0 for NULL.
+ *
+ * # Safety
+ * `ring` must be NULL or a live handle.
+ */
+uint64_t ring_fingerprint(const ring_t *ring);
 
 /**
  * A static, NUL-terminated description of a result code (never NULL).

@@ -43,6 +43,18 @@ export declare class Ring {
    */
   get(key: string | Uint8Array): string
   /**
+   * The id of the node owning ring position `hash` (a bigint in
+   * [0, 2^64), e.g. from `hashKey`). Throws `RING_EMPTY_RING` when no node
+   * has weight > 0, `RangeError` for a hash outside [0, 2^64).
+   */
+  getByHash(hash: bigint): string
+  /**
+   * A stable 64-bit digest (bigint) of the ring's algorithm, vnodes, seed
+   * and set of nodes, independent of node order (see core/SPEC.md), so two
+   * processes can check they hold the same ring.
+   */
+  get fingerprint(): bigint
+  /**
    * The key's preference list: up to `n` distinct node ids clockwise from
    * the key, the first being `get(key)`; each node with weight > 0 once
    * when `n` exceeds their number (Dynamo's preference list). Throws as `get`.
@@ -62,6 +74,11 @@ export interface NodeInit {
   id: string
   /** Relative capacity, finite and >= 0 (0 = drained); default 1. */
   weight?: number
+  /**
+   * Failure-domain label (non-empty); preference lists take nodes of
+   * distinct zones first.
+   */
+  zone?: string
 }
 
 /** The placement format this build implements (see core/SPEC.md). */

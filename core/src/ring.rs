@@ -253,6 +253,9 @@ impl Ring {
     pub fn get_n_indices_by_hash(&self, hash: u64, out: &mut [usize]) -> Result<usize, RingError> {
         let start = self.first_point_at_or_after(hash)?;
         let want = out.len().min(self.live_nodes);
+        if want == 0 {
+            return Ok(0);
+        }
         let out = &mut out[..want];
         let mut taken = Taken::new(want, self.nodes.len());
         let mut found = 0;
@@ -489,6 +492,7 @@ pub(crate) fn points_for(id: &str, weight: f64, vnodes: u32) -> Result<u64, Ring
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// A 3-bit point hash: almost every point collides with another.
     fn tiny(id: &[u8], index: u32, seed: u64) -> u64 {
@@ -520,6 +524,36 @@ mod tests {
             let last = order.pop().unwrap();
             let derived = Ring::with_point_hash(order, 4, tiny).unwrap().with_node(last).unwrap();
             assert_eq!(owners_by_hash(&derived), expected);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// With a 3-bit point hash nearly every point collides; the ring must
+        /// still be the same whatever order nodes arrive in, built or derived.
+        #[test]
+        fn forced_collisions_resolve_identically_in_any_order(
+            ids in prop::collection::btree_set("[ab\u{0}é]{1,3}", 2..7),
+            vnodes in 1..6u32,
+            order in Just(()).prop_perturb(|_, mut rng| rng.random::<u64>()),
+        ) {
+            let nodes: Vec<Node> = ids.iter().map(|id| Node::new(id.clone(), 1.0)).collect();
+            let reference = Ring::with_point_hash(nodes.clone(), vnodes, tiny).unwrap();
+            let mut shuffled = nodes.clone();
+            let mut state = order | 1;
+            for i in (1..shuffled.len()).rev() {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                shuffled.swap(i, ((state >> 33) % (i as u64 + 1)) as usize);
+            }
+            let built = Ring::with_point_hash(shuffled.clone(), vnodes, tiny).unwrap();
+            let last = shuffled.pop().unwrap();
+            let derived = Ring::with_point_hash(shuffled, vnodes, tiny).unwrap().with_node(last).unwrap();
+            for hash in 0..9u64 {
+                let want = reference.get_by_hash(hash).unwrap().id();
+                prop_assert_eq!(built.get_by_hash(hash).unwrap().id(), want);
+                prop_assert_eq!(derived.get_by_hash(hash).unwrap().id(), want);
+            }
         }
     }
 }

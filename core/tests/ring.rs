@@ -153,3 +153,123 @@ fn bad_configs_name_the_problem() {
     assert_eq!(err, RingError::InvalidWeight { id: "a".into(), weight: -1.0 });
     assert!(matches!(Ring::from_json("{").unwrap_err(), RingError::InvalidConfig { .. }));
 }
+
+#[test]
+fn ownership_is_exact_arc_length() {
+    let solo = ring(&[("solo", 1.0), ("drained", 0.0)]).unwrap();
+    let shares: Vec<(&str, f64)> = solo.ownership().iter().map(|(n, s)| (n.id(), *s)).collect();
+    assert_eq!(shares, vec![("solo", 1.0), ("drained", 0.0)]);
+
+    let r = Ring::builder().vnodes(1).nodes([Node::new("a", 1.0), Node::new("b", 1.0)]).build().unwrap();
+    let (pa, pb) = (shardring::hash_point(b"a", 0, 0), shardring::hash_point(b"b", 0, 0));
+    let (lo, hi) = (pa.min(pb), pa.max(pb));
+    let high_share = (hi - lo) as f64 / 2f64.powi(64);
+    let shares = r.ownership();
+    let high_owner = if pa > pb { 0 } else { 1 };
+    assert_eq!(shares[high_owner].1, high_share);
+    assert!((shares[0].1 + shares[1].1 - 1.0).abs() < 1e-15);
+
+    let weighted = ring(&[("a", 1.0), ("b", 2.0), ("c", 1.0)]).unwrap();
+    let shares: Vec<f64> = weighted.ownership().iter().map(|(_, s)| *s).collect();
+    assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    assert!((0.4..0.6).contains(&shares[1]), "weight 2 of 4 owns {shares:?}");
+}
+
+#[test]
+fn diff_of_a_ring_with_itself_is_empty_and_seeds_must_match() {
+    let r = ring(&[("a", 1.0), ("b", 1.0)]).unwrap();
+    let diff = r.diff(&r).unwrap();
+    assert_eq!((diff.moved_share, diff.flows.len(), diff.arcs.len()), (0.0, 0, 0));
+    let seeded = Ring::builder().seed(1).node("a", 1.0).build().unwrap();
+    assert_eq!(r.diff(&seeded).unwrap_err(), RingError::SeedMismatch { left: 0, right: 1 });
+    assert_eq!(r.diff(&ring(&[]).unwrap()).unwrap_err(), RingError::EmptyRing);
+}
+
+#[test]
+fn diff_of_adding_a_node_is_its_ownership() {
+    let old = ring(&[("a", 1.0), ("b", 1.0), ("c", 1.0)]).unwrap();
+    let new = old.with_node(Node::new("d", 1.0)).unwrap();
+    let diff = old.diff(&new).unwrap();
+    let d_share = new.ownership()[3].1;
+    assert!((diff.moved_share - d_share).abs() < 1e-12, "{} vs {d_share}", diff.moved_share);
+    assert!(diff.flows.iter().all(|f| f.to == "d"));
+    assert_eq!(diff.flows.len(), 3, "every old node donates: {:?}", diff.flows);
+    // Coalesced: one arc per point of d at most (160), each ending on a point of d.
+    assert!(diff.arcs.len() <= 160 && diff.arcs.len() > 100, "{} arcs", diff.arcs.len());
+    let d_points: Vec<u64> = new.points().filter(|&(_, o)| o == 3).map(|(p, _)| p).collect();
+    assert!(diff.arcs.iter().all(|a| d_points.contains(&a.end) || a.end == u64::MAX));
+}
+
+#[test]
+fn balance_counts_and_spreads() {
+    let r = ring(&[("a", 1.0), ("b", 3.0), ("drained", 0.0)]).unwrap();
+    let keys: Vec<String> = keys(40_000).collect();
+    let balance = r.balance(&keys).unwrap();
+    assert_eq!(balance.keys, 40_000);
+    assert_eq!(balance.counts.iter().sum::<u64>(), 40_000);
+    assert_eq!(balance.counts[2], 0);
+    // By node, b holds about 3x a: max/mean about 1.5, min/mean about 0.5.
+    assert!((1.35..1.65).contains(&balance.by_node.max_over_mean), "{balance:?}");
+    // Counts agree with the exact ownership within 4 standard errors of sampling.
+    for (count, (_, share)) in balance.counts.iter().zip(r.ownership()) {
+        let sigma = (share * (1.0 - share) / 40_000.0).sqrt();
+        assert!((*count as f64 / 40_000.0 - share).abs() <= 4.0 * sigma + 1e-12, "{count} vs share {share}");
+    }
+    // Against weights: each count over its fair count (keys x weight / 4), over their mean.
+    let ratios = [balance.counts[0] as f64 / 10_000.0, balance.counts[1] as f64 / 30_000.0];
+    let mean = (ratios[0] + ratios[1]) / 2.0;
+    assert!((balance.by_weight.max_over_mean - ratios[0].max(ratios[1]) / mean).abs() < 1e-12);
+    assert!((balance.by_weight.min_over_mean - ratios[0].min(ratios[1]) / mean).abs() < 1e-12);
+    assert!((balance.by_weight.cv - (ratios[0] - ratios[1]).abs() / 2.0 / mean).abs() < 1e-12);
+    assert_eq!(ring(&[]).unwrap().balance(["k"]).unwrap_err(), RingError::EmptyRing);
+}
+
+#[test]
+fn fingerprint_ignores_node_order_but_not_content() {
+    let a = ring(&[("a", 1.0), ("b", 2.0)]).unwrap();
+    let b = ring(&[("b", 2.0), ("a", 1.0)]).unwrap();
+    assert_eq!(a.fingerprint(), b.fingerprint());
+    assert_ne!(a.fingerprint(), ring(&[("a", 1.0), ("b", 2.5)]).unwrap().fingerprint());
+    assert_ne!(a.fingerprint(), Ring::builder().seed(1).node("a", 1.0).node("b", 2.0).build().unwrap().fingerprint());
+    assert_ne!(a.fingerprint(), Ring::builder().vnodes(10).node("a", 1.0).node("b", 2.0).build().unwrap().fingerprint());
+    let zoned = Ring::builder().nodes([Node::new("a", 1.0).with_zone("z"), Node::new("b", 2.0)]).build().unwrap();
+    assert_ne!(a.fingerprint(), zoned.fingerprint());
+    assert_eq!(ring(&[("a", 0.0)]).unwrap().fingerprint(), ring(&[("a", -0.0)]).unwrap().fingerprint());
+}
+
+#[test]
+fn zones_spread_preference_lists() {
+    let r = Ring::builder()
+        .nodes([
+            Node::new("east-1", 1.0).with_zone("east"),
+            Node::new("east-2", 1.0).with_zone("east"),
+            Node::new("east-3", 1.0).with_zone("east"),
+            Node::new("west-1", 1.0).with_zone("west"),
+            Node::new("loner", 1.0),
+        ])
+        .build()
+        .unwrap();
+    for key in keys(2_000) {
+        let list: Vec<&str> = r.get_n(&key, 3).unwrap().iter().map(|n| n.id()).collect();
+        assert!(list.contains(&"west-1") && list.contains(&"loner"), "{list:?}");
+        assert_eq!(list.iter().filter(|id| id.starts_with("east")).count(), 1, "{list:?}");
+        assert_eq!(r.get_n(&key, 5).unwrap().len(), 5);
+    }
+    let err = Ring::builder().nodes([Node::new("a", 1.0).with_zone("")]).build().unwrap_err();
+    assert_eq!(err, RingError::EmptyZone { id: "a".into() });
+}
+
+#[test]
+fn derivation_errors() {
+    let r = ring(&[("a", 1.0), ("b", 1.0)]).unwrap();
+    assert_eq!(r.with_node(Node::new("a", 1.0)).unwrap_err(), RingError::DuplicateId { id: "a".into() });
+    assert_eq!(r.without_node("zz").unwrap_err(), RingError::UnknownNode { id: "zz".into() });
+    assert_eq!(r.with_weight("zz", 1.0).unwrap_err(), RingError::UnknownNode { id: "zz".into() });
+    assert!(matches!(r.with_weight("a", f64::NAN).unwrap_err(), RingError::InvalidWeight { .. }));
+    assert!(matches!(r.with_weight("a", 1e12).unwrap_err(), RingError::TooManyPoints { .. }));
+    assert!(matches!(r.with_node(Node::new("", 1.0)).unwrap_err(), RingError::EmptyId { position: 2 }));
+    let drained = r.with_weight("a", 0.0).unwrap();
+    assert_eq!(drained.nodes().len(), 2);
+    assert_eq!(drained.point_count(), 160);
+    assert!(keys(500).all(|k| drained.get(&k).unwrap().id() == "b"));
+}

@@ -20,7 +20,10 @@ round_half_away_from_zero(vnodes * w) points (at least 1 when w > 0, none when w
 XXH3-64(id UTF-8 bytes || i as 4 bytes little-endian, seed). Points sorted ascending, equal points ordered by id bytes. \
 A key belongs to the first point >= its hash, wrapping to the first point past the end. get_n(key, n) walks clockwise \
 from that point and lists the first n distinct nodes (all nodes owning points when n exceeds their number). \
-Fields: config = the ring config (RingConfig JSON); lookups[].key_hex = key bytes in hex; key = the same key as text \
+Node zones: get_n first takes nodes of zones not yet listed (a node without a zone is a zone of its own), \
+then the remaining nodes clockwise. \
+Fields: config = the ring config (RingConfig JSON); fingerprint = the config fingerprint (SPEC.md) as 16 hex digits; \
+hash_lookups[] = get_by_hash(hash) for hashes as 16 hex digits; lookups[].key_hex = key bytes in hex; key = the same key as text \
 when it is valid UTF-8; key_hash = XXH3-64 as 16 hex digits; owner = get(key); n and preference = get_n(key, n).";
 
 #[derive(Serialize)]
@@ -34,7 +37,16 @@ struct Vectors {
 struct Case {
     name: String,
     config: RingConfig,
+    fingerprint: String,
     lookups: Vec<Lookup>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hash_lookups: Vec<HashLookup>,
+}
+
+#[derive(Serialize)]
+struct HashLookup {
+    hash: String,
+    owner: String,
 }
 
 #[derive(Serialize)]
@@ -49,15 +61,16 @@ struct Lookup {
 }
 
 fn case(name: &str, vnodes: u32, seed: u64, nodes: &[(&str, f64)], keys: &[Vec<u8>], n: usize) -> Case {
-    let ring = Ring::builder()
-        .vnodes(vnodes)
-        .seed(seed)
-        .nodes(nodes.iter().map(|&(id, w)| Node::new(id, w)))
-        .build()
-        .expect("vector rings are valid");
+    let nodes = nodes.iter().map(|&(id, w)| Node::new(id, w));
+    ring_case(name, Ring::builder().vnodes(vnodes).seed(seed).nodes(nodes).build().unwrap(), keys, &[n])
+}
+
+/// A case on any ring; lookup `i` asks for a preference list of `ns[i % ns.len()]` nodes.
+fn ring_case(name: &str, ring: Ring, keys: &[Vec<u8>], ns: &[usize]) -> Case {
     let lookups = keys
         .iter()
-        .map(|key| Lookup {
+        .zip(ns.iter().cycle())
+        .map(|(key, &n)| Lookup {
             key_hex: hex::encode(key),
             key: String::from_utf8(key.clone()).ok(),
             key_hash: format!("{:016x}", ring.hash_key(key)),
@@ -66,7 +79,23 @@ fn case(name: &str, vnodes: u32, seed: u64, nodes: &[(&str, f64)], keys: &[Vec<u
             preference: ring.get_n(key, n).unwrap().iter().map(|n| n.id().to_owned()).collect(),
         })
         .collect();
-    Case { name: name.to_owned(), config: ring.to_config(), lookups }
+    let fingerprint = format!("{:016x}", ring.fingerprint());
+    Case { name: name.to_owned(), config: ring.to_config(), fingerprint, lookups, hash_lookups: Vec::new() }
+}
+
+/// Adds lookups by hash at every point, one above and one below it, and at
+/// both ends of the hash space.
+fn with_hash_lookups(mut case: Case) -> Case {
+    let ring = Ring::from_json(&serde_json::to_string(&case.config).unwrap()).unwrap();
+    let mut hashes = vec![0, u64::MAX];
+    for (point, _) in ring.points() {
+        hashes.extend([point.wrapping_sub(1), point, point.wrapping_add(1)]);
+    }
+    case.hash_lookups = hashes
+        .into_iter()
+        .map(|hash| HashLookup { hash: format!("{hash:016x}"), owner: ring.get_by_hash(hash).unwrap().id().to_owned() })
+        .collect();
+    case
 }
 
 fn text_keys(keys: &[&str]) -> Vec<Vec<u8>> {
@@ -82,6 +111,34 @@ fn point_label(id: &str, index: u32) -> Vec<u8> {
     let mut label = id.as_bytes().to_vec();
     label.extend_from_slice(&index.to_le_bytes());
     label
+}
+
+fn three_ring() -> Ring {
+    Ring::builder().node("alpha", 1.0).node("bravo", 1.0).node("charlie", 1.0).build().unwrap()
+}
+
+fn small_ring() -> Ring {
+    Ring::builder().vnodes(2).node("alpha", 1.0).node("bravo", 1.0).node("charlie", 1.5).build().unwrap()
+}
+
+fn zoned_ring() -> Ring {
+    let nodes = [
+        Node::new("us-east-a", 1.0).with_zone("us-east"),
+        Node::new("us-east-b", 1.0).with_zone("us-east"),
+        Node::new("us-east-c", 2.0).with_zone("us-east"),
+        Node::new("us-west-a", 1.0).with_zone("us-west"),
+        Node::new("us-west-b", 1.0).with_zone("us-west"),
+        Node::new("eu-a", 1.0).with_zone("eu"),
+        Node::new("unzoned", 1.0),
+        Node::new("drained", 0.0).with_zone("ap"),
+    ];
+    Ring::builder().nodes(nodes).build().unwrap()
+}
+
+fn thousand_ring() -> Ring {
+    let weights = [1.0, 1.0, 2.0, 0.5, 1.0];
+    let nodes = (0..1000).map(|i| Node::new(format!("node-{i:04}"), weights[i % weights.len()]));
+    Ring::builder().nodes(nodes).build().unwrap()
 }
 
 fn generate() -> String {
@@ -145,6 +202,10 @@ fn generate() -> String {
         ),
         case("one vnode per node", 1, 0, &three, &numbered_keys("w", 16), 3),
         case("ten nodes, one of weight 2", 160, 0, &ten, &numbered_keys("word-", 32), 3),
+        ring_case("preference lists of 1, 3 and more than the node count", three_ring(), &numbered_keys("n", 12), &[1, 3, 5]),
+        with_hash_lookups(ring_case("lookups by hash: on, above and below every point, and the wrap", small_ring(), &[], &[1])),
+        ring_case("zones", zoned_ring(), &numbered_keys("replica:", 24), &[2, 3, 4, 7]),
+        ring_case("1000 nodes", thousand_ring(), &numbered_keys("object/", 24), &[1, 3]),
     ];
     let vectors = Vectors { _comment: COMMENT, format_version: shardring::PLACEMENT_FORMAT, cases };
     let mut json = serde_json::to_string_pretty(&vectors).unwrap();
@@ -178,6 +239,12 @@ fn every_case_places_as_recorded() {
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let ring = Ring::from_json(&case["config"].to_string()).unwrap();
+        assert_eq!(format!("{:016x}", ring.fingerprint()), case["fingerprint"], "{name}: fingerprint");
+        for lookup in case["hash_lookups"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            let hash = u64::from_str_radix(lookup["hash"].as_str().unwrap(), 16).unwrap();
+            assert_eq!(ring.get_by_hash(hash).unwrap().id(), lookup["owner"], "{name}: owner of hash {hash:x}");
+            checked += 1;
+        }
         for lookup in case["lookups"].as_array().unwrap() {
             let key = hex::decode(lookup["key_hex"].as_str().unwrap()).unwrap();
             if let Some(text) = lookup["key"].as_str() {

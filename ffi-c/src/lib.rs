@@ -155,22 +155,27 @@ fn into_handle(ring: Ring) -> *mut ring_t {
 /// - `ids[i]` points to `id_lens[i]` bytes of UTF-8 (not NUL-terminated; copied).
 /// - `weights[i]` is the node's relative capacity (finite, >= 0; 0 = drained);
 ///   `weights` may be NULL, meaning weight 1.0 for every node.
+/// - `zones[i]` points to `zone_lens[i]` bytes of UTF-8 naming the node's
+///   failure domain, or is NULL for a node without a zone; `zones` and
+///   `zone_lens` may both be NULL, meaning no node has a zone.
 /// - `vnodes`: points per unit of weight (160 is the default elsewhere); >= 1.
 /// - `seed`: seed of the XXH3-64 key and point hashes (0 is the default elsewhere).
 ///
 /// On success writes a new handle (one reference) to `*out_ring`; release it
 /// with `ring_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
 /// `RING_EMPTY_ID`, `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`,
-/// `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`.
+/// `RING_EMPTY_ZONE`, `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`.
 ///
 /// # Safety
 /// Each non-NULL array must hold `node_count` elements; `ids[i]` must be valid
-/// for `id_lens[i]` bytes.
+/// for `id_lens[i]` bytes and a non-NULL `zones[i]` for `zone_lens[i]` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_new(
     ids: *const *const c_char,
     id_lens: *const usize,
     weights: *const f64,
+    zones: *const *const c_char,
+    zone_lens: *const usize,
     node_count: usize,
     vnodes: u32,
     seed: u64,
@@ -181,24 +186,37 @@ pub unsafe extern "C" fn ring_new(
         if node_count > 0 {
             non_null!(ids, id_lens);
         }
+        if zones.is_null() != zone_lens.is_null() {
+            return Err(fail(RING_NULL_ARGUMENT, "`zones` and `zone_lens` must both be NULL or both be set".into()));
+        }
         let mut nodes = Vec::with_capacity(node_count);
         for i in 0..node_count {
-            // SAFETY: the caller guarantees `node_count` elements in each array.
+            // SAFETY: the caller guarantees `node_count` elements in each non-NULL array.
             let (id_ptr, id_len) = unsafe { (*ids.add(i), *id_lens.add(i)) };
             // SAFETY: the caller guarantees `ids[i]` is valid for `id_lens[i]` bytes.
-            let id = unsafe { bytes(id_ptr.cast(), id_len, "ids[i]") }?;
-            let id = std::str::from_utf8(id).map_err(|e| {
-                fail(RING_INVALID_UTF8, format!("node id at position {i} is not valid UTF-8: {e}"))
-            })?;
+            let id = utf8(unsafe { bytes(id_ptr.cast(), id_len, "ids[i]") }?, "node id", i)?;
             // SAFETY: as above, `weights` is NULL or holds `node_count` elements.
             let weight = if weights.is_null() { 1.0 } else { unsafe { *weights.add(i) } };
-            nodes.push(Node::new(id, weight));
+            let mut node = Node::new(id, weight);
+            // SAFETY: both zone arrays are non-NULL here and hold `node_count` elements.
+            let zone_ptr = if zones.is_null() { std::ptr::null() } else { unsafe { *zones.add(i) } };
+            if !zone_ptr.is_null() {
+                // SAFETY: the caller guarantees `zones[i]` is valid for `zone_lens[i]` bytes.
+                let zone = unsafe { bytes(zone_ptr.cast(), *zone_lens.add(i), "zones[i]") }?;
+                node = node.with_zone(utf8(zone, "zone", i)?);
+            }
+            nodes.push(node);
         }
         let ring = Ring::builder().vnodes(vnodes).seed(seed).nodes(nodes).build().map_err(core_error)?;
         // SAFETY: `out_ring` is non-NULL and writable by contract.
         unsafe { *out_ring = into_handle(ring) };
         Ok(())
     })
+}
+
+fn utf8<'a>(bytes: &'a [u8], what: &str, position: usize) -> Result<&'a str, ring_result> {
+    std::str::from_utf8(bytes)
+        .map_err(|e| fail(RING_INVALID_UTF8, format!("{what} at position {position} is not valid UTF-8: {e}")))
 }
 
 /// Builds a ring from a JSON ring config (`json_len` bytes of UTF-8, not
@@ -372,6 +390,38 @@ pub unsafe extern "C" fn ring_hash_key(ring: *const ring_t, key: *const u8, key_
         (Ok(ring), Ok(key)) => ring.hash_key(key),
         _ => 0,
     }
+}
+
+/// Places a precomputed key hash (from `ring_hash_key`, or XXH3-64 of the
+/// key under the ring's seed): writes to `*out_index` the index of the node
+/// owning the first point >= `hash`, wrapping past the end.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
+///
+/// # Safety
+/// `ring` must be a live handle; `out_index` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_get_node_by_hash(ring: *const ring_t, hash: u64, out_index: *mut usize) -> ring_result {
+    boundary(|| {
+        non_null!(out_index);
+        // SAFETY: live handle by contract.
+        let index = unsafe { ring_ref(ring) }?.index_by_hash(hash).map_err(core_error)?;
+        // SAFETY: non-NULL and writable by contract.
+        unsafe { *out_index = index };
+        Ok(())
+    })
+}
+
+/// The ring's config fingerprint: a stable 64-bit digest of its algorithm,
+/// vnodes, seed and set of nodes (order-independent; `core/SPEC.md`), so two
+/// processes can check they hold the same ring. 0 for NULL.
+///
+/// # Safety
+/// `ring` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_fingerprint(ring: *const ring_t) -> u64 {
+    // SAFETY: NULL or live, by contract.
+    unsafe { ring_ref(ring) }.map_or(0, Ring::fingerprint)
 }
 
 /// A static, NUL-terminated description of a result code (never NULL).

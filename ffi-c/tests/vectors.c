@@ -46,25 +46,42 @@ static void run_case(json_t *c) {
     json_t *nodes = json_object_get(config, "nodes");
     size_t count = json_array_size(nodes);
     const char **ids = calloc(count + 1, sizeof *ids);
+    const char **zones = calloc(count + 1, sizeof *zones);
     size_t *lens = calloc(count + 1, sizeof *lens);
+    size_t *zone_lens = calloc(count + 1, sizeof *zone_lens);
     double *weights = calloc(count + 1, sizeof *weights);
     for (size_t i = 0; i < count; i++) {
         json_t *node = json_array_get(nodes, i);
         ids[i] = json_string_value(json_object_get(node, "id"));
         lens[i] = json_string_length(json_object_get(node, "id"));
         weights[i] = json_number_value(json_object_get(node, "weight"));
+        json_t *zone = json_object_get(node, "zone");
+        zones[i] = zone ? json_string_value(zone) : NULL;
+        zone_lens[i] = zone ? json_string_length(zone) : 0;
     }
     uint32_t vnodes = (uint32_t)json_integer_value(json_object_get(config, "vnodes"));
     uint64_t seed = (uint64_t)json_integer_value(json_object_get(config, "seed"));
 
     ring_t *ring = NULL, *from_json = NULL;
-    ring_result rc = ring_new(ids, lens, weights, count, vnodes, seed, &ring);
+    ring_result rc = ring_new(ids, lens, weights, zones, zone_lens, count, vnodes, seed, &ring);
     CHECK(rc == RING_OK, "%s: ring_new -> %u (%s)", name, rc, ring_last_error());
     char *text = json_dumps(config, JSON_COMPACT);
     rc = ring_new_from_json((const uint8_t *)text, strlen(text), &from_json);
     CHECK(rc == RING_OK, "%s: ring_new_from_json -> %u (%s)", name, rc, ring_last_error());
     free(text);
     if (!ring || !from_json) goto done;
+    uint64_t fingerprint = strtoull(json_string_value(json_object_get(c, "fingerprint")), NULL, 16);
+    CHECK(ring_fingerprint(ring) == fingerprint && ring_fingerprint(from_json) == fingerprint, "%s: fingerprint", name);
+
+    size_t hi;
+    json_t *by_hash;
+    json_array_foreach(json_object_get(c, "hash_lookups"), hi, by_hash) {
+        uint64_t hash = strtoull(json_string_value(json_object_get(by_hash, "hash")), NULL, 16);
+        size_t index = (size_t)-1;
+        CHECK(ring_get_node_by_hash(ring, hash, &index) == RING_OK &&
+                  id_equals(ring, index, json_object_get(by_hash, "owner")),
+              "%s: owner of hash %016llx", name, (unsigned long long)hash);
+    }
 
     size_t li;
     json_t *lookup;
@@ -83,7 +100,7 @@ static void run_case(json_t *c) {
 
         json_t *want = json_object_get(lookup, "preference");
         size_t n = (size_t)json_integer_value(json_object_get(lookup, "n"));
-        size_t out[64], got = 0;
+        size_t out[1024], got = 0;
         rc = ring_get_nodes(ring, key, key_len, out, n, &got);
         int same = rc == RING_OK && got == json_array_size(want);
         for (size_t k = 0; same && k < got; k++)
@@ -94,6 +111,8 @@ done:
     ring_free(from_json);
     ring_free(ring);
     free(ids);
+    free(zones);
+    free(zone_lens);
     free(lens);
     free(weights);
 }
@@ -105,33 +124,41 @@ static void run_error_paths(void) {
     ring_t *ring = NULL;
     size_t index = 42, count = 42;
 
-    CHECK(ring_new(ids, lens, NULL, 2, 160, 0, NULL) == RING_NULL_ARGUMENT, "NULL out_ring");
-    CHECK(ring_new(NULL, lens, NULL, 2, 160, 0, &ring) == RING_NULL_ARGUMENT && ring == NULL, "NULL ids");
-    CHECK(ring_new(ids, lens, weights, 2, 160, 0, &ring) == RING_INVALID_WEIGHT && ring == NULL, "NaN weight");
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 160, 0, NULL) == RING_NULL_ARGUMENT, "NULL out_ring");
+    CHECK(ring_new(NULL, lens, NULL, NULL, NULL, 2, 160, 0, &ring) == RING_NULL_ARGUMENT && ring == NULL, "NULL ids");
+    CHECK(ring_new(ids, lens, weights, NULL, NULL, 2, 160, 0, &ring) == RING_INVALID_WEIGHT && ring == NULL, "NaN weight");
     CHECK(strstr(ring_last_error(), "NaN") && strstr(ring_last_error(), "\"b\""), "message names NaN and b: %s",
           ring_last_error());
-    CHECK(ring_new(ids, lens, NULL, 3, 160, 0, &ring) == RING_DUPLICATE_ID, "duplicate id");
-    CHECK(ring_new(ids, lens, NULL, 2, 0, 0, &ring) == RING_ZERO_VNODES, "vnodes 0");
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 3, 160, 0, &ring) == RING_DUPLICATE_ID, "duplicate id");
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 0, 0, &ring) == RING_ZERO_VNODES, "vnodes 0");
     size_t empty_len[] = {0};
-    CHECK(ring_new(ids, empty_len, NULL, 1, 160, 0, &ring) == RING_EMPTY_ID, "empty id");
+    CHECK(ring_new(ids, empty_len, NULL, NULL, NULL, 1, 160, 0, &ring) == RING_EMPTY_ID, "empty id");
     const char *bad_utf8[] = {"\xff\xfe"};
     size_t bad_len[] = {2};
-    CHECK(ring_new(bad_utf8, bad_len, NULL, 1, 160, 0, &ring) == RING_INVALID_UTF8, "non-UTF-8 id");
+    CHECK(ring_new(bad_utf8, bad_len, NULL, NULL, NULL, 1, 160, 0, &ring) == RING_INVALID_UTF8, "non-UTF-8 id");
     double huge[] = {1e18};
-    CHECK(ring_new(ids, lens, huge, 1, 160, 0, &ring) == RING_TOO_MANY_POINTS, "weight 1e18");
+    CHECK(ring_new(ids, lens, huge, NULL, NULL, 1, 160, 0, &ring) == RING_TOO_MANY_POINTS, "weight 1e18");
     const char *bad_json = "{\"format_version\":1,\"nodes\":[],\"colour\":1}";
     CHECK(ring_new_from_json((const uint8_t *)bad_json, strlen(bad_json), &ring) == RING_INVALID_CONFIG,
           "unknown JSON field");
     CHECK(strstr(ring_last_error(), "colour") != NULL, "message names the field: %s", ring_last_error());
 
-    CHECK(ring_new(ids, lens, NULL, 0, 160, 0, &ring) == RING_OK, "empty ring builds");
+    const char *zones[] = {"east", NULL};
+    size_t zone_lens[] = {4, 0};
+    CHECK(ring_new(ids, lens, NULL, zones, NULL, 2, 160, 0, &ring) == RING_NULL_ARGUMENT, "zones without lengths");
+    size_t empty_zone_lens[] = {0, 0};
+    CHECK(ring_new(ids, lens, NULL, zones, empty_zone_lens, 2, 160, 0, &ring) == RING_EMPTY_ZONE, "empty zone");
+    CHECK(ring_new(ids, lens, NULL, zones, zone_lens, 2, 160, 0, &ring) == RING_OK, "zoned ring");
+    ring_free(ring);
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 0, 160, 0, &ring) == RING_OK, "empty ring builds");
+    CHECK(ring_get_node_by_hash(ring, 7, &index) == RING_EMPTY_RING && index == 42, "empty ring lookup by hash");
     CHECK(ring_get_node(ring, (const uint8_t *)"k", 1, &index) == RING_EMPTY_RING && index == 42,
           "empty ring lookup leaves output untouched");
     CHECK(ring_get_nodes(ring, (const uint8_t *)"k", 1, &index, 1, &count) == RING_EMPTY_RING && count == 42,
           "empty ring preference list");
     ring_free(ring);
 
-    CHECK(ring_new(ids, lens, NULL, 2, 160, 0, &ring) == RING_OK, "two-node ring");
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 160, 0, &ring) == RING_OK, "two-node ring");
     CHECK(ring_get_node(NULL, (const uint8_t *)"k", 1, &index) == RING_NULL_ARGUMENT, "NULL ring");
     CHECK(ring_get_node(ring, NULL, 5, &index) == RING_NULL_ARGUMENT, "NULL key with length");
     CHECK(ring_get_node(ring, NULL, 0, &index) == RING_OK && index < 2, "NULL key with length 0 is the empty key");

@@ -24,6 +24,11 @@ for (const c of vectors.cases) {
     const configText = JSON.stringify(c.config).replace(`"seed":"${c.config.seed}"`, `"seed":${c.config.seed}`)
     const fromJson = Ring.fromJSON(configText)
     assert.deepEqual(ring.nodes, c.config.nodes.map((n) => n.id))
+    assert.equal(ring.fingerprint, BigInt('0x' + c.fingerprint))
+    assert.equal(fromJson.fingerprint, BigInt('0x' + c.fingerprint))
+    for (const lookup of c.hash_lookups ?? []) {
+      assert.equal(ring.getByHash(BigInt('0x' + lookup.hash)), lookup.owner)
+    }
     for (const lookup of c.lookups) {
       const key = Buffer.from(lookup.key_hex, 'hex')
       assert.equal(ring.hashKey(key), BigInt('0x' + lookup.key_hash))

@@ -62,6 +62,9 @@ pub struct NodeInit {
     pub id: String,
     /// Relative capacity, finite and >= 0 (0 = drained); default 1.
     pub weight: Option<f64>,
+    /// Failure-domain label (non-empty); preference lists take nodes of
+    /// distinct zones first.
+    pub zone: Option<String>,
 }
 
 /// Options of the `Ring` constructor.
@@ -109,7 +112,16 @@ impl Ring {
     pub fn new(env: Env, nodes: Either<Vec<String>, Vec<NodeInit>>, options: Option<RingOptions>) -> Result<Self> {
         let nodes: Vec<Node> = match nodes {
             Either::A(ids) => ids.into_iter().map(|id| Node::new(id, 1.0)).collect(),
-            Either::B(inits) => inits.into_iter().map(|n| Node::new(n.id, n.weight.unwrap_or(1.0))).collect(),
+            Either::B(inits) => inits
+                .into_iter()
+                .map(|n| {
+                    let node = Node::new(n.id, n.weight.unwrap_or(1.0));
+                    match n.zone {
+                        Some(zone) => node.with_zone(zone),
+                        None => node,
+                    }
+                })
+                .collect(),
         };
         let (vnodes, seed) = match options {
             Some(options) => (options.vnodes.unwrap_or(shardring::DEFAULT_VNODES), seed_value(&env, options.seed)?),
@@ -153,6 +165,27 @@ impl Ring {
     pub fn get(&self, env: Env, key: Unknown<'_>) -> Result<String> {
         let index = with_key(&env, key, |bytes| self.ring.get_index(bytes))?.map_err(|e| throw(&env, e))?;
         Ok(self.ring.nodes()[index].id().to_owned())
+    }
+
+    /// The id of the node owning ring position `hash` (a bigint in
+    /// [0, 2^64), e.g. from `hashKey`). Throws `RING_EMPTY_RING` when no node
+    /// has weight > 0, `RangeError` for a hash outside [0, 2^64).
+    #[napi]
+    pub fn get_by_hash(&self, env: Env, hash: BigInt) -> Result<String> {
+        let hash = match hash.get_u64() {
+            (false, value, true) => value,
+            _ => return Err(range_error(&env, "hash must be a bigint in [0, 2^64)".into())),
+        };
+        let index = self.ring.index_by_hash(hash).map_err(|e| throw(&env, e))?;
+        Ok(self.ring.nodes()[index].id().to_owned())
+    }
+
+    /// A stable 64-bit digest (bigint) of the ring's algorithm, vnodes, seed
+    /// and set of nodes, independent of node order (see core/SPEC.md), so two
+    /// processes can check they hold the same ring.
+    #[napi(getter)]
+    pub fn fingerprint(&self) -> BigInt {
+        BigInt::from(self.ring.fingerprint())
     }
 
     /// The key's preference list: up to `n` distinct node ids clockwise from

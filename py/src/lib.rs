@@ -140,6 +140,22 @@ impl PyRing {
         Ok(self.ids[index].clone_ref(py))
     }
 
+    /// The id of the node owning ring position `hash` (an int in
+    /// [0, 2**64), e.g. from `hash_key`): the owner of the first point >= hash.
+    /// Raises EmptyRingError (a LookupError) when no node has weight > 0.
+    fn get_by_hash(&self, py: Python<'_>, hash: u64) -> PyResult<Py<PyString>> {
+        let index = self.ring.index_by_hash(hash).map_err(|e| to_py_err(py, e))?;
+        Ok(self.ids[index].clone_ref(py))
+    }
+
+    /// A stable 64-bit digest (int) of the ring's algorithm, vnodes, seed and
+    /// set of nodes, independent of node order (see core/SPEC.md), so two
+    /// processes can check they hold the same ring.
+    #[getter]
+    fn fingerprint(&self) -> u64 {
+        self.ring.fingerprint()
+    }
+
     /// The key's preference list: up to `n` distinct node ids clockwise from
     /// the key, the first being `get(key)`; every node with weight > 0 once
     /// when `n` exceeds their number. Follows Dynamo's preference list.
