@@ -17,13 +17,17 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
 
-.PHONY: demo test system-deps build build-c build-py build-node clippy test-rust test-c test-py test-node check-generated
+.PHONY: demo test bench system-deps build build-c build-py build-node clippy test-rust test-c test-py test-node check-generated
 
 demo: system-deps build
 	bash examples/demo.sh
 
 test: system-deps clippy test-rust test-c test-py test-node check-generated
 	@echo "make test: all suites passed"
+
+# Criterion benchmarks of the core (not part of `make test`).
+bench:
+	cargo bench -p shardring
 
 # Debian packages the demo and tests use, installed only when missing.
 system-deps:
