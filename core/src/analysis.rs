@@ -169,6 +169,7 @@ impl Ring {
     }
 
     /// Places every key of a sample and measures how evenly they spread.
+    /// With an empty sample every count is 0 and the spreads are NaN.
     ///
     /// Errors: [`RingError::EmptyRing`] when no node has weight > 0.
     pub fn balance<K: AsRef<[u8]>>(&self, keys: impl IntoIterator<Item = K>) -> Result<Balance, RingError> {

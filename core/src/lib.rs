@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! # shardring
 //!
 //! Consistent hashing: given a set of nodes (cache servers, database shards,
