@@ -17,7 +17,7 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
 
-.PHONY: demo test bench system-deps build build-c build-py build-node clippy test-rust test-c test-py test-node check-generated
+.PHONY: demo test bench install system-deps build build-c build-py build-node clippy test-rust test-c test-py test-node check-generated
 
 demo: system-deps build
 	bash examples/demo.sh
@@ -25,9 +25,13 @@ demo: system-deps build
 test: system-deps clippy test-rust test-c test-py test-node check-generated
 	@echo "make test: all suites passed"
 
-# Criterion benchmarks of the core (not part of `make test`).
-bench:
+# Benchmarks (not part of `make test`): criterion on the core, then the C
+# boundary against the same loop in Rust.
+bench: build-c
 	cargo bench -p shardring
+	cc -O2 -Iinclude ffi-c/bench/get_node.c $(LDRING) -o build/bench-c
+	build/bench-c
+	cargo run -q --release -p shardring-ffi --example rust_get
 
 # Debian packages the demo and tests use, installed only when missing.
 system-deps:
@@ -68,9 +72,33 @@ clippy: $(VENV)/.ready
 test-rust:
 	cargo test -p shardring -p shardring-ffi
 
+# The C suites, each under valgrind memcheck (zero errors, zero leaks), the C++
+# wrapper's test, and the example built from a staged install via pkg-config
+# and statically against libring.a.
+C_TESTS := vectors errors api threads
 test-c: build-c
-	cc $(CFLAGS) ffi-c/tests/vectors.c $(LDRING) -ljansson -lm -o build/c-vectors
+	for t in $(C_TESTS); do cc $(CFLAGS) -pthread ffi-c/tests/$$t.c $(LDRING) -ljansson -lm -o build/c-$$t; done
+	c++ -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude ffi-c/tests/wrapper.cpp $(LDRING) -o build/cpp-wrapper
 	$(VALGRIND) build/c-vectors testdata/vectors.json
+	$(VALGRIND) build/c-errors
+	$(VALGRIND) build/c-api
+	$(VALGRIND) build/c-threads
+	$(VALGRIND) build/cpp-wrapper
+	$(MAKE) -s install PREFIX=$(CURDIR)/build/stage
+	PKG_CONFIG_PATH=build/stage/lib/pkgconfig; export PKG_CONFIG_PATH; \
+	  cc -O2 examples/c/place_words.c $$(pkg-config --cflags --libs ring) -Wl,-rpath,$(CURDIR)/build/stage/lib -o build/place_words_pc; \
+	  cc -O2 examples/c/place_words.c $$(pkg-config --cflags ring) build/stage/lib/libring.a $$(pkg-config --libs-only-other --static ring) -lpthread -ldl -lm -o build/place_words_static
+	build/place_words_pc examples/cluster.json testdata/vectors.json | tail -1
+	build/place_words_static examples/cluster.json testdata/vectors.json | tail -1
+
+# Installs libring.so, libring.a, ring.h, ring.hpp and ring.pc under PREFIX.
+PREFIX ?= /usr/local
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+install: build-c
+	install -d $(PREFIX)/lib/pkgconfig $(PREFIX)/include
+	install -m 644 target/release/libring.so target/release/libring.a $(PREFIX)/lib/
+	install -m 644 include/ring.h include/ring.hpp $(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' ffi-c/ring.pc.in > $(PREFIX)/lib/pkgconfig/ring.pc
 
 test-py: build-py
 	$(PY) -m pytest -q py/tests

@@ -60,11 +60,11 @@ enum ring_result
    */
   RING_UNSUPPORTED_FORMAT = 10,
   /**
-   * A node id (or JSON text) was not valid UTF-8.
+   * A node id, zone or JSON text was not valid UTF-8.
    */
   RING_INVALID_UTF8 = 11,
   /**
-   * A node index was not below `ring_node_count()`.
+   * An index was not below the number of items (nodes, arcs, flows).
    */
   RING_INDEX_OUT_OF_RANGE = 12,
   /**
@@ -79,6 +79,10 @@ enum ring_result
    * Two rings compared by a diff have different seeds.
    */
   RING_SEED_MISMATCH = 15,
+  /**
+   * An output buffer was shorter than the result needs.
+   */
+  RING_BUFFER_TOO_SMALL = 16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -89,15 +93,36 @@ typedef uint32_t ring_result;
 #endif // __cplusplus
 
 /**
+ * The exact difference between two rings: the moved share, the share moved
+ * per (from, to) pair of nodes, and the arcs of hash positions that change
+ * owner. Create with `ring_diff`, read with `ring_diff_*`, release with
+ * `ring_diff_free`. Immutable; independent of the rings it was made from.
+ */
+typedef struct ring_diff_t ring_diff_t;
+
+/**
  * An immutable ring snapshot. Create with `ring_new` or
- * `ring_new_from_json`; add a reference with `ring_clone`; drop one with
- * `ring_free`. Safe to share between threads.
+ * `ring_new_from_json`, or derive with `ring_with_node`, `ring_without_node`
+ * and `ring_with_weight`; add a reference with `ring_clone`; drop one with
+ * `ring_free`. Safe to read from many threads at once.
  */
 typedef struct ring_t ring_t;
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * A static, NUL-terminated description of a result code (never NULL).
+ */
+const char *ring_result_str(uint32_t result);
+
+/**
+ * The detailed message of the last failure on the calling thread, naming
+ * the bad value (empty string when nothing failed yet). NUL-terminated,
+ * owned by the library, valid until the next failing call on this thread.
+ */
+const char *ring_last_error(void);
 
 /**
  * Builds a ring from `node_count` nodes given as parallel arrays.
@@ -133,7 +158,7 @@ ring_result ring_new(const char *const *ids,
 /**
  * Builds a ring from a JSON ring config (`json_len` bytes of UTF-8, not
  * NUL-terminated), e.g.
- * `{"format_version":1,"vnodes":160,"seed":0,"nodes":[{"id":"a","weight":1}]}`.
+ * `{"format_version":1,"vnodes":160,"seed":0,"nodes":[{"id":"a","weight":1,"zone":"east"}]}`.
  *
  * On success writes a new handle to `*out_ring`; release it with `ring_free`.
  * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_INVALID_CONFIG`,
@@ -142,7 +167,27 @@ ring_result ring_new(const char *const *ids,
  * # Safety
  * `json` must be valid for `json_len` bytes.
  */
-ring_result ring_new_from_json(const uint8_t *json, size_t json_len, ring_t **out_ring);
+ring_result ring_new_from_json(const char *json, size_t json_len, ring_t **out_ring);
+
+/**
+ * Writes the ring's JSON config (pretty-printed, NUL-terminated UTF-8) to
+ * `*out_json` and its length without the NUL to `*out_json_len`. The string
+ * is allocated by the library: release it with `ring_string_free`.
+ *
+ * Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `ring` must be a live handle; the out-pointers writable.
+ */
+ring_result ring_to_json(const ring_t *ring, char **out_json, size_t *out_json_len);
+
+/**
+ * Frees a string returned by `ring_to_json`. NULL is a no-op.
+ *
+ * # Safety
+ * `string` must be NULL or a string from `ring_to_json`, freed once.
+ */
+void ring_string_free(char *string);
 
 /**
  * Adds a reference to `ring` and returns it (the same handle). Each
@@ -155,8 +200,8 @@ ring_t *ring_clone(const ring_t *ring);
 
 /**
  * Drops one reference to `ring`; the ring is freed with its last reference.
- * NULL is a no-op. Node id pointers from `ring_node_id` stay valid until
- * the last reference is dropped.
+ * NULL is a no-op. Node id pointers from this ring stay valid until its last
+ * reference is dropped.
  *
  * # Safety
  * `ring` must be NULL or a live handle; each reference is freed once.
@@ -184,24 +229,71 @@ size_t ring_node_count(const ring_t *ring);
 ring_result ring_node_id(const ring_t *ring, size_t index, const char **out_id, size_t *out_id_len);
 
 /**
+ * The weight of node `index` (relative capacity, >= 0; 0 = drained).
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INDEX_OUT_OF_RANGE`.
+ *
+ * # Safety
+ * `ring` must be a live handle; `out_weight` writable.
+ */
+ring_result ring_node_weight(const ring_t *ring, size_t index, double *out_weight);
+
+/**
  * Places a key: writes to `*out_index` the index of the node owning the
- * `key_len` bytes at `key` (a NULL key is allowed with length 0).
+ * `key_len` bytes at `key` (a NULL key is allowed with length 0), and, when
+ * `out_id` and `out_id_len` are not NULL, that node's id as in
+ * `ring_node_id`.
  *
  * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
  *
  * # Safety
- * `ring` must be a live handle; `key` valid for `key_len` bytes.
+ * `ring` must be a live handle; `key` valid for `key_len` bytes; non-NULL
+ * out-pointers writable.
  */
 ring_result ring_get_node(const ring_t *ring,
                           const uint8_t *key,
                           size_t key_len,
-                          size_t *out_index);
+                          size_t *out_index,
+                          const char **out_id,
+                          size_t *out_id_len);
+
+/**
+ * Places a precomputed key hash (from `ring_hash_key`, or XXH3-64 of the
+ * key under the ring's seed): writes to `*out_index` the index of the node
+ * owning the first point >= `hash`, wrapping past the end.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
+ *
+ * # Safety
+ * `ring` must be a live handle; `out_index` writable.
+ */
+ring_result ring_get_node_by_hash(const ring_t *ring, uint64_t hash, size_t *out_index);
+
+/**
+ * Places `key_count` keys in one call: `keys[i]` points to `key_lens[i]`
+ * bytes; the owner's index of key `i` goes to `out_indices[i]`.
+ * `out_indices_len` must be at least `key_count`.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL`, `RING_EMPTY_RING`.
+ * On error nothing is written.
+ *
+ * # Safety
+ * `keys` and `key_lens` must hold `key_count` elements, `keys[i]` valid for
+ * `key_lens[i]` bytes; `out_indices` writable for `out_indices_len` elements.
+ */
+ring_result ring_get_node_batch(const ring_t *ring,
+                                const uint8_t *const *keys,
+                                const size_t *key_lens,
+                                size_t key_count,
+                                size_t *out_indices,
+                                size_t out_indices_len);
 
 /**
  * Writes the key's preference list: up to `out_indices_len` distinct node
- * indices in clockwise order, the first being `ring_get_node`'s answer;
- * `*out_count` receives how many were written (fewer when the ring has
- * fewer nodes with weight > 0).
+ * indices, in clockwise order from the key (distinct zones first when nodes
+ * have zones), the first being `ring_get_node`'s answer; `*out_count`
+ * receives how many were written (fewer when the ring has fewer nodes with
+ * weight > 0).
  *
  * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
  *
@@ -226,18 +318,6 @@ ring_result ring_get_nodes(const ring_t *ring,
 uint64_t ring_hash_key(const ring_t *ring, const uint8_t *key, size_t key_len);
 
 /**
- * Places a precomputed key hash (from `ring_hash_key`, or XXH3-64 of the
- * key under the ring's seed): writes to `*out_index` the index of the node
- * owning the first point >= `hash`, wrapping past the end.
- *
- * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
- *
- * # Safety
- * `ring` must be a live handle; `out_index` writable.
- */
-ring_result ring_get_node_by_hash(const ring_t *ring, uint64_t hash, size_t *out_index);
-
-/**
  * The ring's config fingerprint: a stable 64-bit digest of its algorithm,
  * vnodes, seed and set of nodes (order-independent; `core/SPEC.md`), so two
  * processes can check they hold the same ring. 0 for NULL.
@@ -248,16 +328,146 @@ ring_result ring_get_node_by_hash(const ring_t *ring, uint64_t hash, size_t *out
 uint64_t ring_fingerprint(const ring_t *ring);
 
 /**
- * A static, NUL-terminated description of a result code (never NULL).
+ * Derives a new ring with one node added (appended to the node order): only
+ * keys the new node now owns move. `zone` may be NULL (no zone). The new
+ * handle goes to `*out_ring`; `ring` is unchanged and keeps its references.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_EMPTY_ID`,
+ * `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
+ * `RING_TOO_MANY_POINTS`.
+ *
+ * # Safety
+ * `ring` must be a live handle; `id` valid for `id_len` bytes, a non-NULL
+ * `zone` for `zone_len` bytes; `out_ring` writable.
  */
-const char *ring_result_str(uint32_t result);
+ring_result ring_with_node(const ring_t *ring,
+                           const char *id,
+                           size_t id_len,
+                           double weight,
+                           const char *zone,
+                           size_t zone_len,
+                           ring_t **out_ring);
 
 /**
- * The detailed message of the last failure on the calling thread, naming
- * the bad value (empty string when nothing failed yet). NUL-terminated,
- * owned by the library, valid until the next failing call on this thread.
+ * Derives a new ring without node `id` (later nodes shift down one index):
+ * only that node's keys move. `ring` is unchanged.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`.
+ *
+ * # Safety
+ * `ring` must be a live handle; `id` valid for `id_len` bytes; `out_ring` writable.
  */
-const char *ring_last_error(void);
+ring_result ring_without_node(const ring_t *ring, const char *id, size_t id_len, ring_t **out_ring);
+
+/**
+ * Derives a new ring with node `id` at `weight`: raising a weight only moves
+ * keys to that node, lowering it only moves keys away. `ring` is unchanged.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`,
+ * `RING_INVALID_WEIGHT`, `RING_TOO_MANY_POINTS`.
+ *
+ * # Safety
+ * `ring` must be a live handle; `id` valid for `id_len` bytes; `out_ring` writable.
+ */
+ring_result ring_with_weight(const ring_t *ring,
+                             const char *id,
+                             size_t id_len,
+                             double weight,
+                             ring_t **out_ring);
+
+/**
+ * Writes each node's exact share of the hash space (and so of uniformly
+ * hashed keys), in [0, 1], to `out_shares[i]` for node index `i`; the shares
+ * of nodes with weight > 0 sum to 1. `out_shares_len` must be at least
+ * `ring_node_count(ring)`.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL`.
+ *
+ * # Safety
+ * `ring` must be a live handle; `out_shares` writable for `out_shares_len` elements.
+ */
+ring_result ring_ownership(const ring_t *ring, double *out_shares, size_t out_shares_len);
+
+/**
+ * Compares `old_ring` and `new_ring` position by position (by node id) and writes a
+ * new diff handle to `*out_diff`; release it with `ring_diff_free`.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_SEED_MISMATCH` (the rings hash keys
+ * differently), `RING_EMPTY_RING` (either ring has no points).
+ *
+ * # Safety
+ * `old` and `new` must be live handles; `out_diff` writable.
+ */
+ring_result ring_diff(const ring_t *old_ring, const ring_t *new_ring, ring_diff_t **out_diff);
+
+/**
+ * Frees a diff. NULL is a no-op.
+ *
+ * # Safety
+ * `diff` must be NULL or a diff from `ring_diff`, freed once.
+ */
+void ring_diff_free(ring_diff_t *diff);
+
+/**
+ * Fraction of the hash space (of uniformly hashed keys) whose owner
+ * differs, in [0, 1]; NaN for NULL.
+ *
+ * # Safety
+ * `diff` must be NULL or a live diff.
+ */
+double ring_diff_moved_share(const ring_diff_t *diff);
+
+/**
+ * Number of moved arcs; 0 for NULL.
+ *
+ * # Safety
+ * `diff` must be NULL or a live diff.
+ */
+size_t ring_diff_arc_count(const ring_diff_t *diff);
+
+/**
+ * Moved arc `index`, in ring order: every key whose hash `h` has
+ * `*out_start <= h <= *out_end` moves from node `from` to node `to` (ids as
+ * pointer + length, NOT NUL-terminated, valid while the diff lives).
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INDEX_OUT_OF_RANGE`.
+ *
+ * # Safety
+ * `diff` must be a live diff; every out-pointer writable.
+ */
+ring_result ring_diff_arc(const ring_diff_t *diff,
+                          size_t index,
+                          uint64_t *out_start,
+                          uint64_t *out_end,
+                          const char **out_from,
+                          size_t *out_from_len,
+                          const char **out_to,
+                          size_t *out_to_len);
+
+/**
+ * Number of (from, to) flows; 0 for NULL.
+ *
+ * # Safety
+ * `diff` must be NULL or a live diff.
+ */
+size_t ring_diff_flow_count(const ring_diff_t *diff);
+
+/**
+ * Flow `index` (largest first): `*out_share` of the hash space moves from
+ * node `from` to node `to` (ids valid while the diff lives).
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INDEX_OUT_OF_RANGE`.
+ *
+ * # Safety
+ * `diff` must be a live diff; every out-pointer writable.
+ */
+ring_result ring_diff_flow(const ring_diff_t *diff,
+                           size_t index,
+                           double *out_share,
+                           const char **out_from,
+                           size_t *out_from_len,
+                           const char **out_to,
+                           size_t *out_to_len);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -55,7 +55,10 @@ fn main() {
     println!("|---:|---:|---:|---:|");
     for vnodes in [1, 10, 100, 160, 1000] {
         let b = ring(10, vnodes).balance(&keys).unwrap();
-        println!("| {vnodes} | {:.3} | {:.3} | {:.3} |", b.by_node.max_over_mean, b.by_node.min_over_mean, b.by_node.cv);
+        println!(
+            "| {vnodes} | {:.3} | {:.3} | {:.3} |",
+            b.by_node.max_over_mean, b.by_node.min_over_mean, b.by_node.cv
+        );
     }
 
     let r = ring(10, 160);
@@ -77,7 +80,13 @@ fn main() {
     let sampled = weighted.balance(&keys).unwrap().counts;
     println!("\nWeights 1:2:1 at 160 vnodes (ideal 25% / 50% / 25%)");
     for ((node, share), count) in weighted.ownership().iter().zip(sampled) {
-        println!("  {} weight {}: exact {:.2}%, sampled {:.2}%", node.id(), node.weight(), 100.0 * share, pct(count as usize));
+        println!(
+            "  {} weight {}: exact {:.2}%, sampled {:.2}%",
+            node.id(),
+            node.weight(),
+            100.0 * share,
+            pct(count as usize)
+        );
     }
 }
 

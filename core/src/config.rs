@@ -176,4 +176,3 @@ impl Ring {
         self.to_config().fingerprint()
     }
 }
-

@@ -66,9 +66,7 @@ pub enum RingError {
     /// The ring would hold more points than [`MAX_POINTS`](crate::MAX_POINTS).
     /// Point counts are computed with checked arithmetic, so an enormous
     /// weight or vnodes value fails here instead of allocating.
-    #[error(
-        "ring would need at least {requested} points (while adding node {id:?}), over the limit of {limit}"
-    )]
+    #[error("ring would need at least {requested} points (while adding node {id:?}), over the limit of {limit}")]
     TooManyPoints {
         /// The node whose points crossed the limit.
         id: String,

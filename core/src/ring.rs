@@ -109,7 +109,12 @@ impl Ring {
         RingBuilder::default()
     }
 
-    pub(crate) fn build_with(nodes: Vec<Node>, vnodes: u32, seed: u64, point_hash: PointHash) -> Result<Ring, RingError> {
+    pub(crate) fn build_with(
+        nodes: Vec<Node>,
+        vnodes: u32,
+        seed: u64,
+        point_hash: PointHash,
+    ) -> Result<Ring, RingError> {
         if vnodes == 0 {
             return Err(RingError::ZeroVnodes);
         }

@@ -35,7 +35,10 @@ fn bad_input_gets_a_typed_error_naming_the_value() {
     let many = (0..200).map(|i| Node::new(format!("n{i}"), 1.0));
     let err = Ring::builder().vnodes(100_000).nodes(many).build().unwrap_err();
     assert!(matches!(err, RingError::TooManyPoints { ref id, requested: 16_800_000, .. } if id == "n167"), "{err:?}");
-    assert_eq!(err.to_string(), "ring would need at least 16800000 points (while adding node \"n167\"), over the limit of 16777216");
+    assert_eq!(
+        err.to_string(),
+        "ring would need at least 16800000 points (while adding node \"n167\"), over the limit of 16777216"
+    );
 }
 
 #[test]
@@ -62,7 +65,13 @@ fn lookups_on_a_ring_without_points_fail() {
 fn point_counts_round_vnodes_times_weight() {
     let r = Ring::builder()
         .vnodes(10)
-        .nodes([Node::new("a", 1.0), Node::new("b", 0.25), Node::new("c", 0.001), Node::new("d", 0.0), Node::new("e", 0.35)])
+        .nodes([
+            Node::new("a", 1.0),
+            Node::new("b", 0.25),
+            Node::new("c", 0.001),
+            Node::new("d", 0.0),
+            Node::new("e", 0.35),
+        ])
         .build()
         .unwrap();
     // 10 + round(2.5)=3 + max(1, round(0.01))=1 + 0 + round(3.5)=4
@@ -231,7 +240,10 @@ fn fingerprint_ignores_node_order_but_not_content() {
     assert_eq!(a.fingerprint(), b.fingerprint());
     assert_ne!(a.fingerprint(), ring(&[("a", 1.0), ("b", 2.5)]).unwrap().fingerprint());
     assert_ne!(a.fingerprint(), Ring::builder().seed(1).node("a", 1.0).node("b", 2.0).build().unwrap().fingerprint());
-    assert_ne!(a.fingerprint(), Ring::builder().vnodes(10).node("a", 1.0).node("b", 2.0).build().unwrap().fingerprint());
+    assert_ne!(
+        a.fingerprint(),
+        Ring::builder().vnodes(10).node("a", 1.0).node("b", 2.0).build().unwrap().fingerprint()
+    );
     let zoned = Ring::builder().nodes([Node::new("a", 1.0).with_zone("z"), Node::new("b", 2.0)]).build().unwrap();
     assert_ne!(a.fingerprint(), zoned.fingerprint());
     assert_eq!(ring(&[("a", 0.0)]).unwrap().fingerprint(), ring(&[("a", -0.0)]).unwrap().fingerprint());

@@ -143,7 +143,8 @@ fn thousand_ring() -> Ring {
 
 fn generate() -> String {
     let three = [("alpha", 1.0), ("bravo", 1.0), ("charlie", 1.0)];
-    let ten: Vec<(String, f64)> = (1..=10).map(|i| (format!("cache-{i:02}"), if i == 10 { 2.0 } else { 1.0 })).collect();
+    let ten: Vec<(String, f64)> =
+        (1..=10).map(|i| (format!("cache-{i:02}"), if i == 10 { 2.0 } else { 1.0 })).collect();
     let ten: Vec<(&str, f64)> = ten.iter().map(|(id, w)| (id.as_str(), *w)).collect();
     let cases = vec![
         case("one node", 160, 0, &[("solo", 1.0)], &text_keys(&["", "a", "user:1", "user:2"]), 3),
@@ -202,8 +203,18 @@ fn generate() -> String {
         ),
         case("one vnode per node", 1, 0, &three, &numbered_keys("w", 16), 3),
         case("ten nodes, one of weight 2", 160, 0, &ten, &numbered_keys("word-", 32), 3),
-        ring_case("preference lists of 1, 3 and more than the node count", three_ring(), &numbered_keys("n", 12), &[1, 3, 5]),
-        with_hash_lookups(ring_case("lookups by hash: on, above and below every point, and the wrap", small_ring(), &[], &[1])),
+        ring_case(
+            "preference lists of 1, 3 and more than the node count",
+            three_ring(),
+            &numbered_keys("n", 12),
+            &[1, 3, 5],
+        ),
+        with_hash_lookups(ring_case(
+            "lookups by hash: on, above and below every point, and the wrap",
+            small_ring(),
+            &[],
+            &[1],
+        )),
         ring_case("zones", zoned_ring(), &numbered_keys("replica:", 24), &[2, 3, 4, 7]),
         ring_case("1000 nodes", thousand_ring(), &numbered_keys("object/", 24), &[1, 3]),
     ];

@@ -4,6 +4,8 @@
  * Build (from the repository root, after `cargo build --release -p shardring-ffi`):
  *   cc -O2 -Iinclude examples/c/place_words.c -Ltarget/release -lring \
  *      -Wl,-rpath,"$PWD/target/release" -o build/place_words
+ * or, after `make install PREFIX=/usr/local` (installs ring.pc for pkg-config):
+ *   cc -O2 examples/c/place_words.c $(pkg-config --cflags --libs ring) -o place_words
  * Run:
  *   build/place_words examples/cluster.json /usr/share/dict/words
  */
@@ -46,7 +48,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     ring_t *ring = NULL;
-    ring_result rc = ring_new_from_json((const uint8_t *)config, config_len, &ring);
+    ring_result rc = ring_new_from_json(config, config_len, &ring);
     free(config);
     if (rc != RING_OK) {
         fprintf(stderr, "%s: %s\n", argv[1], ring_last_error());
@@ -67,14 +69,12 @@ int main(int argc, char **argv) {
     ssize_t len;
     while ((len = getline(&line, &cap, words)) != -1) {
         if (len > 0 && line[len - 1] == '\n') len--;
-        size_t index;
-        if (ring_get_node(ring, (const uint8_t *)line, (size_t)len, &index) != RING_OK) {
+        size_t index, id_len;
+        const char *id;
+        if (ring_get_node(ring, (const uint8_t *)line, (size_t)len, &index, &id, &id_len) != RING_OK) {
             fprintf(stderr, "lookup failed: %s\n", ring_last_error());
             return 1;
         }
-        const char *id;
-        size_t id_len;
-        ring_node_id(ring, index, &id, &id_len);
         digest = fnv1a(digest, line, (size_t)len);
         digest = fnv1a(digest, "\t", 1);
         digest = fnv1a(digest, id, id_len);

@@ -48,7 +48,9 @@ fn with_key<T>(env: &Env, key: Unknown<'_>, place: impl FnOnce(&[u8]) -> T) -> R
             // Uint8Array (Buffer included) and the slice is used before returning to JS.
             match unsafe { <&[u8]>::from_napi_value(env.raw(), key.raw()) } {
                 Ok(bytes) => Ok(place(bytes)),
-                Err(_) => Err(type_error(env, "key must be a string, Buffer or Uint8Array, not another typed array".into())),
+                Err(_) => {
+                    Err(type_error(env, "key must be a string, Buffer or Uint8Array, not another typed array".into()))
+                }
             }
         }
         other => Err(type_error(env, format!("key must be a string, Buffer or Uint8Array, not {other}"))),

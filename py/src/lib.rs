@@ -47,10 +47,7 @@ fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
             Cow::Owned(text) => Cow::Owned(text.into_bytes()),
         });
     }
-    Err(PyTypeError::new_err(format!(
-        "key must be str or bytes, not {}",
-        key.get_type().name()?
-    )))
+    Err(PyTypeError::new_err(format!("key must be str or bytes, not {}", key.get_type().name()?)))
 }
 
 /// An immutable consistent-hash ring (placement format 1).

@@ -1,0 +1,508 @@
+//! `ring_t`: construction, lookups, derivation and export.
+
+use std::ffi::{CString, c_char};
+use std::sync::Arc;
+
+use shardring::{Node, Ring};
+
+use crate::ring_result::{self, *};
+use crate::{boundary, bytes, core_error, fail, non_null, out_slice, text, write};
+
+/// An immutable ring snapshot. Create with `ring_new` or
+/// `ring_new_from_json`, or derive with `ring_with_node`, `ring_without_node`
+/// and `ring_with_weight`; add a reference with `ring_clone`; drop one with
+/// `ring_free`. Safe to read from many threads at once.
+pub struct ring_t {
+    pub(crate) ring: Ring,
+}
+
+/// The ring behind a handle.
+///
+/// # Safety
+/// `handle` must be NULL or a live handle from this library.
+pub(crate) unsafe fn ring_ref<'a>(handle: *const ring_t) -> Result<&'a Ring, ring_result> {
+    if handle.is_null() {
+        return Err(fail(RING_NULL_ARGUMENT, "argument `ring` is NULL".to_owned()));
+    }
+    // SAFETY: the caller holds a reference on a live handle.
+    Ok(unsafe { &(*handle).ring })
+}
+
+fn into_handle(ring: Ring) -> *mut ring_t {
+    Arc::into_raw(Arc::new(ring_t { ring })) as *mut ring_t
+}
+
+/// Stores a new handle in `*out_ring` (checked non-NULL by the caller).
+fn hand_out(ring: Ring, out_ring: *mut *mut ring_t) {
+    // SAFETY: every caller checks `out_ring` non-NULL first; it is writable by contract.
+    unsafe { write(out_ring, into_handle(ring)) }
+}
+
+/// Builds a ring from `node_count` nodes given as parallel arrays.
+///
+/// - `ids[i]` points to `id_lens[i]` bytes of UTF-8 (not NUL-terminated; copied).
+/// - `weights[i]` is the node's relative capacity (finite, >= 0; 0 = drained);
+///   `weights` may be NULL, meaning weight 1.0 for every node.
+/// - `zones[i]` points to `zone_lens[i]` bytes of UTF-8 naming the node's
+///   failure domain, or is NULL for a node without a zone; `zones` and
+///   `zone_lens` may both be NULL, meaning no node has a zone.
+/// - `vnodes`: points per unit of weight (160 is the default elsewhere); >= 1.
+/// - `seed`: seed of the XXH3-64 key and point hashes (0 is the default elsewhere).
+///
+/// On success writes a new handle (one reference) to `*out_ring`; release it
+/// with `ring_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
+/// `RING_EMPTY_ID`, `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`,
+/// `RING_EMPTY_ZONE`, `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`.
+///
+/// # Safety
+/// Each non-NULL array must hold `node_count` elements; `ids[i]` must be valid
+/// for `id_lens[i]` bytes and a non-NULL `zones[i]` for `zone_lens[i]` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_new(
+    ids: *const *const c_char,
+    id_lens: *const usize,
+    weights: *const f64,
+    zones: *const *const c_char,
+    zone_lens: *const usize,
+    node_count: usize,
+    vnodes: u32,
+    seed: u64,
+    out_ring: *mut *mut ring_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_ring);
+        if node_count > 0 {
+            non_null!(ids, id_lens);
+        }
+        if zones.is_null() != zone_lens.is_null() {
+            return Err(fail(RING_NULL_ARGUMENT, "`zones` and `zone_lens` must both be NULL or both be set".into()));
+        }
+        let mut nodes = Vec::with_capacity(node_count);
+        for i in 0..node_count {
+            // SAFETY: the caller guarantees `node_count` elements in each non-NULL array,
+            // and `ids[i]` valid for `id_lens[i]` bytes.
+            let id = unsafe { text(*ids.add(i), *id_lens.add(i), "ids[i]") }?;
+            // SAFETY: `weights` is NULL or holds `node_count` elements.
+            let weight = if weights.is_null() { 1.0 } else { unsafe { *weights.add(i) } };
+            let mut node = Node::new(id, weight);
+            // SAFETY: both zone arrays are NULL, or non-NULL with `node_count` elements.
+            let zone = if zones.is_null() { std::ptr::null() } else { unsafe { *zones.add(i) } };
+            if !zone.is_null() {
+                // SAFETY: the caller guarantees `zones[i]` valid for `zone_lens[i]` bytes.
+                node = node.with_zone(unsafe { text(zone, *zone_lens.add(i), "zones[i]") }?);
+            }
+            nodes.push(node);
+        }
+        let ring = Ring::builder().vnodes(vnodes).seed(seed).nodes(nodes).build().map_err(core_error)?;
+        hand_out(ring, out_ring);
+        Ok(())
+    })
+}
+
+/// Builds a ring from a JSON ring config (`json_len` bytes of UTF-8, not
+/// NUL-terminated), e.g.
+/// `{"format_version":1,"vnodes":160,"seed":0,"nodes":[{"id":"a","weight":1,"zone":"east"}]}`.
+///
+/// On success writes a new handle to `*out_ring`; release it with `ring_free`.
+/// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_INVALID_CONFIG`,
+/// `RING_UNSUPPORTED_FORMAT`, and the errors of `ring_new`.
+///
+/// # Safety
+/// `json` must be valid for `json_len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_new_from_json(
+    json: *const c_char,
+    json_len: usize,
+    out_ring: *mut *mut ring_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_ring);
+        // SAFETY: the caller guarantees `json_len` readable bytes.
+        let json = unsafe { text(json, json_len, "json") }?;
+        hand_out(Ring::from_json(json).map_err(core_error)?, out_ring);
+        Ok(())
+    })
+}
+
+/// Writes the ring's JSON config (pretty-printed, NUL-terminated UTF-8) to
+/// `*out_json` and its length without the NUL to `*out_json_len`. The string
+/// is allocated by the library: release it with `ring_string_free`.
+///
+/// Errors: `RING_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `ring` must be a live handle; the out-pointers writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_to_json(
+    ring: *const ring_t,
+    out_json: *mut *mut c_char,
+    out_json_len: *mut usize,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_json, out_json_len);
+        // SAFETY: live handle by contract.
+        let json = unsafe { ring_ref(ring) }?.to_config().to_json();
+        let len = json.len();
+        // JSON escapes NUL as \u0000, so the text has no interior NUL.
+        let json = CString::new(json).map_err(|_| fail(RING_PANIC, "JSON contained a NUL byte".into()))?;
+        // SAFETY: both out-pointers are non-NULL and writable by contract.
+        unsafe {
+            write(out_json, json.into_raw());
+            write(out_json_len, len);
+        }
+        Ok(())
+    })
+}
+
+/// Frees a string returned by `ring_to_json`. NULL is a no-op.
+///
+/// # Safety
+/// `string` must be NULL or a string from `ring_to_json`, freed once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_string_free(string: *mut c_char) {
+    if !string.is_null() {
+        // SAFETY: the string came from `CString::into_raw` in `ring_to_json`.
+        drop(unsafe { CString::from_raw(string) });
+    }
+}
+
+/// Adds a reference to `ring` and returns it (the same handle). Each
+/// reference is dropped by one `ring_free`. Returns NULL for NULL.
+///
+/// # Safety
+/// `ring` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_clone(ring: *const ring_t) -> *mut ring_t {
+    if !ring.is_null() {
+        // SAFETY: a live handle came from `Arc::into_raw` and holds a reference.
+        unsafe { Arc::increment_strong_count(ring) };
+    }
+    ring as *mut ring_t
+}
+
+/// Drops one reference to `ring`; the ring is freed with its last reference.
+/// NULL is a no-op. Node id pointers from this ring stay valid until its last
+/// reference is dropped.
+///
+/// # Safety
+/// `ring` must be NULL or a live handle; each reference is freed once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_free(ring: *mut ring_t) {
+    if !ring.is_null() {
+        // SAFETY: the handle came from `Arc::into_raw`; this call gives up one reference.
+        drop(unsafe { Arc::from_raw(ring as *const ring_t) });
+    }
+}
+
+/// Number of nodes in the ring (drained nodes included); 0 for NULL.
+///
+/// # Safety
+/// `ring` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_node_count(ring: *const ring_t) -> usize {
+    // SAFETY: NULL or live, by contract.
+    unsafe { ring_ref(ring) }.map_or(0, |r| r.nodes().len())
+}
+
+/// The id of node `index` (0-based, in construction order) as a pointer to
+/// `*out_id_len` UTF-8 bytes, NOT NUL-terminated, owned by the ring and
+/// valid until its last reference is freed.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_INDEX_OUT_OF_RANGE`.
+///
+/// # Safety
+/// `ring` must be a live handle; out-pointers must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_node_id(
+    ring: *const ring_t,
+    index: usize,
+    out_id: *mut *const c_char,
+    out_id_len: *mut usize,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_id, out_id_len);
+        // SAFETY: live handle by contract.
+        let id = node(unsafe { ring_ref(ring) }?, index)?.id();
+        // SAFETY: both out-pointers are non-NULL and writable by contract.
+        unsafe {
+            write(out_id, id.as_ptr().cast());
+            write(out_id_len, id.len());
+        }
+        Ok(())
+    })
+}
+
+/// The weight of node `index` (relative capacity, >= 0; 0 = drained).
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_INDEX_OUT_OF_RANGE`.
+///
+/// # Safety
+/// `ring` must be a live handle; `out_weight` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_node_weight(ring: *const ring_t, index: usize, out_weight: *mut f64) -> ring_result {
+    boundary(|| {
+        non_null!(out_weight);
+        // SAFETY: live handle by contract.
+        let weight = node(unsafe { ring_ref(ring) }?, index)?.weight();
+        // SAFETY: non-NULL and writable by contract.
+        unsafe { write(out_weight, weight) };
+        Ok(())
+    })
+}
+
+fn node(ring: &Ring, index: usize) -> Result<&Node, ring_result> {
+    ring.nodes().get(index).ok_or_else(|| {
+        fail(
+            RING_INDEX_OUT_OF_RANGE,
+            format!("node index {index} is out of range (ring has {} nodes)", ring.nodes().len()),
+        )
+    })
+}
+
+/// Places a key: writes to `*out_index` the index of the node owning the
+/// `key_len` bytes at `key` (a NULL key is allowed with length 0), and, when
+/// `out_id` and `out_id_len` are not NULL, that node's id as in
+/// `ring_node_id`.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
+///
+/// # Safety
+/// `ring` must be a live handle; `key` valid for `key_len` bytes; non-NULL
+/// out-pointers writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_get_node(
+    ring: *const ring_t,
+    key: *const u8,
+    key_len: usize,
+    out_index: *mut usize,
+    out_id: *mut *const c_char,
+    out_id_len: *mut usize,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_index);
+        // SAFETY: live handle and readable key, by contract.
+        let (ring, key) = unsafe { (ring_ref(ring)?, bytes(key, key_len, "key")?) };
+        let index = ring.get_index(key).map_err(core_error)?;
+        // SAFETY: `out_index` is non-NULL; the id pointers are written only when both are set.
+        unsafe {
+            write(out_index, index);
+            if !out_id.is_null() && !out_id_len.is_null() {
+                let id = ring.nodes()[index].id();
+                write(out_id, id.as_ptr().cast());
+                write(out_id_len, id.len());
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Places a precomputed key hash (from `ring_hash_key`, or XXH3-64 of the
+/// key under the ring's seed): writes to `*out_index` the index of the node
+/// owning the first point >= `hash`, wrapping past the end.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
+///
+/// # Safety
+/// `ring` must be a live handle; `out_index` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_get_node_by_hash(ring: *const ring_t, hash: u64, out_index: *mut usize) -> ring_result {
+    boundary(|| {
+        non_null!(out_index);
+        // SAFETY: live handle by contract.
+        let index = unsafe { ring_ref(ring) }?.index_by_hash(hash).map_err(core_error)?;
+        // SAFETY: non-NULL and writable by contract.
+        unsafe { write(out_index, index) };
+        Ok(())
+    })
+}
+
+/// Places `key_count` keys in one call: `keys[i]` points to `key_lens[i]`
+/// bytes; the owner's index of key `i` goes to `out_indices[i]`.
+/// `out_indices_len` must be at least `key_count`.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL`, `RING_EMPTY_RING`.
+/// On error nothing is written.
+///
+/// # Safety
+/// `keys` and `key_lens` must hold `key_count` elements, `keys[i]` valid for
+/// `key_lens[i]` bytes; `out_indices` writable for `out_indices_len` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_get_node_batch(
+    ring: *const ring_t,
+    keys: *const *const u8,
+    key_lens: *const usize,
+    key_count: usize,
+    out_indices: *mut usize,
+    out_indices_len: usize,
+) -> ring_result {
+    boundary(|| {
+        if key_count > 0 {
+            non_null!(keys, key_lens, out_indices);
+        }
+        if out_indices_len < key_count {
+            return Err(fail(
+                RING_BUFFER_TOO_SMALL,
+                format!("out_indices holds {out_indices_len} entries, {key_count} keys need as many"),
+            ));
+        }
+        // SAFETY: live handle by contract.
+        let ring = unsafe { ring_ref(ring) }?;
+        if ring.point_count() == 0 {
+            return Err(core_error(shardring::RingError::EmptyRing));
+        }
+        // Check every key before writing, so a bad key leaves the output untouched.
+        // SAFETY: the caller guarantees `key_count` keys, each valid for its length.
+        let keys: Vec<&[u8]> = (0..key_count)
+            .map(|i| unsafe { bytes(*keys.add(i), *key_lens.add(i), "keys[i]") })
+            .collect::<Result<_, _>>()?;
+        // SAFETY: writable for `out_indices_len >= key_count` elements by contract.
+        let out = unsafe { out_slice(out_indices, key_count, "out_indices") }?;
+        for (slot, key) in out.iter_mut().zip(keys) {
+            *slot = ring.get_index(key).map_err(core_error)?;
+        }
+        Ok(())
+    })
+}
+
+/// Writes the key's preference list: up to `out_indices_len` distinct node
+/// indices, in clockwise order from the key (distinct zones first when nodes
+/// have zones), the first being `ring_get_node`'s answer; `*out_count`
+/// receives how many were written (fewer when the ring has fewer nodes with
+/// weight > 0).
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
+///
+/// # Safety
+/// `ring` must be a live handle; `key` valid for `key_len` bytes;
+/// `out_indices` writable for `out_indices_len` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_get_nodes(
+    ring: *const ring_t,
+    key: *const u8,
+    key_len: usize,
+    out_indices: *mut usize,
+    out_indices_len: usize,
+    out_count: *mut usize,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_count);
+        // SAFETY: live handle, readable key and writable buffer, by contract.
+        let (ring, key, out) = unsafe {
+            (ring_ref(ring)?, bytes(key, key_len, "key")?, out_slice(out_indices, out_indices_len, "out_indices")?)
+        };
+        // `get_n_indices` fails before writing anything, so `out` is untouched on error.
+        let count = ring.get_n_indices(key, out).map_err(core_error)?;
+        // SAFETY: non-NULL and writable by contract.
+        unsafe { write(out_count, count) };
+        Ok(())
+    })
+}
+
+/// XXH3-64 of the key bytes under the ring's seed: the key's position on the
+/// ring. Returns 0 for a NULL ring or a NULL key with non-zero length.
+///
+/// # Safety
+/// `ring` must be NULL or a live handle; `key` valid for `key_len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_hash_key(ring: *const ring_t, key: *const u8, key_len: usize) -> u64 {
+    // SAFETY: by contract.
+    match unsafe { (ring_ref(ring), bytes(key, key_len, "key")) } {
+        (Ok(ring), Ok(key)) => ring.hash_key(key),
+        _ => 0,
+    }
+}
+
+/// The ring's config fingerprint: a stable 64-bit digest of its algorithm,
+/// vnodes, seed and set of nodes (order-independent; `core/SPEC.md`), so two
+/// processes can check they hold the same ring. 0 for NULL.
+///
+/// # Safety
+/// `ring` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_fingerprint(ring: *const ring_t) -> u64 {
+    // SAFETY: NULL or live, by contract.
+    unsafe { ring_ref(ring) }.map_or(0, Ring::fingerprint)
+}
+
+/// Derives a new ring with one node added (appended to the node order): only
+/// keys the new node now owns move. `zone` may be NULL (no zone). The new
+/// handle goes to `*out_ring`; `ring` is unchanged and keeps its references.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_EMPTY_ID`,
+/// `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
+/// `RING_TOO_MANY_POINTS`.
+///
+/// # Safety
+/// `ring` must be a live handle; `id` valid for `id_len` bytes, a non-NULL
+/// `zone` for `zone_len` bytes; `out_ring` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_with_node(
+    ring: *const ring_t,
+    id: *const c_char,
+    id_len: usize,
+    weight: f64,
+    zone: *const c_char,
+    zone_len: usize,
+    out_ring: *mut *mut ring_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_ring);
+        // SAFETY: live handle and readable id, by contract.
+        let (ring, id) = unsafe { (ring_ref(ring)?, text(id, id_len, "id")?) };
+        let mut node = Node::new(id, weight);
+        if !zone.is_null() {
+            // SAFETY: readable for `zone_len` bytes by contract.
+            node = node.with_zone(unsafe { text(zone, zone_len, "zone") }?);
+        }
+        hand_out(ring.with_node(node).map_err(core_error)?, out_ring);
+        Ok(())
+    })
+}
+
+/// Derives a new ring without node `id` (later nodes shift down one index):
+/// only that node's keys move. `ring` is unchanged.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`.
+///
+/// # Safety
+/// `ring` must be a live handle; `id` valid for `id_len` bytes; `out_ring` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_without_node(
+    ring: *const ring_t,
+    id: *const c_char,
+    id_len: usize,
+    out_ring: *mut *mut ring_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_ring);
+        // SAFETY: live handle and readable id, by contract.
+        let (ring, id) = unsafe { (ring_ref(ring)?, text(id, id_len, "id")?) };
+        hand_out(ring.without_node(id).map_err(core_error)?, out_ring);
+        Ok(())
+    })
+}
+
+/// Derives a new ring with node `id` at `weight`: raising a weight only moves
+/// keys to that node, lowering it only moves keys away. `ring` is unchanged.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`,
+/// `RING_INVALID_WEIGHT`, `RING_TOO_MANY_POINTS`.
+///
+/// # Safety
+/// `ring` must be a live handle; `id` valid for `id_len` bytes; `out_ring` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_with_weight(
+    ring: *const ring_t,
+    id: *const c_char,
+    id_len: usize,
+    weight: f64,
+    out_ring: *mut *mut ring_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_ring);
+        // SAFETY: live handle and readable id, by contract.
+        let (ring, id) = unsafe { (ring_ref(ring)?, text(id, id_len, "id")?) };
+        hand_out(ring.with_weight(id, weight).map_err(core_error)?, out_ring);
+        Ok(())
+    })
+}

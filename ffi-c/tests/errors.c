@@ -1,0 +1,130 @@
+/* Every error a C caller can hit: the code, the detailed message, and that
+ * outputs stay untouched on failure. */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "ring.h"
+
+static int last_error_has(const char *needle) { return strstr(ring_last_error(), needle) != NULL; }
+
+int main(void) {
+    const char *ids[] = {"a", "b", "a"};
+    size_t lens[] = {1, 1, 1};
+    double weights[] = {1.0, NAN, 1.0};
+    ring_t *ring = NULL;
+    size_t index = 42, count = 42;
+
+    /* Construction. */
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 160, 0, NULL) == RING_NULL_ARGUMENT, "NULL out_ring");
+    CHECK(last_error_has("out_ring"), "message names out_ring: %s", ring_last_error());
+    CHECK(ring_new(NULL, lens, NULL, NULL, NULL, 2, 160, 0, &ring) == RING_NULL_ARGUMENT && ring == NULL, "NULL ids");
+    CHECK(ring_new(ids, lens, weights, NULL, NULL, 2, 160, 0, &ring) == RING_INVALID_WEIGHT && ring == NULL, "NaN");
+    CHECK(last_error_has("NaN") && last_error_has("\"b\""), "names NaN and b: %s", ring_last_error());
+    double negative[] = {-1.0}, infinite[] = {INFINITY}, huge[] = {1e18};
+    CHECK(ring_new(ids, lens, negative, NULL, NULL, 1, 160, 0, &ring) == RING_INVALID_WEIGHT, "negative weight");
+    CHECK(ring_new(ids, lens, infinite, NULL, NULL, 1, 160, 0, &ring) == RING_INVALID_WEIGHT, "infinite weight");
+    CHECK(ring_new(ids, lens, huge, NULL, NULL, 1, 160, 0, &ring) == RING_TOO_MANY_POINTS, "weight 1e18");
+    CHECK(last_error_has("16777216"), "names the limit: %s", ring_last_error());
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 1, 4000000000u, 0, &ring) == RING_TOO_MANY_POINTS, "huge vnodes");
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 3, 160, 0, &ring) == RING_DUPLICATE_ID, "duplicate id");
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 0, 0, &ring) == RING_ZERO_VNODES, "vnodes 0");
+    size_t empty_len[] = {0};
+    CHECK(ring_new(ids, empty_len, NULL, NULL, NULL, 1, 160, 0, &ring) == RING_EMPTY_ID, "empty id");
+    const char *bad_utf8[] = {"\xff\xfe"};
+    size_t bad_len[] = {2};
+    CHECK(ring_new(bad_utf8, bad_len, NULL, NULL, NULL, 1, 160, 0, &ring) == RING_INVALID_UTF8, "non-UTF-8 id");
+    CHECK(last_error_has("position 0") || last_error_has("ids[i]"), "names the id: %s", ring_last_error());
+    const char *zones[] = {"east", NULL};
+    size_t zone_lens[] = {4, 0}, empty_zone_lens[] = {0, 0};
+    CHECK(ring_new(ids, lens, NULL, zones, NULL, 2, 160, 0, &ring) == RING_NULL_ARGUMENT, "zones without lengths");
+    CHECK(ring_new(ids, lens, NULL, zones, empty_zone_lens, 2, 160, 0, &ring) == RING_EMPTY_ZONE, "empty zone");
+    const char *bad_json = "{\"format_version\":1,\"nodes\":[],\"colour\":1}";
+    CHECK(ring_new_from_json(bad_json, strlen(bad_json), &ring) == RING_INVALID_CONFIG, "unknown JSON field");
+    CHECK(last_error_has("colour"), "names the field: %s", ring_last_error());
+    const char *future = "{\"format_version\":2,\"nodes\":[]}";
+    CHECK(ring_new_from_json(future, strlen(future), &ring) == RING_UNSUPPORTED_FORMAT, "format 2");
+    CHECK(ring_new_from_json("\xff", 1, &ring) == RING_INVALID_UTF8, "non-UTF-8 JSON");
+    CHECK(ring_new_from_json(NULL, 3, &ring) == RING_NULL_ARGUMENT, "NULL JSON");
+
+    /* Lookups on an empty ring leave outputs untouched. */
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 0, 160, 0, &ring) == RING_OK, "empty ring builds");
+    CHECK(ring_get_node(ring, (const uint8_t *)"k", 1, &index, NULL, NULL) == RING_EMPTY_RING && index == 42,
+          "empty ring lookup");
+    CHECK(ring_get_nodes(ring, (const uint8_t *)"k", 1, &index, 1, &count) == RING_EMPTY_RING && count == 42,
+          "empty ring preference list");
+    CHECK(ring_get_node_by_hash(ring, 7, &index) == RING_EMPTY_RING && index == 42, "empty ring lookup by hash");
+    const uint8_t *one_key = (const uint8_t *)"k";
+    size_t one_len = 1;
+    CHECK(ring_get_node_batch(ring, &one_key, &one_len, 1, &index, 1) == RING_EMPTY_RING && index == 42,
+          "empty ring batch");
+    ring_free(ring);
+
+    /* NULLs, ranges and buffers on a live ring. */
+    CHECK(ring_new(ids, lens, NULL, zones, zone_lens, 2, 160, 0, &ring) == RING_OK, "two-node ring");
+    CHECK(ring_get_node(NULL, (const uint8_t *)"k", 1, &index, NULL, NULL) == RING_NULL_ARGUMENT, "NULL ring");
+    CHECK(ring_get_node(ring, NULL, 5, &index, NULL, NULL) == RING_NULL_ARGUMENT, "NULL key with length");
+    CHECK(ring_get_node(ring, NULL, 0, &index, NULL, NULL) == RING_OK && index < 2, "NULL key, length 0 = empty key");
+    CHECK(ring_get_node(ring, (const uint8_t *)"k", 1, NULL, NULL, NULL) == RING_NULL_ARGUMENT, "NULL out_index");
+    const char *id = NULL;
+    size_t id_len = 0;
+    CHECK(ring_node_id(ring, 2, &id, &id_len) == RING_INDEX_OUT_OF_RANGE && id == NULL, "node index out of range");
+    CHECK(last_error_has("index 2"), "names the index: %s", ring_last_error());
+    double weight = -7;
+    CHECK(ring_node_weight(ring, 9, &weight) == RING_INDEX_OUT_OF_RANGE && weight == -7, "weight index");
+    size_t out[2] = {42, 42};
+    const uint8_t *batch[] = {(const uint8_t *)"x", NULL, (const uint8_t *)"z"};
+    size_t batch_lens[] = {1, 3, 1};
+    CHECK(ring_get_node_batch(ring, batch, batch_lens, 3, out, 2) == RING_BUFFER_TOO_SMALL, "batch output too short");
+    CHECK(ring_get_node_batch(ring, batch, batch_lens, 2, out, 2) == RING_NULL_ARGUMENT && out[0] == 42,
+          "NULL key in a batch writes nothing");
+    CHECK(ring_get_nodes(ring, (const uint8_t *)"k", 1, NULL, 3, &count) == RING_NULL_ARGUMENT, "NULL list buffer");
+    CHECK(ring_get_nodes(ring, (const uint8_t *)"k", 1, NULL, 0, &count) == RING_OK && count == 0, "n = 0");
+    double shares[1];
+    CHECK(ring_ownership(ring, shares, 1) == RING_BUFFER_TOO_SMALL, "ownership buffer too short");
+
+    /* Derivation errors. */
+    ring_t *derived = NULL;
+    CHECK(ring_with_node(ring, "a", 1, 1.0, NULL, 0, &derived) == RING_DUPLICATE_ID && derived == NULL, "add twice");
+    CHECK(ring_with_node(ring, "c", 1, -2.0, NULL, 0, &derived) == RING_INVALID_WEIGHT, "add bad weight");
+    CHECK(ring_without_node(ring, "zz", 2, &derived) == RING_UNKNOWN_NODE, "remove unknown");
+    CHECK(last_error_has("\"zz\""), "names zz: %s", ring_last_error());
+    CHECK(ring_with_weight(ring, "zz", 2, 1.0, &derived) == RING_UNKNOWN_NODE, "re-weight unknown");
+    CHECK(ring_with_weight(ring, "a", 1, NAN, &derived) == RING_INVALID_WEIGHT, "re-weight NaN");
+    CHECK(ring_with_node(ring, "c", 1, 1.0, "", 0, &derived) == RING_EMPTY_ZONE, "add with empty zone");
+
+    /* Diffs. */
+    ring_t *seeded = NULL, *empty = NULL;
+    ring_diff_t *diff = NULL;
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 160, 1, &seeded) == RING_OK, "seeded ring");
+    CHECK(ring_diff(ring, seeded, &diff) == RING_SEED_MISMATCH && diff == NULL, "diff across seeds");
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 0, 160, 0, &empty) == RING_OK, "empty ring");
+    CHECK(ring_diff(ring, empty, &diff) == RING_EMPTY_RING, "diff with an empty ring");
+    CHECK(ring_diff(ring, NULL, &diff) == RING_NULL_ARGUMENT, "diff with NULL");
+    CHECK(ring_diff(ring, ring, &diff) == RING_OK && ring_diff_arc_count(diff) == 0, "diff with itself");
+    uint64_t start, end;
+    const char *from, *to;
+    size_t from_len, to_len;
+    CHECK(ring_diff_arc(diff, 0, &start, &end, &from, &from_len, &to, &to_len) == RING_INDEX_OUT_OF_RANGE, "arc 0");
+    ring_diff_free(diff);
+    ring_diff_free(NULL);
+    ring_free(empty);
+    ring_free(seeded);
+
+    /* Reference counting and messages. */
+    ring_t *second = ring_clone(ring);
+    CHECK(second == ring, "ring_clone returns the same handle");
+    ring_free(ring);
+    CHECK(ring_node_count(second) == 2, "handle lives while a reference remains");
+    ring_free(second);
+    ring_free(NULL);
+    CHECK(ring_clone(NULL) == NULL, "clone of NULL");
+    CHECK(ring_node_count(NULL) == 0 && ring_fingerprint(NULL) == 0 && ring_hash_key(NULL, NULL, 0) == 0, "NULL reads");
+    CHECK(strcmp(ring_result_str(RING_EMPTY_RING), "ring has no points (no node with weight > 0)") == 0, "result str");
+    CHECK(strcmp(ring_result_str(9999), "unknown result code") == 0, "unknown result code");
+    char *json = NULL;
+    size_t json_len = 0;
+    CHECK(ring_to_json(NULL, &json, &json_len) == RING_NULL_ARGUMENT && json == NULL, "to_json of NULL");
+    ring_string_free(NULL);
+    return CHECK_SUMMARY("C errors");
+}
