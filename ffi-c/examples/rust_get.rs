@@ -28,7 +28,7 @@ fn main() {
     for _ in 0..PASSES {
         let start = Instant::now();
         for key in &keys {
-            sink += ring.get_index(black_box(key)).expect("ring has points");
+            sink += ring.get_index(black_box(key.as_slice())).expect("ring has points");
         }
         passes.push(start.elapsed().as_nanos() as f64 / KEYS as f64);
     }
