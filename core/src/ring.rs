@@ -100,6 +100,8 @@ pub struct Ring {
     live_nodes: usize,
     /// Number of distinct zone classes among nodes owning points.
     live_zones: usize,
+    /// Lookup index over the points' top bits (see [`PointIndex`]).
+    index: PointIndex,
     point_hash: PointHash,
 }
 
@@ -161,7 +163,8 @@ impl Ring {
             classes.len()
         };
         let live_nodes = live.iter().filter(|&&l| l).count();
-        Ring { nodes, vnodes, seed, points, owners, zone_class, live_nodes, live_zones, point_hash }
+        let index = PointIndex::new(&points);
+        Ring { nodes, vnodes, seed, points, owners, zone_class, live_nodes, live_zones, index, point_hash }
     }
 
     /// The nodes, in order (drained ones included).
@@ -308,7 +311,7 @@ impl Ring {
         if self.points.is_empty() {
             return Err(RingError::EmptyRing);
         }
-        let i = self.points.partition_point(|&p| p < hash);
+        let i = self.index.first_at_or_after(&self.points, hash);
         Ok(if i == self.points.len() { 0 } else { i })
     }
 
@@ -414,6 +417,57 @@ impl Ring {
     #[cfg(test)]
     pub(crate) fn with_point_hash(nodes: Vec<Node>, vnodes: u32, point_hash: PointHash) -> Result<Ring, RingError> {
         Ring::build_with(nodes, vnodes, 0, point_hash)
+    }
+}
+
+/// A table over the top `bits` bits of positions: `starts[b]` is the index of
+/// the first point whose top bits are `>= b`, so the first point `>= hash`
+/// lies in `starts[b]..=starts[b + 1]` for `b = hash >> (64 - bits)`. With
+/// about one point per bucket a lookup reads two adjacent table entries and
+/// scans one or two points instead of binary-searching the whole ring.
+/// `bits` is `ceil(log2(points))`, at most 16: the table holds at most
+/// 65,537 `u32` (256 KiB), and rings above 65,536 points get a short binary
+/// search inside the bucket.
+#[derive(Debug, Clone, Default)]
+struct PointIndex {
+    starts: Vec<u32>,
+    shift: u32,
+}
+
+impl PointIndex {
+    const MAX_BITS: u32 = 16;
+
+    fn new(points: &[u64]) -> PointIndex {
+        if points.is_empty() {
+            return PointIndex::default();
+        }
+        let bits = (usize::BITS - (points.len() - 1).leading_zeros()).clamp(1, Self::MAX_BITS);
+        let shift = 64 - bits;
+        let buckets = 1usize << bits;
+        let mut starts = Vec::with_capacity(buckets + 1);
+        let mut next = 0usize;
+        for bucket in 0..buckets {
+            while next < points.len() && ((points[next] >> shift) as usize) < bucket {
+                next += 1;
+            }
+            starts.push(next as u32);
+        }
+        starts.push(points.len() as u32);
+        PointIndex { starts, shift }
+    }
+
+    /// Index of the first point `>= hash` (`points.len()` when none is).
+    #[inline]
+    fn first_at_or_after(&self, points: &[u64], hash: u64) -> usize {
+        let bucket = (hash >> self.shift) as usize;
+        let (start, end) = (self.starts[bucket] as usize, self.starts[bucket + 1] as usize);
+        let candidates = &points[start..end];
+        let offset = if candidates.len() <= 8 {
+            candidates.iter().position(|&p| p >= hash).unwrap_or(candidates.len())
+        } else {
+            candidates.partition_point(|&p| p < hash)
+        };
+        start + offset
     }
 }
 
@@ -558,6 +612,20 @@ mod tests {
                 let want = reference.get_by_hash(hash).unwrap().id();
                 prop_assert_eq!(built.get_by_hash(hash).unwrap().id(), want);
                 prop_assert_eq!(derived.get_by_hash(hash).unwrap().id(), want);
+            }
+        }
+
+        /// The index finds exactly the point a binary search over all points finds.
+        #[test]
+        fn index_agrees_with_binary_search(
+            mut points in prop::collection::vec(prop_oneof![any::<u64>(), Just(0u64), Just(u64::MAX), 0..64u64], 1..400),
+            hashes in prop::collection::vec(any::<u64>(), 50),
+        ) {
+            points.sort_unstable();
+            let index = PointIndex::new(&points);
+            let probes = hashes.iter().copied().chain(points.iter().flat_map(|&p| [p.wrapping_sub(1), p, p.wrapping_add(1)]));
+            for hash in probes.chain([0, u64::MAX]) {
+                prop_assert_eq!(index.first_at_or_after(&points, hash), points.partition_point(|&p| p < hash));
             }
         }
     }

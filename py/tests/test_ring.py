@@ -1,32 +1,156 @@
+import json
 import math
+import pickle
 
 import pytest
 
 import shardring
-from shardring import EmptyRingError, InvalidConfigError, InvalidNodeError, Ring, RingError
+from shardring import EmptyRingError, InvalidConfigError, InvalidNodeError, Node, Ring, RingError, UnknownNodeError
+
+KEYS = [f"key-{i}" for i in range(5000)]
 
 
-def test_str_and_bytes_keys_land_together():
+def test_str_and_bytes_like_keys_land_together():
     ring = Ring([f"node-{i}" for i in range(7)])
-    for key in ["abc", "café", "🔑", "", "键"]:
-        assert ring.get(key) == ring.get(key.encode("utf-8"))
+    for key in ["abc", "café", "🔑", "", "键", "\x00"]:
+        data = key.encode("utf-8")
+        owners = {ring.get(key), ring.get(data), ring.get(bytearray(data)), ring.get(memoryview(data))}
+        assert len(owners) == 1
 
 
-@pytest.mark.parametrize("key", [1, 1.5, None, ["a"], bytearray(b"a")])
+@pytest.mark.parametrize("key", [1, 1.5, None, ["a"], ("a",), object()])
 def test_other_key_types_raise_type_error(key):
     ring = Ring(["a", "b"])
-    with pytest.raises(TypeError, match="key must be str or bytes"):
+    with pytest.raises(TypeError, match="key must be str or a bytes-like object"):
         ring.get(key)
+    with pytest.raises(TypeError):
+        ring.get_many(["ok", key])
+    with pytest.raises(TypeError):
+        shardring.hash_key(key)
 
 
-def test_weights_from_dict():
+def test_uhashring_str_of_bytes_pitfall_does_not_apply():
+    # uhashring hashed b"abc" as the text "b'abc'"; here the bytes are the key.
+    ring = Ring([f"n{i}" for i in range(50)])
+    assert ring.hash_key(b"abc") == ring.hash_key("abc") != ring.hash_key("b'abc'")
+
+
+def test_lone_surrogates_are_an_encoding_error():
+    with pytest.raises(UnicodeEncodeError):
+        Ring(["a"]).get("\ud800")
+
+
+def test_nodes_as_ids_dict_or_node_objects():
+    a = Ring(["x", "y"])
+    b = Ring({"x": 1.0, "y": 1.0})
+    c = Ring([Node("x"), Node("y", 1.0)])
+    d = Ring(iter(["x", "y"]))
+    assert a.fingerprint == b.fingerprint == c.fingerprint == d.fingerprint
+    zoned = Ring([Node("x", 2.0, "east"), "y"])
+    assert zoned.nodes == [Node("x", 2.0, "east"), Node("y", 1.0, None)]
+    with pytest.raises(TypeError, match="a node must be a str id or a shardring.Node, not int"):
+        Ring(["x", 3])
+    with pytest.raises(TypeError, match="not a single str"):
+        Ring("xy")
+
+
+def test_weights_and_drained_nodes():
     ring = Ring({"small": 1.0, "big": 3.0, "drained": 0.0}, vnodes=100)
     counts = {"small": 0, "big": 0, "drained": 0}
-    for i in range(20_000):
-        counts[ring.get(f"k{i}")] += 1
+    for owner in ring.get_many(KEYS * 4):
+        counts[owner] += 1
     assert counts["drained"] == 0
-    assert 2.0 < counts["big"] / counts["small"] < 4.5
-    assert ring.get_n("k", 5) in (["small", "big"], ["big", "small"])
+    shares = ring.ownership()
+    assert shares["drained"] == 0.0
+    assert math.isclose(sum(shares.values()), 1.0)
+    for node in ("small", "big"):
+        assert abs(counts[node] / 20000 - shares[node]) < 0.02
+    assert sorted(ring.get_n("k", 5)) == ["big", "small"]
+
+
+def test_get_many_matches_get_and_accepts_any_iterable():
+    ring = Ring([f"n{i}" for i in range(10)])
+    assert ring.get_many(KEYS) == [ring.get(k) for k in KEYS]
+    assert ring.get_many(tuple(KEYS[:10])) == ring.get_many(k for k in KEYS[:10])
+    assert ring.get_many([]) == []
+    with pytest.raises(TypeError, match="not a single str"):
+        ring.get_many("abc")
+
+
+def test_get_by_hash_agrees_with_get():
+    ring = Ring(["a", "b", "c"], seed=9)
+    for key in KEYS[:200]:
+        assert ring.get_by_hash(ring.hash_key(key)) == ring.get(key)
+        assert ring.hash_key(key) == shardring.hash_key(key, 9)
+    with pytest.raises(OverflowError):
+        ring.get_by_hash(2**64)
+
+
+def test_derivation_is_immutable_and_minimal():
+    ring = Ring(["a", "b", "c"])
+    grown = ring.with_node(Node("d", 1.0, "west"))
+    assert list(ring) == ["a", "b", "c"] and list(grown) == ["a", "b", "c", "d"]
+    for key in KEYS:
+        assert grown.get(key) in (ring.get(key), "d")
+    assert grown.without_node("d").fingerprint == ring.fingerprint
+    heavier = ring.with_weight("a", 2.0)
+    for key in KEYS:
+        assert heavier.get(key) in (ring.get(key), "a")
+
+
+def test_mutating_conveniences():
+    ring = Ring(["a", "b"])
+    before = {k: ring.get(k) for k in KEYS}
+    ring.add_node("c")
+    assert "c" in ring and len(ring) == 3
+    moved = [k for k in KEYS if ring.get(k) != before[k]]
+    assert moved and all(ring.get(k) == "c" for k in moved)
+    ring.set_weight("c", 0.0)
+    assert all(ring.get(k) == before[k] for k in KEYS)
+    ring.remove_node("c")
+    assert list(ring) == ["a", "b"]
+
+
+def test_diff_is_exact():
+    old = Ring(["a", "b", "c"])
+    new = old.with_node("d")
+    d = shardring.diff(old, new)
+    assert math.isclose(d.moved_share, new.ownership()["d"], rel_tol=1e-12)
+    assert set(d.flows) == {("a", "d"), ("b", "d"), ("c", "d")}
+    assert math.isclose(sum(d.flows.values()), d.moved_share, rel_tol=1e-12)
+    for key in KEYS:
+        h = old.hash_key(key)
+        inside = [arc for arc in d.arcs if arc[0] <= h <= arc[1]]
+        if old.get(key) != new.get(key):
+            assert inside and inside[0][2:] == (old.get(key), "d")
+        else:
+            assert not inside
+    assert repr(d).startswith("Diff(moved_share=")
+    with pytest.raises(InvalidConfigError, match="different seeds"):
+        shardring.diff(old, Ring(["a"], seed=1))
+    with pytest.raises(EmptyRingError):
+        shardring.diff(old, Ring([]))
+
+
+def test_balance_statistics():
+    ring = Ring({"a": 1.0, "b": 3.0})
+    b = ring.balance(KEYS)
+    assert b.keys == len(KEYS) and sum(b.counts.values()) == len(KEYS)
+    assert b.by_node.max_over_mean > 1.3  # b holds about 3x a
+    assert b.by_weight.max_over_mean < b.by_node.max_over_mean
+    assert b.by_weight.cv >= 0
+
+
+def test_json_pickle_and_repr_round_trip():
+    ring = Ring([Node("a", 1.5, "east"), "b"], vnodes=40, seed=2**63 + 5)
+    again = Ring.from_json(ring.to_json())
+    assert again.fingerprint == ring.fingerprint and again.nodes == ring.nodes
+    config = json.loads(ring.to_json())
+    assert config["seed"] == 2**63 + 5 and config["nodes"][0]["zone"] == "east"
+    unpickled = pickle.loads(pickle.dumps(ring))
+    assert unpickled.fingerprint == ring.fingerprint
+    assert [unpickled.get(k) for k in KEYS[:100]] == [ring.get(k) for k in KEYS[:100]]
+    assert repr(ring).startswith('Ring(["a", "b"], vnodes=40, seed=9223372036854775813, points=100')
 
 
 @pytest.mark.parametrize(
@@ -37,8 +161,10 @@ def test_weights_from_dict():
         ({"a": math.nan}, {}, InvalidNodeError, ValueError, "NaN"),
         ({"a": -1.0}, {}, InvalidNodeError, ValueError, "-1"),
         ({"a": math.inf}, {}, InvalidNodeError, ValueError, "inf"),
+        ([Node("a", 1.0, "")], {}, InvalidNodeError, ValueError, "zone"),
         ({"a": 1e18}, {}, InvalidConfigError, ValueError, "limit"),
         (["a"], {"vnodes": 0}, InvalidConfigError, ValueError, "vnodes"),
+        (["a"], {"vnodes": 10**9}, InvalidConfigError, ValueError, "limit"),
     ],
 )
 def test_bad_input_raises_typed_errors(nodes, kwargs, error, builtin, text):
@@ -48,23 +174,45 @@ def test_bad_input_raises_typed_errors(nodes, kwargs, error, builtin, text):
     assert isinstance(info.value, RingError)
 
 
+def test_bad_parameters_raise_builtin_errors():
+    with pytest.raises(OverflowError):
+        Ring(["a"], vnodes=-1)
+    with pytest.raises(OverflowError):
+        Ring(["a"], seed=2**64)
+    with pytest.raises(OverflowError):
+        Ring(["a"]).get_n("k", -1)
+
+
 @pytest.mark.parametrize("nodes", [[], {"drained": 0.0}])
 def test_empty_ring_raises_lookup_error(nodes):
     ring = Ring(nodes)
-    with pytest.raises(EmptyRingError) as info:
-        ring.get("k")
-    assert isinstance(info.value, LookupError)
-    with pytest.raises(LookupError):
-        ring.get_n("k", 2)
+    for call in (lambda: ring.get("k"), lambda: ring.get_n("k", 2), lambda: ring.get_many(["k"]),
+                 lambda: ring.get_by_hash(1), lambda: ring.balance(["k"])):
+        with pytest.raises(EmptyRingError) as info:
+            call()
+        assert isinstance(info.value, LookupError)
+
+
+def test_unknown_nodes_raise_key_error():
+    ring = Ring(["a"])
+    for call in (lambda: ring.without_node("zz"), lambda: ring.remove_node("zz"), lambda: ring.set_weight("zz", 1.0),
+                 lambda: ring.with_weight("zz", 1.0)):
+        with pytest.raises(UnknownNodeError, match='unknown node "zz"') as info:
+            call()
+        assert isinstance(info.value, KeyError)
+    with pytest.raises(InvalidNodeError, match="duplicate"):
+        ring.add_node("a")
 
 
 def test_bad_json_names_the_field():
     with pytest.raises(InvalidConfigError, match="colour"):
         Ring.from_json('{"format_version": 1, "nodes": [], "colour": 1}')
+    with pytest.raises(InvalidConfigError, match="format_version 2"):
+        Ring.from_json('{"format_version": 2, "nodes": []}')
 
 
-def test_repr_and_len():
+def test_len_contains_iter():
     ring = Ring(["a", "b"], vnodes=10, seed=3)
-    assert len(ring) == 2
-    assert repr(ring) == "Ring(2 nodes, 20 points, vnodes=10, seed=3)"
-    assert shardring.hash_key("k", 3) == ring.hash_key("k") != shardring.hash_key("k")
+    assert len(ring) == 2 and ring.point_count == 20 and ring.vnodes == 10 and ring.seed == 3
+    assert "a" in ring and "z" not in ring and 1 not in ring and b"a" not in ring
+    assert list(ring) == ["a", "b"]

@@ -17,17 +17,15 @@ def test_format_version():
 
 
 def build(config):
-    nodes = {node["id"]: node["weight"] for node in config["nodes"]}
+    nodes = [shardring.Node(n["id"], n["weight"], n.get("zone")) for n in config["nodes"]]
     return shardring.Ring(nodes, vnodes=config["vnodes"], seed=config["seed"])
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_case(case):
     from_json = shardring.Ring.from_json(json.dumps(case["config"]))
-    # The constructor takes no zones yet: zoned rings come from their JSON config.
-    zoned = any("zone" in node for node in case["config"]["nodes"])
-    ring = from_json if zoned else build(case["config"])
-    assert ring.nodes == from_json.nodes == [n["id"] for n in case["config"]["nodes"]]
+    ring = build(case["config"])
+    assert list(ring) == list(from_json) == [n["id"] for n in case["config"]["nodes"]]
     assert ring.fingerprint == from_json.fingerprint == int(case["fingerprint"], 16)
     for lookup in case.get("hash_lookups", []):
         assert ring.get_by_hash(int(lookup["hash"], 16)) == lookup["owner"]
@@ -39,5 +37,13 @@ def test_case(case):
         assert from_json.get(key) == lookup["owner"]
         assert ring.get_n(key, lookup["n"]) == lookup["preference"]
         if "key" in lookup:
+            assert ring.get_many([lookup["key"], key]) == [lookup["owner"]] * 2
             assert ring.get(lookup["key"]) == lookup["owner"]
             assert ring.get_n(lookup["key"], lookup["n"]) == lookup["preference"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_case_in_one_batch(case):
+    ring = build(case["config"])
+    keys = [bytes.fromhex(lookup["key_hex"]) for lookup in case["lookups"]]
+    assert ring.get_many(keys) == [lookup["owner"] for lookup in case["lookups"]]

@@ -2,7 +2,8 @@
 
 Places every key exactly as the Rust, C and Node bindings do (placement
 format 1, see core/SPEC.md): keys and points are hashed with XXH3-64 under
-the ring's seed; a ``str`` key is hashed as its UTF-8 bytes.
+the ring's seed; a ``str`` key is hashed as its UTF-8 bytes, so ``"abc"`` and
+``b"abc"`` land on the same node.
 
 >>> from shardring import Ring
 >>> ring = Ring(["cache-1", "cache-2", "cache-3"])
@@ -11,15 +12,21 @@ True
 """
 
 from ._errors import EmptyRingError, InvalidConfigError, InvalidNodeError, RingError, UnknownNodeError
-from ._shardring import PLACEMENT_FORMAT, Ring, hash_key
+from ._node import Node
+from ._shardring import PLACEMENT_FORMAT, Balance, Diff, Ring, Spread, diff, hash_key
 
 __all__ = [
     "PLACEMENT_FORMAT",
+    "Balance",
+    "Diff",
     "EmptyRingError",
     "InvalidConfigError",
     "InvalidNodeError",
+    "Node",
     "Ring",
     "RingError",
+    "Spread",
     "UnknownNodeError",
+    "diff",
     "hash_key",
 ]

@@ -1,0 +1,128 @@
+//! Keys from Python objects: `str` as UTF-8, bytes-like objects as bytes,
+//! anything else a `TypeError` (never `str(obj)`).
+
+use std::borrow::Cow;
+use std::ffi::c_char;
+use std::sync::OnceLock;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
+
+unsafe extern "C" {
+    /// In the stable ABI from Python 3.10 (and exported by every CPython 3);
+    /// pyo3 hides it under the 3.9 stable ABI, so it is declared here and
+    /// called only on 3.10+.
+    #[link_name = "PyUnicode_AsUTF8AndSize"]
+    fn unicode_as_utf8_and_size(unicode: *mut ffi::PyObject, size: *mut ffi::Py_ssize_t) -> *const c_char;
+}
+
+/// Whether the running interpreter is 3.10 or newer.
+fn utf8_view_available(py: Python<'_>) -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| py.version_info() >= (3, 10))
+}
+
+/// The UTF-8 bytes of a `str`: a view of the string's own UTF-8 buffer on
+/// Python 3.10+, an encoded copy on 3.9. Lone surrogates raise
+/// `UnicodeEncodeError`.
+fn str_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
+    if utf8_view_available(text.py()) {
+        let mut size: ffi::Py_ssize_t = 0;
+        // SAFETY: `text` is a live str; CPython caches its UTF-8 form inside the object,
+        // so the returned buffer lives as long as `text`, which outlives `'a`.
+        let data = unsafe { unicode_as_utf8_and_size(text.as_ptr(), &mut size) };
+        if data.is_null() {
+            return Err(PyErr::fetch(text.py()));
+        }
+        // SAFETY: CPython returned `size` readable bytes at `data`, valid while `text` lives.
+        return Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) }));
+    }
+    Ok(match text.to_cow()? {
+        Cow::Borrowed(text) => Cow::Borrowed(text.as_bytes()),
+        Cow::Owned(text) => Cow::Owned(text.into_bytes()),
+    })
+}
+
+/// A key's bytes: a `str` as UTF-8; `bytes`, `bytearray` and `memoryview` as
+/// their bytes; anything else is a `TypeError` naming the type.
+pub(crate) fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(text) = key.cast::<PyString>() {
+        return str_bytes(text);
+    }
+    if let Ok(bytes) = key.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(bytes.as_bytes()));
+    }
+    if let Ok(array) = key.cast::<PyByteArray>() {
+        return Ok(Cow::Owned(array.to_vec()));
+    }
+    if key.cast::<PyMemoryView>().is_ok() {
+        let copy = key.call_method0("tobytes")?;
+        return Ok(Cow::Owned(copy.cast::<PyBytes>()?.as_bytes().to_vec()));
+    }
+    Err(PyTypeError::new_err(format!(
+        "key must be str or a bytes-like object (bytes, bytearray, memoryview), not {}",
+        key.get_type().name()?
+    )))
+}
+
+/// Many keys packed into one buffer, so placement can run without the GIL.
+#[derive(Default)]
+pub(crate) struct PackedKeys {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl PackedKeys {
+    /// Packs every key of an iterable (a list or tuple is read without
+    /// building an iterator). Raises as [`key_bytes`] for a bad key.
+    pub(crate) fn from_iterable(keys: &Bound<'_, PyAny>) -> PyResult<PackedKeys> {
+        let mut packed = PackedKeys::default();
+        if let Ok(list) = keys.cast::<pyo3::types::PyList>() {
+            packed.reserve(list.len());
+            for key in list.iter() {
+                packed.push(&key_bytes(&key)?);
+            }
+        } else if let Ok(tuple) = keys.cast::<pyo3::types::PyTuple>() {
+            packed.reserve(tuple.len());
+            for key in tuple.iter() {
+                packed.push(&key_bytes(&key)?);
+            }
+        } else {
+            if keys.cast::<PyString>().is_ok() || keys.cast::<PyBytes>().is_ok() {
+                return Err(PyTypeError::new_err("keys must be an iterable of keys, not a single str or bytes"));
+            }
+            for key in keys.try_iter()? {
+                packed.push(&key_bytes(&key?)?);
+            }
+        }
+        Ok(packed)
+    }
+
+    fn reserve(&mut self, count: usize) {
+        self.ends.reserve(count);
+        self.bytes.reserve(count * 24);
+    }
+
+    fn push(&mut self, key: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// The keys, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(start, &end)| &self.bytes[start..end])
+    }
+}
+
+/// hash_key(key, seed=0) -> int
+///
+/// XXH3-64 of a key (str as UTF-8, or bytes-like) under `seed`: the position
+/// every binding gives the key on a ring with that seed, an int in [0, 2**64).
+#[pyfunction]
+#[pyo3(signature = (key, seed = 0))]
+pub(crate) fn hash_key(key: &Bound<'_, PyAny>, seed: u64) -> PyResult<u64> {
+    Ok(shardring::hash_key(&key_bytes(key)?, seed))
+}
