@@ -17,7 +17,7 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
 
-.PHONY: demo test bench install system-deps build build-c build-py build-node clippy test-rust test-c test-py test-node check-generated
+.PHONY: demo test bench install wheels system-deps build build-c build-py build-node clippy test-rust test-c test-py test-node check-generated
 
 demo: system-deps build
 	bash examples/demo.sh
@@ -65,6 +65,20 @@ build-py: $(VENV)/.ready
 build-node: node/node_modules/.package-lock.json
 	cd node && npm run build
 	cd examples/node && npm install --no-audit --no-fund --silent
+
+# Stable-ABI wheels into build/wheels, each installed into a fresh venv of the
+# oldest Python it supports and run against the vectors.
+wheels: $(VENV)/.ready
+	rm -rf build/wheels
+	cd py && for abi in abi3-py39 abi3-py310; do \
+	  CARGO_TARGET_DIR=../target/maturin ../$(VENV)/bin/maturin build --release -q --features pyo3/$$abi --out ../build/wheels; done
+	for py in 3.9 3.13; do \
+	  interpreter=$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$py.*/bin/python$$py 2>/dev/null | tail -1); \
+	  if [ -z "$$interpreter" ]; then echo "SKIPPED: python$$py is not installed"; continue; fi; \
+	  rm -rf build/venv-$$py && $$interpreter -m venv build/venv-$$py; \
+	  build/venv-$$py/bin/pip install -q --no-index --find-links build/wheels shardring; \
+	  build/venv-$$py/bin/pip install -q pytest; \
+	  build/venv-$$py/bin/python -m pytest -q -p no:cacheprovider py/tests/test_vectors.py; done
 
 clippy: $(VENV)/.ready
 	cargo clippy --workspace --all-targets -- -D warnings

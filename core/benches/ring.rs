@@ -42,6 +42,16 @@ fn lookups(c: &mut Criterion) {
             })
         });
     }
+    let keys = keys(1_000_000);
+    let mut out = vec![0usize; 1024];
+    group.throughput(Throughput::Elements(1024));
+    let mut start = 0;
+    group.bench_function("get_indices, blocks of 1024 contiguous keys from 1M", |b| {
+        b.iter(|| {
+            start = if start + 2048 > keys.len() { 0 } else { start + 1024 };
+            ring.get_indices(&keys[start..start + 1024], &mut out).unwrap()
+        })
+    });
     group.finish();
 }
 

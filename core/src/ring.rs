@@ -226,6 +226,42 @@ impl Ring {
         self.index_by_hash(self.hash_key(key))
     }
 
+    /// Places many keys: writes the index in [`Ring::nodes`] of the owner of
+    /// the `i`-th key to `out[i]`, for as many keys as both `keys` and `out`
+    /// hold, and returns that count. Hashes keys in blocks before looking them
+    /// up, so independent memory reads overlap.
+    ///
+    /// Errors: [`RingError::EmptyRing`] (nothing is written).
+    pub fn get_indices<K: AsRef<[u8]>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+        out: &mut [usize],
+    ) -> Result<usize, RingError> {
+        const BLOCK: usize = 32;
+        if self.points.is_empty() {
+            return Err(RingError::EmptyRing);
+        }
+        let mut keys = keys.into_iter();
+        let mut hashes = [0u64; BLOCK];
+        let mut placed = 0;
+        for chunk in out.chunks_mut(BLOCK) {
+            let mut filled = 0;
+            for (slot, key) in hashes[..chunk.len()].iter_mut().zip(keys.by_ref()) {
+                *slot = hash_key(key.as_ref(), self.seed);
+                filled += 1;
+            }
+            for (slot, &hash) in chunk[..filled].iter_mut().zip(&hashes[..filled]) {
+                let i = self.index.first_at_or_after(&self.points, hash);
+                *slot = self.owners[if i == self.points.len() { 0 } else { i }] as usize;
+            }
+            placed += filled;
+            if filled < chunk.len() {
+                break;
+            }
+        }
+        Ok(placed)
+    }
+
     /// Index in [`Ring::nodes`] of the node owning position `hash`. Errors as [`Ring::get`].
     #[inline]
     pub fn index_by_hash(&self, hash: u64) -> Result<usize, RingError> {

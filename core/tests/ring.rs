@@ -285,3 +285,23 @@ fn derivation_errors() {
     assert_eq!(drained.point_count(), 160);
     assert!(keys(500).all(|k| drained.get(&k).unwrap().id() == "b"));
 }
+
+#[test]
+fn batch_placement_equals_single_lookups() {
+    let r = ring(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]).unwrap();
+    let keys: Vec<String> = keys(1000).collect();
+    let mut out = vec![usize::MAX; 1000];
+    assert_eq!(r.get_indices(&keys, &mut out).unwrap(), 1000);
+    assert!(keys.iter().zip(&out).all(|(k, &i)| r.get_index(k).unwrap() == i));
+    // Fewer output slots than keys, and fewer keys than slots.
+    let mut short = vec![usize::MAX; 45];
+    assert_eq!(r.get_indices(&keys, &mut short).unwrap(), 45);
+    assert_eq!(short[..], out[..45]);
+    let mut long = vec![usize::MAX; 70];
+    assert_eq!(r.get_indices(&keys[..33], &mut long).unwrap(), 33);
+    assert_eq!(long[..33], out[..33]);
+    assert!(long[33..].iter().all(|&i| i == usize::MAX));
+    let mut untouched = [7usize; 3];
+    assert_eq!(ring(&[]).unwrap().get_indices(["k"], &mut untouched).unwrap_err(), RingError::EmptyRing);
+    assert_eq!(untouched, [7; 3]);
+}

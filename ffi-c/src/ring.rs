@@ -357,9 +357,7 @@ pub unsafe extern "C" fn ring_get_node_batch(
             .collect::<Result<_, _>>()?;
         // SAFETY: writable for `out_indices_len >= key_count` elements by contract.
         let out = unsafe { out_slice(out_indices, key_count, "out_indices") }?;
-        for (slot, key) in out.iter_mut().zip(keys) {
-            *slot = ring.get_index(key).map_err(core_error)?;
-        }
+        ring.get_indices(keys, out).map_err(core_error)?;
         Ok(())
     })
 }

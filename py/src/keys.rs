@@ -110,6 +110,11 @@ impl PackedKeys {
         self.ends.push(self.bytes.len());
     }
 
+    /// Number of keys.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
     /// The keys, in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());

@@ -213,9 +213,8 @@ impl PyRing {
     fn get_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
         let packed = PackedKeys::from_iterable(keys)?;
         let snapshot = self.snapshot();
-        let indices = py
-            .detach(|| packed.iter().map(|key| snapshot.ring.get_index(key)).collect::<Result<Vec<usize>, _>>())
-            .map_err(to_py_err)?;
+        let mut indices = vec![0usize; packed.len()];
+        py.detach(|| snapshot.ring.get_indices(packed.iter(), &mut indices)).map_err(to_py_err)?;
         PyList::new(py, indices.iter().map(|&i| snapshot.ids[i].bind(py)))
     }
 
