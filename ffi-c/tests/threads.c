@@ -3,18 +3,19 @@
  * snapshot (a member of that snapshot, its preference list distinct). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "check.h"
 #include "ring.h"
 
-enum { READERS = 4, SWAPS = 300, NODES = 8 };
+enum { READERS = 4, BATCHES = 60, NODES = 8 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ring_t *current;
-static atomic_int done;
-static atomic_long lookups, bad;
+static atomic_int readers_left = READERS;
+static atomic_long lookups, bad, swaps;
 
 static ring_t *acquire(void) {
     pthread_mutex_lock(&lock);
@@ -27,7 +28,7 @@ static void *reader(void *arg) {
     (void)arg;
     char key[32];
     long n = 0;
-    while (!atomic_load(&done)) {
+    for (int batch = 0; batch < BATCHES; batch++) {
         ring_t *ring = acquire();
         size_t count = ring_node_count(ring);
         for (int k = 0; k < 200; k++, n++) {
@@ -44,7 +45,10 @@ static void *reader(void *arg) {
         }
         atomic_fetch_add(&lookups, 200);
         ring_free(ring);
+        /* Give the writer a turn between batches (valgrind runs one thread at a time). */
+        nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL);
     }
+    atomic_fetch_sub(&readers_left, 1);
     return NULL;
 }
 
@@ -55,7 +59,8 @@ int main(void) {
     pthread_t threads[READERS];
     for (int i = 0; i < READERS; i++) pthread_create(&threads[i], NULL, reader, NULL);
 
-    for (int s = 0; s < SWAPS; s++) {
+    /* Swap rings until every reader has finished its batches. */
+    for (int s = 0; atomic_load(&readers_left) > 0; s++) {
         ring_t *base = acquire(), *next = NULL;
         ring_result rc = (s % 2 == 0) ? ring_with_node(base, "extra", 5, 1.5, NULL, 0, &next)
                                       : ring_without_node(base, "extra", 5, &next);
@@ -66,12 +71,14 @@ int main(void) {
         current = next;
         pthread_mutex_unlock(&lock);
         ring_free(old);
+        atomic_fetch_add(&swaps, 1);
+        nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
     }
-    atomic_store(&done, 1);
     for (int i = 0; i < READERS; i++) pthread_join(threads[i], NULL);
     ring_free(current);
     CHECK(atomic_load(&bad) == 0, "%ld inconsistent answers", atomic_load(&bad));
-    CHECK(atomic_load(&lookups) > 0, "readers ran");
-    printf("C threads: %d swaps, %ld lookups\n", SWAPS, atomic_load(&lookups));
+    CHECK(atomic_load(&lookups) == (long)READERS * BATCHES * 200, "every reader finished");
+    CHECK(atomic_load(&swaps) >= 10, "only %ld swaps happened while readers ran", atomic_load(&swaps));
+    printf("C threads: %ld swaps during %ld lookups\n", atomic_load(&swaps), atomic_load(&lookups));
     return CHECK_SUMMARY("C threads");
 }
