@@ -17,21 +17,29 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
 
-.PHONY: demo test bench install wheels system-deps build build-c build-py build-node clippy test-rust test-c test-py test-node check-generated
+.PHONY: demo test bench bench-smoke install wheels system-deps build build-c build-py build-node clippy test-rust test-c test-py test-node check-generated
 
 demo: system-deps build
 	bash examples/demo.sh
 
-test: system-deps clippy test-rust test-c test-py test-node check-generated
+test: system-deps clippy test-rust test-c test-py test-node wheels check-generated bench-smoke
 	@echo "make test: all suites passed"
 
 # Benchmarks (not part of `make test`): criterion on the core, then the C
 # boundary against the same loop in Rust.
-bench: build-c
+bench: build
 	cargo bench -p shardring
 	cc -O2 -Iinclude ffi-c/bench/get_node.c $(LDRING) -o build/bench-c
 	build/bench-c
 	cargo run -q --release -p shardring-ffi --example rust_get
+	$(PY) py/bench/bench_vs_uhashring.py
+	cd node && node bench/bench_vs_hashring.mjs
+
+# A few iterations of every benchmark, so they cannot rot (part of `make test`).
+bench-smoke: build
+	cargo test -q --release -p shardring --benches
+	$(PY) py/bench/bench_vs_uhashring.py --quick
+	cd node && node bench/bench_vs_hashring.mjs --quick
 
 # Debian packages the demo and tests use, installed only when missing.
 system-deps:

@@ -10,28 +10,52 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
- * An immutable consistent-hash ring (placement format 1). Keys are
- * strings (hashed as UTF-8), Buffers or Uint8Arrays; a string and its
- * UTF-8 Buffer land on the same node.
+ * A consistent-hash ring (placement format 1, core/SPEC.md). Keys are
+ * strings (hashed as UTF-8), Buffers or Uint8Arrays; a string and its UTF-8
+ * Buffer land on the same node. Derivation (`withNode`, `withoutNode`,
+ * `withWeight`) returns a new ring; `addNode`, `removeNode` and `setWeight`
+ * replace this one's snapshot.
  */
 export declare class Ring {
   /**
-   * Builds a ring from node ids (weight 1 each) or `{ id, weight }`
-   * objects. Throws an `Error` with `code` `RING_EMPTY_ID`,
-   * `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_ZERO_VNODES` or
-   * `RING_TOO_MANY_POINTS`; a `RangeError` for a bad seed.
+   * Builds a ring from node ids (weight 1 each), `{ id, weight, zone }`
+   * objects, or an object mapping id to weight (in its key order); a
+   * `TypeError` for anything else. Throws an `Error` with `code` `RING_EMPTY_ID`,
+   * `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
+   * `RING_ZERO_VNODES` or `RING_TOO_MANY_POINTS`; a `RangeError` for a bad seed.
    */
-  constructor(nodes: Array<string> | Array<NodeInit>, options?: RingOptions | undefined | null)
+  constructor(nodes: Array<string | NodeInit> | Record<string, number>, options?: RingOptions)
   /**
-   * Builds a ring from a JSON ring config string (the config format shared
-   * by every binding). Throws `RING_INVALID_CONFIG` for malformed JSON or
-   * unknown fields, and the constructor's errors.
+   * Builds a ring from a JSON ring config string (the format every binding
+   * and the CLI share). Throws `RING_INVALID_CONFIG` for malformed JSON or
+   * unknown fields, `RING_UNSUPPORTED_FORMAT`, and the constructor's errors.
    */
   static fromJSON(config: string): Ring
-  /** Node ids in the order given (drained nodes included). */
-  get nodes(): Array<string>
+  /**
+   * The ring's JSON config as text, exact for any seed (`toJSON()` gives
+   * it as an object for `JSON.stringify`).
+   */
+  toJSONString(): string
+  /** The nodes, in order (drained ones included). */
+  get nodes(): Array<NodeInit>
+  /** The node ids, in order. */
+  get ids(): Array<string>
   /** Number of nodes (drained nodes included). */
   get size(): number
+  /** Whether a node with this id is a member. */
+  has(id: string): boolean
+  /** Points per unit of weight. */
+  get vnodes(): number
+  /** Seed of the key and point hashes. */
+  get seed(): bigint
+  /** Total number of points on the ring. */
+  get pointCount(): number
+  /**
+   * A stable 64-bit digest (bigint) of the ring's vnodes, seed and set of
+   * nodes, independent of node order (core/SPEC.md), so two processes can
+   * check they hold the same ring.
+   */
+  get fingerprint(): bigint
   /**
    * The key's position on the ring: XXH3-64 of its bytes under the ring's
    * seed, as a bigint in [0, 2^64).
@@ -44,22 +68,71 @@ export declare class Ring {
   get(key: string | Uint8Array): string
   /**
    * The id of the node owning ring position `hash` (a bigint in
-   * [0, 2^64), e.g. from `hashKey`). Throws `RING_EMPTY_RING` when no node
-   * has weight > 0, `RangeError` for a hash outside [0, 2^64).
+   * [0, 2^64), e.g. from `hashKey`). Throws `RING_EMPTY_RING`, or a
+   * `RangeError` for a hash outside [0, 2^64).
    */
   getByHash(hash: bigint): string
   /**
-   * A stable 64-bit digest (bigint) of the ring's algorithm, vnodes, seed
-   * and set of nodes, independent of node order (see core/SPEC.md), so two
-   * processes can check they hold the same ring.
-   */
-  get fingerprint(): bigint
-  /**
    * The key's preference list: up to `n` distinct node ids clockwise from
-   * the key, the first being `get(key)`; each node with weight > 0 once
-   * when `n` exceeds their number (Dynamo's preference list). Throws as `get`.
+   * the key, the first being `get(key)`; nodes of distinct zones first when
+   * nodes have zones; each node with weight > 0 once when `n` exceeds their
+   * number (Dynamo's preference list). Throws as `get`.
    */
   getN(key: string | Uint8Array, n: number): Array<string>
+  /**
+   * A new ring with `node` (an id of weight 1, or `{ id, weight, zone }`)
+   * added; only keys the new node now owns move. Throws
+   * `RING_DUPLICATE_ID` and the constructor's node errors.
+   */
+  withNode(node: string | NodeInit): Ring
+  /** A new ring without node `id`; only its keys move. Throws `RING_UNKNOWN_NODE`. */
+  withoutNode(id: string): Ring
+  /**
+   * A new ring with node `id` at `weight`: raising it moves keys only to
+   * that node, lowering it only away. Throws `RING_UNKNOWN_NODE`,
+   * `RING_INVALID_WEIGHT` or `RING_TOO_MANY_POINTS`.
+   */
+  withWeight(id: string, weight: number): Ring
+  /** Adds a node to this ring in place (see `withNode`). */
+  addNode(node: string | NodeInit): void
+  /** Removes a node from this ring in place (see `withoutNode`). */
+  removeNode(id: string): void
+  /** Re-weights a node of this ring in place (see `withWeight`). */
+  setWeight(id: string, weight: number): void
+  /**
+   * Each node's exact share of the hash space (of uniformly hashed keys),
+   * from arc lengths: `{ [id]: share }`, shares in [0, 1] summing to 1.
+   */
+  ownership(): Record<string, number>
+}
+
+/** Per-node key counts of a sample and how evenly they spread. */
+export interface Balance {
+  /** Keys in the sample. */
+  keys: number
+  /** Keys per node id (drained nodes included). */
+  counts: Record<string, number>
+  /** Spread of the counts over the nodes with weight > 0, against their mean. */
+  byNode: Spread
+  /** Spread of each count over its fair count (keys x weight share). */
+  byWeight: Spread
+}
+
+/**
+ * The exact difference between two rings with the same seed, position by
+ * position (by node id): the moved share, the share per (from, to) pair and
+ * the arcs that change owner. Throws `RING_SEED_MISMATCH` or `RING_EMPTY_RING`.
+ */
+export declare function diff(oldRing: Ring, newRing: Ring): RingDiff
+
+/** Share of the hash space moving from one node to another. */
+export interface Flow {
+  /** Owner in the old ring. */
+  from: string
+  /** Owner in the new ring. */
+  to: string
+  /** Fraction of all keys moving, in (0, 1]. */
+  share: number
 }
 
 /**
@@ -68,7 +141,19 @@ export declare class Ring {
  */
 export declare function hashKey(key: string | Uint8Array, seed?: number | bigint): bigint
 
-/** A node given to the `Ring` constructor as an object. */
+/** Keys whose hash h has start <= h <= end move from `from` to `to`. */
+export interface MovedArc {
+  /** First hash of the arc (inclusive). */
+  start: bigint
+  /** Last hash of the arc (inclusive). */
+  end: bigint
+  /** Owner in the old ring. */
+  from: string
+  /** Owner in the new ring. */
+  to: string
+}
+
+/** A node given to the `Ring` constructor or `withNode`/`addNode`. */
 export interface NodeInit {
   /** Non-empty UTF-8 id. */
   id: string
@@ -84,6 +169,16 @@ export interface NodeInit {
 /** The placement format this build implements (see core/SPEC.md). */
 export declare const PLACEMENT_FORMAT: number
 
+/** The exact difference between two rings (see `diff`). */
+export interface RingDiff {
+  /** Fraction of all keys whose owner differs, in [0, 1]. */
+  movedShare: number
+  /** Moved share per (from, to) pair, largest first. */
+  flows: Array<Flow>
+  /** The arcs that change owner, in ring order (the migration plan). */
+  arcs: Array<MovedArc>
+}
+
 /** Options of the `Ring` constructor. */
 export interface RingOptions {
   /** Points per unit of weight (integer >= 1); default 160. */
@@ -93,4 +188,14 @@ export interface RingOptions {
    * as a number (up to 2^53) or a bigint; default 0.
    */
   seed?: number | bigint
+}
+
+/** Spread of per-node loads against a reference (1.0 is perfect). */
+export interface Spread {
+  /** Coefficient of variation (population standard deviation over mean). */
+  cv: number
+  /** Largest load over the reference. */
+  maxOverMean: number
+  /** Smallest load over the reference. */
+  minOverMean: number
 }

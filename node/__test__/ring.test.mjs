@@ -1,32 +1,118 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createRequire } from 'node:module'
+import { Ring, diff, hashKey } from '../shardring.js'
 
-const require = createRequire(import.meta.url)
-const { Ring, hashKey } = require('../index.js')
+const KEYS = Array.from({ length: 3000 }, (_, i) => `key-${i}`)
 
-test('a string and its UTF-8 bytes land on the same node', () => {
+test('a string and its UTF-8 bytes land on the same node, alone and in batches', () => {
   const ring = new Ring(Array.from({ length: 7 }, (_, i) => `node-${i}`))
-  for (const key of ['abc', 'café', '🔑', '', '键']) {
-    assert.equal(ring.get(key), ring.get(Buffer.from(key, 'utf8')))
-    assert.equal(ring.get(key), ring.get(new TextEncoder().encode(key)))
+  const keys = ['abc', 'café', '🔑', '', '键', '\0', 'lone \ud800 surrogate']
+  for (const key of keys) {
+    const owner = ring.get(key)
+    assert.equal(ring.get(Buffer.from(key, 'utf8')), owner)
+    assert.equal(ring.get(new TextEncoder().encode(key)), owner)
   }
+  const owners = keys.map((k) => ring.get(k))
+  assert.deepEqual(ring.getMany(keys), owners)
+  assert.deepEqual(ring.getMany(keys.map((k) => Buffer.from(k, 'utf8'))), owners)
+  assert.deepEqual(ring.getMany([keys[0], Buffer.from(keys[1]), keys[2]]), owners.slice(0, 3))
+  assert.deepEqual(ring.getMany([]), [])
 })
 
 test('other key types throw TypeError', () => {
   const ring = new Ring(['a', 'b'])
   for (const key of [1, null, undefined, {}, ['a'], 1n, new Uint16Array(2)]) {
     assert.throws(() => ring.get(key), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE')
+    assert.throws(() => ring.getMany(['ok', key]), (e) => e instanceof TypeError && /key 1/.test(e.message))
+  }
+  assert.throws(() => ring.getMany('abc'), TypeError)
+  assert.throws(() => ring.get(1), { message: 'key must be a string, Buffer or Uint8Array, not number' })
+})
+
+test('nodes as ids, objects or an id -> weight map', () => {
+  const a = new Ring(['x', 'y'])
+  const b = new Ring([{ id: 'x' }, { id: 'y', weight: 1 }])
+  const c = new Ring({ x: 1, y: 1 })
+  assert.equal(a.fingerprint, b.fingerprint)
+  assert.equal(a.fingerprint, c.fingerprint)
+  assert.deepEqual(c.ids, ['x', 'y'])
+  const zoned = new Ring([{ id: 'x', weight: 2, zone: 'east' }, 'y'])
+  assert.deepEqual(zoned.nodes, [{ id: 'x', weight: 2, zone: 'east' }, { id: 'y', weight: 1 }])
+  for (const bad of [42, 'xy', [1], [{ weight: 1 }], null]) {
+    assert.throws(() => new Ring(bad), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE')
   }
 })
 
-test('weights and drained nodes', () => {
+test('weights, drained nodes, ownership and balance', () => {
   const ring = new Ring([{ id: 'small', weight: 1 }, { id: 'big', weight: 3 }, { id: 'drained', weight: 0 }], { vnodes: 100 })
-  const counts = { small: 0, big: 0, drained: 0 }
-  for (let i = 0; i < 20000; i++) counts[ring.get(`k${i}`)]++
-  assert.equal(counts.drained, 0)
-  assert.ok(counts.big / counts.small > 2 && counts.big / counts.small < 4.5, JSON.stringify(counts))
-  assert.equal(ring.getN('k', 5).length, 2)
+  const owners = ring.getMany(KEYS)
+  assert.ok(!owners.includes('drained'))
+  const shares = ring.ownership()
+  assert.deepEqual(Object.keys(shares), ['small', 'big', 'drained'])
+  assert.equal(shares.drained, 0)
+  assert.ok(Math.abs(shares.small + shares.big - 1) < 1e-12)
+  const b = ring.balance(KEYS)
+  assert.equal(b.keys, KEYS.length)
+  assert.equal(b.counts.small + b.counts.big, KEYS.length)
+  assert.equal(b.counts.big, owners.filter((o) => o === 'big').length)
+  assert.ok(b.byNode.maxOverMean > 1.3 && b.byWeight.maxOverMean < b.byNode.maxOverMean)
+  assert.deepEqual(ring.getN('k', 5).sort(), ['big', 'small'])
+})
+
+test('derivation is immutable and minimal; mutation swaps the ring', () => {
+  const ring = new Ring(['a', 'b', 'c'])
+  const grown = ring.withNode({ id: 'd', zone: 'west' })
+  assert.deepEqual([...ring], ['a', 'b', 'c'])
+  assert.deepEqual([...grown], ['a', 'b', 'c', 'd'])
+  const before = ring.getMany(KEYS)
+  const after = grown.getMany(KEYS)
+  after.forEach((owner, i) => assert.ok(owner === before[i] || owner === 'd'))
+  assert.equal(grown.withoutNode('d').fingerprint, ring.fingerprint)
+  ring.addNode('d')
+  assert.ok(ring.has('d') && ring.size === 4)
+  assert.deepEqual(ring.getMany(KEYS), after.map((o) => (o === 'd' ? 'd' : o)))
+  ring.setWeight('d', 0)
+  assert.deepEqual(ring.getMany(KEYS), before)
+  ring.removeNode('d')
+  assert.deepEqual([...ring], ['a', 'b', 'c'])
+  assert.ok(!ring.has('d'))
+})
+
+test('diff is exact', () => {
+  const old = new Ring(['a', 'b', 'c'])
+  const next = old.withNode('d')
+  const d = diff(old, next)
+  assert.ok(Math.abs(d.movedShare - next.ownership().d) < 1e-12)
+  assert.deepEqual(d.flows.map((f) => f.to), ['d', 'd', 'd'])
+  for (const key of KEYS.slice(0, 500)) {
+    const h = old.hashKey(key)
+    const arc = d.arcs.find((a) => a.start <= h && h <= a.end)
+    if (old.get(key) !== next.get(key)) assert.deepEqual([arc.from, arc.to], [old.get(key), 'd'])
+    else assert.equal(arc, undefined)
+  }
+  assert.throws(() => diff(old, new Ring(['a'], { seed: 1 })), { code: 'RING_SEED_MISMATCH' })
+  assert.throws(() => diff(old, new Ring([])), { code: 'RING_EMPTY_RING' })
+})
+
+test('JSON round trips', () => {
+  const ring = new Ring([{ id: 'a', weight: 1.5, zone: 'east' }, 'b'], { vnodes: 40, seed: 7 })
+  const again = Ring.fromJSON(JSON.stringify(ring))
+  assert.equal(again.fingerprint, ring.fingerprint)
+  assert.equal(JSON.parse(JSON.stringify(ring)).nodes[0].zone, 'east')
+  const big = new Ring(['a'], { seed: 2n ** 63n + 5n })
+  assert.equal(Ring.fromJSON(big.toJSONString()).seed, 2n ** 63n + 5n)
+  assert.throws(() => JSON.stringify(big), RangeError)
+})
+
+test('hash lookups agree with key lookups', () => {
+  const ring = new Ring(['a', 'b', 'c'], { seed: 9 })
+  for (const key of KEYS.slice(0, 200)) {
+    assert.equal(ring.getByHash(ring.hashKey(key)), ring.get(key))
+    assert.equal(ring.hashKey(key), hashKey(key, 9))
+    assert.equal(ring.hashKey(key), hashKey(key, 9n))
+  }
+  assert.throws(() => ring.getByHash(2n ** 64n), RangeError)
+  assert.throws(() => ring.getByHash(-1n), RangeError)
 })
 
 const badRings = [
@@ -35,6 +121,7 @@ const badRings = [
   [[{ id: 'a', weight: NaN }], {}, 'RING_INVALID_WEIGHT', /NaN/],
   [[{ id: 'a', weight: -1 }], {}, 'RING_INVALID_WEIGHT', /-1/],
   [[{ id: 'a', weight: Infinity }], {}, 'RING_INVALID_WEIGHT', /inf/],
+  [[{ id: 'a', zone: '' }], {}, 'RING_EMPTY_ZONE', /zone/],
   [[{ id: 'a', weight: 1e18 }], {}, 'RING_TOO_MANY_POINTS', /limit/],
   [['a'], { vnodes: 0 }, 'RING_ZERO_VNODES', /vnodes/],
 ]
@@ -46,9 +133,19 @@ for (const [nodes, options, code, message] of badRings) {
 
 test('empty rings throw RING_EMPTY_RING', () => {
   for (const ring of [new Ring([]), new Ring([{ id: 'drained', weight: 0 }])]) {
-    assert.throws(() => ring.get('k'), { code: 'RING_EMPTY_RING' })
-    assert.throws(() => ring.getN('k', 2), { code: 'RING_EMPTY_RING' })
+    for (const call of [() => ring.get('k'), () => ring.getN('k', 2), () => ring.getMany(['k']), () => ring.getByHash(1n), () => ring.balance(['k'])]) {
+      assert.throws(call, { code: 'RING_EMPTY_RING' })
+    }
   }
+})
+
+test('unknown nodes and duplicates', () => {
+  const ring = new Ring(['a'])
+  for (const call of [() => ring.withoutNode('zz'), () => ring.removeNode('zz'), () => ring.setWeight('zz', 1), () => ring.withWeight('zz', 1)]) {
+    assert.throws(call, { code: 'RING_UNKNOWN_NODE', message: 'unknown node "zz"' })
+  }
+  assert.throws(() => ring.addNode('a'), { code: 'RING_DUPLICATE_ID' })
+  assert.deepEqual([...ring], ['a'])
 })
 
 test('bad seeds throw RangeError', () => {
@@ -63,4 +160,5 @@ test('bad JSON config names the field', () => {
     code: 'RING_INVALID_CONFIG',
     message: /colour/,
   })
+  assert.throws(() => Ring.fromJSON('{"format_version": 2, "nodes": []}'), { code: 'RING_UNSUPPORTED_FORMAT' })
 })

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { Ring, hashKey, PLACEMENT_FORMAT } = require('../index.js')
+const { Ring, hashKey, PLACEMENT_FORMAT } = require('../shardring.js')
 
 // Seeds may exceed 2^53, which JSON.parse would round: read them as strings.
 const text = readFileSync(new URL('../../testdata/vectors.json', import.meta.url), 'utf8')
@@ -23,7 +23,8 @@ for (const c of vectors.cases) {
     const ring = new Ring(c.config.nodes, { vnodes: c.config.vnodes, seed })
     const configText = JSON.stringify(c.config).replace(`"seed":"${c.config.seed}"`, `"seed":${c.config.seed}`)
     const fromJson = Ring.fromJSON(configText)
-    assert.deepEqual(ring.nodes, c.config.nodes.map((n) => n.id))
+    assert.deepEqual(ring.ids, c.config.nodes.map((n) => n.id))
+    assert.deepEqual([...fromJson], ring.ids)
     assert.equal(ring.fingerprint, BigInt('0x' + c.fingerprint))
     assert.equal(fromJson.fingerprint, BigInt('0x' + c.fingerprint))
     for (const lookup of c.hash_lookups ?? []) {
@@ -37,10 +38,21 @@ for (const c of vectors.cases) {
       assert.equal(ring.get(new Uint8Array(key)), lookup.owner)
       assert.equal(fromJson.get(key), lookup.owner)
       assert.deepEqual(ring.getN(key, lookup.n), lookup.preference)
+      assert.deepEqual(ring.getMany([key, key]), [lookup.owner, lookup.owner])
       if (lookup.key !== undefined) {
+        assert.deepEqual(ring.getMany([lookup.key]), [lookup.owner])
+        assert.deepEqual(ring.getMany([lookup.key, key]), [lookup.owner, lookup.owner])
         assert.equal(ring.get(lookup.key), lookup.owner)
         assert.deepEqual(ring.getN(lookup.key, lookup.n), lookup.preference)
       }
     }
   })
 }
+
+test('every case in one batch per case', () => {
+  for (const c of vectors.cases) {
+    const ring = new Ring(c.config.nodes, { vnodes: c.config.vnodes, seed: BigInt(c.config.seed) })
+    const keys = c.lookups.map((l) => Buffer.from(l.key_hex, 'hex'))
+    assert.deepEqual(ring.getMany(keys), c.lookups.map((l) => l.owner), c.name)
+  }
+})

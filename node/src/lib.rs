@@ -1,10 +1,13 @@
 //! Node.js bindings for shardring (napi-rs): converts arguments, maps errors,
-//! and nothing else. Placement lives in the `shardring` crate.
+//! and nothing else. Placement lives in the `shardring` crate. The public
+//! entry point is `shardring.js`, which packs key batches into one string or
+//! buffer so they cross the napi boundary once.
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::FromNapiValue;
-use napi::{Either, Env, Error, JsValue, Result, Status, Unknown, ValueType, bindgen_prelude::BigInt};
+use napi::bindgen_prelude::{BigInt, Buffer, FromNapiValue, Uint32Array, Utf16String};
+use indexmap::IndexMap;
+use napi::{Either, Env, Error, JsValue, Result, Status, Unknown, ValueType};
 use napi_derive::napi;
 
 use shardring::{Node, RingError};
@@ -12,23 +15,21 @@ use shardring::{Node, RingError};
 /// Throws `error` as a JS `Error` whose `code` is the C result name
 /// (for example `RING_INVALID_WEIGHT`) and whose message names the bad value.
 fn throw(env: &Env, error: RingError) -> Error {
-    match env.throw_error(&error.to_string(), Some(error.code())) {
-        Ok(()) => Error::from_status(Status::PendingException),
-        Err(failed) => failed,
-    }
+    pending(env.throw_error(&error.to_string(), Some(error.code())))
 }
 
 /// Throws a JS `TypeError` with Node's `ERR_INVALID_ARG_TYPE` code.
 fn type_error(env: &Env, message: String) -> Error {
-    match env.throw_type_error(&message, Some("ERR_INVALID_ARG_TYPE")) {
-        Ok(()) => Error::from_status(Status::PendingException),
-        Err(failed) => failed,
-    }
+    pending(env.throw_type_error(&message, Some("ERR_INVALID_ARG_TYPE")))
 }
 
 /// Throws a JS `RangeError` with Node's `ERR_OUT_OF_RANGE` code.
 fn range_error(env: &Env, message: String) -> Error {
-    match env.throw_range_error(&message, Some("ERR_OUT_OF_RANGE")) {
+    pending(env.throw_range_error(&message, Some("ERR_OUT_OF_RANGE")))
+}
+
+fn pending(thrown: Result<()>) -> Error {
+    match thrown {
         Ok(()) => Error::from_status(Status::PendingException),
         Err(failed) => failed,
     }
@@ -45,19 +46,89 @@ fn with_key<T>(env: &Env, key: Unknown<'_>, place: impl FnOnce(&[u8]) -> T) -> R
         }
         ValueType::Object if key.is_typedarray()? => {
             // SAFETY: the value is a typed array in this env; the conversion checks it is a
-            // Uint8Array (Buffer included) and the slice is used before returning to JS.
+            // Uint8Array (Buffer included); the slice is used before returning to JS.
             match unsafe { <&[u8]>::from_napi_value(env.raw(), key.raw()) } {
                 Ok(bytes) => Ok(place(bytes)),
-                Err(_) => {
-                    Err(type_error(env, "key must be a string, Buffer or Uint8Array, not another typed array".into()))
-                }
+                Err(_) => Err(type_error(env, "key must be a string, Buffer or Uint8Array, not another typed array".into())),
             }
         }
-        other => Err(type_error(env, format!("key must be a string, Buffer or Uint8Array, not {other}"))),
+        other => Err(type_error(env, format!("key must be a string, Buffer or Uint8Array, not {}", js_type(other)))),
     }
 }
 
-/// A node given to the `Ring` constructor as an object.
+fn js_type(value_type: ValueType) -> &'static str {
+    match value_type {
+        ValueType::Undefined => "undefined",
+        ValueType::Null => "null",
+        ValueType::Boolean => "boolean",
+        ValueType::Number => "number",
+        ValueType::String => "string",
+        ValueType::Symbol => "symbol",
+        ValueType::Object => "object",
+        ValueType::Function => "function",
+        ValueType::BigInt => "bigint",
+        _ => "another type",
+    }
+}
+
+/// A batch of keys packed by `shardring.js`: one joined string with each
+/// key's length in UTF-16 code units, or one buffer with each key's length
+/// in bytes. Unpacked into the keys' UTF-8 bytes, back to back.
+struct Packed<'a> {
+    bytes: std::borrow::Cow<'a, [u8]>,
+    ends: Vec<usize>,
+}
+
+impl<'a> Packed<'a> {
+    /// A string key is encoded as V8 encodes strings (a lone surrogate
+    /// becomes U+FFFD), so a key places the same in a batch as alone. Throws
+    /// `RangeError` when the lengths add up to more than was packed.
+    fn unpack(env: &Env, joined: &'a Either<Utf16String, Buffer>, lengths: &[u32]) -> Result<Packed<'a>> {
+        let total: usize = lengths.iter().map(|&l| l as usize).sum();
+        let available = match joined {
+            Either::A(text) => text.len(),
+            Either::B(bytes) => bytes.len(),
+        };
+        if total > available {
+            return Err(range_error(env, format!("key lengths add up to {total}, more than the {available} units packed")));
+        }
+        let mut ends = Vec::with_capacity(lengths.len());
+        let bytes = match joined {
+            Either::A(text) => {
+                let mut utf8 = String::with_capacity(total);
+                let mut start = 0;
+                for &length in lengths {
+                    let end = start + length as usize;
+                    utf8.extend(char::decode_utf16(text[start..end].iter().copied()).map(|c| c.unwrap_or('\u{FFFD}')));
+                    ends.push(utf8.len());
+                    start = end;
+                }
+                std::borrow::Cow::Owned(utf8.into_bytes())
+            }
+            Either::B(bytes) => {
+                let mut end = 0;
+                ends.extend(lengths.iter().map(|&l| {
+                    end += l as usize;
+                    end
+                }));
+                std::borrow::Cow::Borrowed(&bytes[..])
+            }
+        };
+        Ok(Packed { bytes, ends })
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The keys, in order.
+    fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(start, &end)| &self.bytes[start..end])
+    }
+}
+
+/// A node given to the `Ring` constructor or `withNode`/`addNode`.
 #[napi(object)]
 pub struct NodeInit {
     /// Non-empty UTF-8 id.
@@ -67,6 +138,23 @@ pub struct NodeInit {
     /// Failure-domain label (non-empty); preference lists take nodes of
     /// distinct zones first.
     pub zone: Option<String>,
+}
+
+impl From<NodeInit> for Node {
+    fn from(init: NodeInit) -> Node {
+        let node = Node::new(init.id, init.weight.unwrap_or(1.0));
+        match init.zone {
+            Some(zone) => node.with_zone(zone),
+            None => node,
+        }
+    }
+}
+
+fn to_node(node: Either<String, NodeInit>) -> Node {
+    match node {
+        Either::A(id) => Node::new(id, 1.0),
+        Either::B(init) => init.into(),
+    }
 }
 
 /// Options of the `Ring` constructor.
@@ -79,72 +167,162 @@ pub struct RingOptions {
     pub seed: Option<Either<f64, BigInt>>,
 }
 
-fn seed_value(env: &Env, seed: Option<Either<f64, BigInt>>) -> Result<u64> {
-    match seed {
-        None => Ok(shardring::DEFAULT_SEED),
-        Some(Either::A(number)) => {
+fn u64_value(env: &Env, what: &str, value: Either<f64, BigInt>) -> Result<u64> {
+    match value {
+        Either::A(number) => {
             if number.fract() == 0.0 && (0.0..=9_007_199_254_740_991.0).contains(&number) {
                 Ok(number as u64)
             } else {
-                Err(range_error(env, format!("seed must be an integer in [0, 2^53] or a bigint, got {number}")))
+                Err(range_error(env, format!("{what} must be an integer in [0, 2^53] or a bigint, got {number}")))
             }
         }
-        Some(Either::B(big)) => match big.get_u64() {
+        Either::B(big) => match big.get_u64() {
             (false, value, true) => Ok(value),
-            _ => Err(range_error(env, "seed bigint must be in [0, 2^64)".into())),
+            _ => Err(range_error(env, format!("{what} bigint must be in [0, 2^64)"))),
         },
     }
 }
 
-/// An immutable consistent-hash ring (placement format 1). Keys are
-/// strings (hashed as UTF-8), Buffers or Uint8Arrays; a string and its
-/// UTF-8 Buffer land on the same node.
+/// Share of the hash space moving from one node to another.
+#[napi(object)]
+pub struct Flow {
+    /// Owner in the old ring.
+    pub from: String,
+    /// Owner in the new ring.
+    pub to: String,
+    /// Fraction of all keys moving, in (0, 1].
+    pub share: f64,
+}
+
+/// Keys whose hash h has start <= h <= end move from `from` to `to`.
+#[napi(object)]
+pub struct MovedArc {
+    /// First hash of the arc (inclusive).
+    pub start: BigInt,
+    /// Last hash of the arc (inclusive).
+    pub end: BigInt,
+    /// Owner in the old ring.
+    pub from: String,
+    /// Owner in the new ring.
+    pub to: String,
+}
+
+/// The exact difference between two rings (see `diff`).
+#[napi(object)]
+pub struct RingDiff {
+    /// Fraction of all keys whose owner differs, in [0, 1].
+    pub moved_share: f64,
+    /// Moved share per (from, to) pair, largest first.
+    pub flows: Vec<Flow>,
+    /// The arcs that change owner, in ring order (the migration plan).
+    pub arcs: Vec<MovedArc>,
+}
+
+/// Spread of per-node loads against a reference (1.0 is perfect).
+#[napi(object)]
+pub struct Spread {
+    /// Coefficient of variation (population standard deviation over mean).
+    pub cv: f64,
+    /// Largest load over the reference.
+    pub max_over_mean: f64,
+    /// Smallest load over the reference.
+    pub min_over_mean: f64,
+}
+
+impl From<shardring::Spread> for Spread {
+    fn from(s: shardring::Spread) -> Spread {
+        Spread { cv: s.cv, max_over_mean: s.max_over_mean, min_over_mean: s.min_over_mean }
+    }
+}
+
+/// Per-node key counts of a sample and how evenly they spread.
+#[napi(object)]
+pub struct Balance {
+    /// Keys in the sample.
+    pub keys: f64,
+    /// Keys per node id (drained nodes included).
+    pub counts: IndexMap<String, f64>,
+    /// Spread of the counts over the nodes with weight > 0, against their mean.
+    pub by_node: Spread,
+    /// Spread of each count over its fair count (keys x weight share).
+    pub by_weight: Spread,
+}
+
+/// A consistent-hash ring (placement format 1, core/SPEC.md). Keys are
+/// strings (hashed as UTF-8), Buffers or Uint8Arrays; a string and its UTF-8
+/// Buffer land on the same node. Derivation (`withNode`, `withoutNode`,
+/// `withWeight`) returns a new ring; `addNode`, `removeNode` and `setWeight`
+/// replace this one's snapshot.
 #[napi]
 pub struct Ring {
     ring: Arc<shardring::Ring>,
 }
 
+impl Ring {
+    fn wrap(ring: shardring::Ring) -> Ring {
+        Ring { ring: Arc::new(ring) }
+    }
+}
+
 #[napi]
 impl Ring {
-    /// Builds a ring from node ids (weight 1 each) or `{ id, weight }`
-    /// objects. Throws an `Error` with `code` `RING_EMPTY_ID`,
-    /// `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_ZERO_VNODES` or
-    /// `RING_TOO_MANY_POINTS`; a `RangeError` for a bad seed.
-    #[napi(constructor)]
-    pub fn new(env: Env, nodes: Either<Vec<String>, Vec<NodeInit>>, options: Option<RingOptions>) -> Result<Self> {
-        let nodes: Vec<Node> = match nodes {
-            Either::A(ids) => ids.into_iter().map(|id| Node::new(id, 1.0)).collect(),
-            Either::B(inits) => inits
-                .into_iter()
-                .map(|n| {
-                    let node = Node::new(n.id, n.weight.unwrap_or(1.0));
-                    match n.zone {
-                        Some(zone) => node.with_zone(zone),
-                        None => node,
-                    }
-                })
-                .collect(),
+    /// Builds a ring from node ids (weight 1 each), `{ id, weight, zone }`
+    /// objects, or an object mapping id to weight (in its key order); a
+    /// `TypeError` for anything else. Throws an `Error` with `code` `RING_EMPTY_ID`,
+    /// `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
+    /// `RING_ZERO_VNODES` or `RING_TOO_MANY_POINTS`; a `RangeError` for a bad seed.
+    #[napi(constructor, ts_args_type = "nodes: Array<string | NodeInit> | Record<string, number>, options?: RingOptions")]
+    pub fn new(env: Env, nodes: Unknown<'_>, options: Option<RingOptions>) -> Result<Self> {
+        let shape_error = |env: &Env| {
+            type_error(env, "nodes must be an array of ids or { id, weight, zone } objects, or an object mapping id to weight".into())
+        };
+        let nodes: Vec<Node> = if nodes.is_array()? {
+            // SAFETY: `nodes` is a live array of this env; the conversion checks every element.
+            let list = unsafe { <Vec<Either<String, NodeInit>>>::from_napi_value(env.raw(), nodes.raw()) };
+            list.map_err(|_| shape_error(&env))?.into_iter().map(to_node).collect()
+        } else if nodes.get_type()? == ValueType::Object {
+            // SAFETY: `nodes` is a live object of this env; the conversion checks every value.
+            let weights = unsafe { <IndexMap<String, f64>>::from_napi_value(env.raw(), nodes.raw()) };
+            weights.map_err(|_| shape_error(&env))?.into_iter().map(|(id, weight)| Node::new(id, weight)).collect()
+        } else {
+            return Err(shape_error(&env));
         };
         let (vnodes, seed) = match options {
-            Some(options) => (options.vnodes.unwrap_or(shardring::DEFAULT_VNODES), seed_value(&env, options.seed)?),
+            Some(RingOptions { vnodes, seed }) => (
+                vnodes.unwrap_or(shardring::DEFAULT_VNODES),
+                seed.map(|s| u64_value(&env, "seed", s)).transpose()?.unwrap_or(shardring::DEFAULT_SEED),
+            ),
             None => (shardring::DEFAULT_VNODES, shardring::DEFAULT_SEED),
         };
         let ring = shardring::Ring::builder().vnodes(vnodes).seed(seed).nodes(nodes).build();
-        Ok(Ring { ring: Arc::new(ring.map_err(|e| throw(&env, e))?) })
+        Ok(Ring::wrap(ring.map_err(|e| throw(&env, e))?))
     }
 
-    /// Builds a ring from a JSON ring config string (the config format shared
-    /// by every binding). Throws `RING_INVALID_CONFIG` for malformed JSON or
-    /// unknown fields, and the constructor's errors.
+    /// Builds a ring from a JSON ring config string (the format every binding
+    /// and the CLI share). Throws `RING_INVALID_CONFIG` for malformed JSON or
+    /// unknown fields, `RING_UNSUPPORTED_FORMAT`, and the constructor's errors.
     #[napi(factory, js_name = "fromJSON")]
     pub fn from_json(env: Env, config: String) -> Result<Self> {
-        let ring = shardring::Ring::from_json(&config).map_err(|e| throw(&env, e))?;
-        Ok(Ring { ring: Arc::new(ring) })
+        Ok(Ring::wrap(shardring::Ring::from_json(&config).map_err(|e| throw(&env, e))?))
     }
 
-    /// Node ids in the order given (drained nodes included).
+    /// The ring's JSON config as text, exact for any seed (`toJSON()` gives
+    /// it as an object for `JSON.stringify`).
+    #[napi(js_name = "toJSONString")]
+    pub fn to_json_string(&self) -> String {
+        self.ring.to_config().to_json()
+    }
+
+    /// The nodes, in order (drained ones included).
     #[napi(getter)]
-    pub fn nodes(&self) -> Vec<String> {
+    pub fn nodes(&self) -> Vec<NodeInit> {
+        let node = |n: &Node| NodeInit { id: n.id().to_owned(), weight: Some(n.weight()), zone: n.zone().map(str::to_owned) };
+        self.ring.nodes().iter().map(node).collect()
+    }
+
+    /// The node ids, in order.
+    #[napi(getter)]
+    pub fn ids(&self) -> Vec<String> {
         self.ring.nodes().iter().map(|n| n.id().to_owned()).collect()
     }
 
@@ -152,6 +330,38 @@ impl Ring {
     #[napi(getter)]
     pub fn size(&self) -> u32 {
         self.ring.nodes().len() as u32
+    }
+
+    /// Whether a node with this id is a member.
+    #[napi]
+    pub fn has(&self, id: String) -> bool {
+        self.ring.position(&id).is_some()
+    }
+
+    /// Points per unit of weight.
+    #[napi(getter)]
+    pub fn vnodes(&self) -> u32 {
+        self.ring.vnodes()
+    }
+
+    /// Seed of the key and point hashes.
+    #[napi(getter)]
+    pub fn seed(&self) -> BigInt {
+        BigInt::from(self.ring.seed())
+    }
+
+    /// Total number of points on the ring.
+    #[napi(getter)]
+    pub fn point_count(&self) -> u32 {
+        self.ring.point_count() as u32
+    }
+
+    /// A stable 64-bit digest (bigint) of the ring's vnodes, seed and set of
+    /// nodes, independent of node order (core/SPEC.md), so two processes can
+    /// check they hold the same ring.
+    #[napi(getter)]
+    pub fn fingerprint(&self) -> BigInt {
+        BigInt::from(self.ring.fingerprint())
     }
 
     /// The key's position on the ring: XXH3-64 of its bytes under the ring's
@@ -170,29 +380,19 @@ impl Ring {
     }
 
     /// The id of the node owning ring position `hash` (a bigint in
-    /// [0, 2^64), e.g. from `hashKey`). Throws `RING_EMPTY_RING` when no node
-    /// has weight > 0, `RangeError` for a hash outside [0, 2^64).
+    /// [0, 2^64), e.g. from `hashKey`). Throws `RING_EMPTY_RING`, or a
+    /// `RangeError` for a hash outside [0, 2^64).
     #[napi]
     pub fn get_by_hash(&self, env: Env, hash: BigInt) -> Result<String> {
-        let hash = match hash.get_u64() {
-            (false, value, true) => value,
-            _ => return Err(range_error(&env, "hash must be a bigint in [0, 2^64)".into())),
-        };
+        let hash = u64_value(&env, "hash", Either::B(hash))?;
         let index = self.ring.index_by_hash(hash).map_err(|e| throw(&env, e))?;
         Ok(self.ring.nodes()[index].id().to_owned())
     }
 
-    /// A stable 64-bit digest (bigint) of the ring's algorithm, vnodes, seed
-    /// and set of nodes, independent of node order (see core/SPEC.md), so two
-    /// processes can check they hold the same ring.
-    #[napi(getter)]
-    pub fn fingerprint(&self) -> BigInt {
-        BigInt::from(self.ring.fingerprint())
-    }
-
     /// The key's preference list: up to `n` distinct node ids clockwise from
-    /// the key, the first being `get(key)`; each node with weight > 0 once
-    /// when `n` exceeds their number (Dynamo's preference list). Throws as `get`.
+    /// the key, the first being `get(key)`; nodes of distinct zones first when
+    /// nodes have zones; each node with weight > 0 once when `n` exceeds their
+    /// number (Dynamo's preference list). Throws as `get`.
     #[napi(ts_args_type = "key: string | Uint8Array, n: number")]
     pub fn get_n(&self, env: Env, key: Unknown<'_>, n: u32) -> Result<Vec<String>> {
         let mut indices = vec![0usize; (n as usize).min(self.ring.nodes().len())];
@@ -200,13 +400,104 @@ impl Ring {
             with_key(&env, key, |bytes| self.ring.get_n_indices(bytes, &mut indices))?.map_err(|e| throw(&env, e))?;
         Ok(indices[..found].iter().map(|&i| self.ring.nodes()[i].id().to_owned()).collect())
     }
+
+    /// Places a packed batch of keys (see `shardring.js` `getMany`): the
+    /// owners' node indices, in key order.
+    #[napi(js_name = "_placePacked", skip_typescript)]
+    pub fn place_packed(&self, env: Env, joined: Either<Utf16String, Buffer>, lengths: &[u32]) -> Result<Uint32Array> {
+        let packed = Packed::unpack(&env, &joined, lengths)?;
+        let mut out = vec![0usize; packed.len()];
+        self.ring.get_indices(packed.iter(), &mut out).map_err(|e| throw(&env, e))?;
+        Ok(Uint32Array::new(out.into_iter().map(|i| i as u32).collect()))
+    }
+
+    /// Balance statistics of a packed batch of keys (see `shardring.js` `balance`).
+    #[napi(js_name = "_balancePacked", skip_typescript)]
+    pub fn balance_packed(&self, env: Env, joined: Either<Utf16String, Buffer>, lengths: &[u32]) -> Result<Balance> {
+        let packed = Packed::unpack(&env, &joined, lengths)?;
+        let balance = self.ring.balance(packed.iter()).map_err(|e| throw(&env, e))?;
+        let ids = self.ring.nodes().iter().map(|n| n.id().to_owned());
+        Ok(Balance {
+            keys: balance.keys as f64,
+            counts: ids.zip(balance.counts.iter().map(|&c| c as f64)).collect(),
+            by_node: balance.by_node.into(),
+            by_weight: balance.by_weight.into(),
+        })
+    }
+
+    /// A new ring with `node` (an id of weight 1, or `{ id, weight, zone }`)
+    /// added; only keys the new node now owns move. Throws
+    /// `RING_DUPLICATE_ID` and the constructor's node errors.
+    #[napi(ts_args_type = "node: string | NodeInit")]
+    pub fn with_node(&self, env: Env, node: Either<String, NodeInit>) -> Result<Ring> {
+        Ok(Ring::wrap(self.ring.with_node(to_node(node)).map_err(|e| throw(&env, e))?))
+    }
+
+    /// A new ring without node `id`; only its keys move. Throws `RING_UNKNOWN_NODE`.
+    #[napi]
+    pub fn without_node(&self, env: Env, id: String) -> Result<Ring> {
+        Ok(Ring::wrap(self.ring.without_node(&id).map_err(|e| throw(&env, e))?))
+    }
+
+    /// A new ring with node `id` at `weight`: raising it moves keys only to
+    /// that node, lowering it only away. Throws `RING_UNKNOWN_NODE`,
+    /// `RING_INVALID_WEIGHT` or `RING_TOO_MANY_POINTS`.
+    #[napi]
+    pub fn with_weight(&self, env: Env, id: String, weight: f64) -> Result<Ring> {
+        Ok(Ring::wrap(self.ring.with_weight(&id, weight).map_err(|e| throw(&env, e))?))
+    }
+
+    /// Adds a node to this ring in place (see `withNode`).
+    #[napi(ts_args_type = "node: string | NodeInit")]
+    pub fn add_node(&mut self, env: Env, node: Either<String, NodeInit>) -> Result<()> {
+        self.ring = Arc::new(self.ring.with_node(to_node(node)).map_err(|e| throw(&env, e))?);
+        Ok(())
+    }
+
+    /// Removes a node from this ring in place (see `withoutNode`).
+    #[napi]
+    pub fn remove_node(&mut self, env: Env, id: String) -> Result<()> {
+        self.ring = Arc::new(self.ring.without_node(&id).map_err(|e| throw(&env, e))?);
+        Ok(())
+    }
+
+    /// Re-weights a node of this ring in place (see `withWeight`).
+    #[napi]
+    pub fn set_weight(&mut self, env: Env, id: String, weight: f64) -> Result<()> {
+        self.ring = Arc::new(self.ring.with_weight(&id, weight).map_err(|e| throw(&env, e))?);
+        Ok(())
+    }
+
+    /// Each node's exact share of the hash space (of uniformly hashed keys),
+    /// from arc lengths: `{ [id]: share }`, shares in [0, 1] summing to 1.
+    #[napi]
+    pub fn ownership(&self) -> IndexMap<String, f64> {
+        self.ring.ownership().into_iter().map(|(node, share)| (node.id().to_owned(), share)).collect()
+    }
+}
+
+/// The exact difference between two rings with the same seed, position by
+/// position (by node id): the moved share, the share per (from, to) pair and
+/// the arcs that change owner. Throws `RING_SEED_MISMATCH` or `RING_EMPTY_RING`.
+#[napi]
+pub fn diff(env: Env, old_ring: &Ring, new_ring: &Ring) -> Result<RingDiff> {
+    let diff = old_ring.ring.diff(&new_ring.ring).map_err(|e| throw(&env, e))?;
+    Ok(RingDiff {
+        moved_share: diff.moved_share,
+        flows: diff.flows.into_iter().map(|f| Flow { from: f.from, to: f.to, share: f.share }).collect(),
+        arcs: diff
+            .arcs
+            .into_iter()
+            .map(|a| MovedArc { start: BigInt::from(a.start), end: BigInt::from(a.end), from: a.from, to: a.to })
+            .collect(),
+    })
 }
 
 /// XXH3-64 of a key (string as UTF-8, Buffer or Uint8Array) under `seed`
 /// (default 0), as a bigint: the position every binding gives the key.
 #[napi(ts_args_type = "key: string | Uint8Array, seed?: number | bigint")]
 pub fn hash_key(env: Env, key: Unknown<'_>, seed: Option<Either<f64, BigInt>>) -> Result<BigInt> {
-    let seed = seed_value(&env, seed)?;
+    let seed = seed.map(|s| u64_value(&env, "seed", s)).transpose()?.unwrap_or(shardring::DEFAULT_SEED);
     with_key(&env, key, |bytes| BigInt::from(shardring::hash_key(bytes, seed)))
 }
 

@@ -1,0 +1,20 @@
+// Type-checked by `tsc --noEmit` in `npm test`: the public types describe the
+// whole surface, the methods shardring.js adds included.
+import { Ring, diff, hashKey, PLACEMENT_FORMAT, type Balance, type RingDiff } from '../shardring.js'
+
+const ring: Ring = new Ring([{ id: 'a', weight: 2, zone: 'east' }, 'b'], { vnodes: 160, seed: 7n })
+const fromMap: Ring = new Ring({ a: 1, b: 2 })
+const owner: string = ring.get('key')
+const owners: string[] = ring.getMany(['k1', Buffer.from('k2')])
+const list: string[] = ring.getN(new Uint8Array([1, 2]), 2)
+const byHash: string = ring.getByHash(hashKey('key', 7n))
+const ids: string[] = [...ring]
+const balance: Balance = ring.balance(['k'])
+const change: RingDiff = diff(ring, fromMap.withNode('c'))
+const shares: Record<string, number> = ring.ownership()
+const text: string = ring.toJSONString()
+const format: number = PLACEMENT_FORMAT
+ring.addNode({ id: 'c' })
+ring.setWeight('c', 0.5)
+ring.removeNode('c')
+void [owner, owners, list, byHash, ids, balance.byWeight.cv, change.movedShare, shares, text, format, ring.fingerprint]
