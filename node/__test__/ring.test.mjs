@@ -6,7 +6,7 @@ const KEYS = Array.from({ length: 3000 }, (_, i) => `key-${i}`)
 
 test('a string and its UTF-8 bytes land on the same node, alone and in batches', () => {
   const ring = new Ring(Array.from({ length: 7 }, (_, i) => `node-${i}`))
-  const keys = ['abc', 'café', '🔑', '', '键', '\0', 'lone \ud800 surrogate']
+  const keys = ['abc', 'café', '🔑', '', '键', '\0', 'lone \ud800 surrogate', 'x'.repeat(254), 'é'.repeat(127), 'y'.repeat(255), 'long'.repeat(300)]
   for (const key of keys) {
     const owner = ring.get(key)
     assert.equal(ring.get(Buffer.from(key, 'utf8')), owner)
