@@ -30,8 +30,16 @@ test('workers place keys while the main thread swaps rings', { timeout: 60000 },
   const workers = Array.from({ length: 3 }, () => new Worker(workerCode, { eval: true }))
   let ring = new Ring(Array.from({ length: 6 }, (_, i) => `node-${i}`), { vnodes: 40 })
   const ask = (w, message) => new Promise((resolve, reject) => {
-    w.once('message', resolve)
-    w.once('error', reject)
+    const onMessage = (reply) => {
+      w.off('error', onError)
+      resolve(reply)
+    }
+    const onError = (error) => {
+      w.off('message', onMessage)
+      reject(error)
+    }
+    w.once('message', onMessage)
+    w.once('error', onError)
     w.postMessage(message)
   })
   const round = (json) => Promise.all(workers.map((w) => ask(w, json)))
