@@ -17,7 +17,7 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
 
-.PHONY: demo test bench bench-smoke install wheels system-deps build build-c build-py build-node clippy test-rust test-c test-py test-node check-generated
+.PHONY: demo test bench bench-smoke install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated build-cli
 
 demo: system-deps build
 	bash examples/demo.sh
@@ -58,7 +58,10 @@ $(VENV)/.ready: py/requirements-dev.txt
 node/node_modules/.package-lock.json: node/package.json node/package-lock.json
 	cd node && npm ci --no-audit --no-fund
 
-build: build-c build-py build-node
+build: build-c build-py build-node build-cli
+
+build-cli:
+	cargo build --release -p shardring-cli
 
 build-c:
 	cargo build --release -p shardring-ffi
@@ -92,7 +95,7 @@ clippy: $(VENV)/.ready
 	cargo clippy --workspace --all-targets -- -D warnings
 
 test-rust:
-	cargo test -p shardring -p shardring-ffi
+	cargo test -p shardring -p shardring-ffi -p shardring-cli
 
 # The C suites, each under valgrind memcheck (zero errors, zero leaks), the C++
 # wrapper's test, and the example built from a staged install via pkg-config

@@ -26,3 +26,6 @@ else
 fi
 echo
 .venv/bin/python examples/python/scale_out.py "$CONFIG" "$WORDS"
+echo
+echo "shardring simulate: the same scale-out on synthetic keys, ring against hash % N"
+target/release/shardring simulate --nodes 10 --keys 1000000

@@ -1,0 +1,163 @@
+//! `shardring`: answers "what happens if...?" about a ring before anyone
+//! touches a cluster. Ring configs are the core's JSON config files.
+
+mod report;
+mod simulate;
+
+use std::fs;
+use std::io::{self, BufRead, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use shardring::{Ring, RingError};
+
+/// Consistent-hash ring tool: place keys, inspect balance, diff two rings,
+/// and replay the classic experiments.
+#[derive(Parser)]
+#[command(name = "shardring", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the owner of each key (or its preference list with --replicas).
+    /// Keys come from the arguments, or one per line on stdin.
+    Lookup {
+        /// Ring config (JSON).
+        config: PathBuf,
+        /// Keys to place; none means read stdin.
+        keys: Vec<String>,
+        /// Print the first N distinct nodes clockwise (the preference list).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        replicas: u32,
+    },
+    /// Each node's exact share of the hash space and, with --keys, of a key sample.
+    Stats {
+        /// Ring config (JSON).
+        config: PathBuf,
+        /// A file of keys, one per line, to place and count.
+        #[arg(long)]
+        keys: Option<PathBuf>,
+    },
+    /// What moves between two rings: the exact moved share, who gives to
+    /// whom, and the migration arcs.
+    Diff {
+        /// The ring in service (JSON config).
+        old: PathBuf,
+        /// The ring to move to (JSON config).
+        new: PathBuf,
+        /// Print the whole result as JSON, arcs included.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay the classic experiments on synthetic keys: scale-out and
+    /// failure against hash % N, the vnode sweep, and weights.
+    Simulate(simulate::Args),
+}
+
+/// Every way the tool can fail; each prints one line and exits with code 2.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    #[error("{path}: {source}")]
+    Read { path: String, source: io::Error },
+    #[error("{path}: {source}")]
+    Ring { path: String, source: RingError },
+    #[error("{0}")]
+    Placement(#[from] RingError),
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, CliError> {
+    fs::read(path).map_err(|source| CliError::Read { path: path.display().to_string(), source })
+}
+
+fn load(path: &Path) -> Result<Ring, CliError> {
+    let text = read(path)?;
+    let ring = std::str::from_utf8(&text)
+        .map_err(|e| RingError::InvalidConfig { message: format!("not UTF-8: {e}") })
+        .and_then(Ring::from_json);
+    ring.map_err(|source| CliError::Ring { path: path.display().to_string(), source })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Lookup { config, keys, replicas } => lookup(&config, &keys, replicas as usize),
+        Command::Stats { config, keys } => stats(&config, keys.as_deref()),
+        Command::Diff { old, new, json } => diff(&old, &new, json),
+        Command::Simulate(args) => simulate::run(&args).map_err(CliError::from),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`shardring lookup ... | head`) is not an error.
+        Err(CliError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("shardring: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn lookup(config: &Path, keys: &[String], replicas: usize) -> Result<(), CliError> {
+    let ring = load(config)?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    let place = |key: &[u8], out: &mut BufWriter<io::StdoutLock>| -> Result<(), CliError> {
+        out.write_all(key)?;
+        out.write_all(b"\t")?;
+        let list = ring.get_n(key, replicas)?;
+        for (i, node) in list.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            out.write_all(node.id().as_bytes())?;
+        }
+        out.write_all(b"\n")?;
+        Ok(())
+    };
+    if keys.is_empty() {
+        for line in io::stdin().lock().split(b'\n') {
+            let line = line?;
+            place(line.strip_suffix(b"\r").unwrap_or(&line), &mut out)?;
+        }
+    } else {
+        for key in keys {
+            place(key.as_bytes(), &mut out)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn stats(config: &Path, keys: Option<&Path>) -> Result<(), CliError> {
+    let ring = load(config)?;
+    let sample = match keys {
+        Some(path) => {
+            let data = read(path)?;
+            let keys: Vec<&[u8]> = data.split(|&b| b == b'\n').filter(|k| !k.is_empty()).collect();
+            Some(ring.balance(&keys)?)
+        }
+        None => None,
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    report::stats(&mut out, &ring, sample.as_ref())?;
+    out.flush()?;
+    Ok(())
+}
+
+fn diff(old: &Path, new: &Path, json: bool) -> Result<(), CliError> {
+    let (old_ring, new_ring) = (load(old)?, load(new)?);
+    let diff = old_ring.diff(&new_ring)?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    if json {
+        serde_json::to_writer_pretty(&mut out, &report::DiffJson::from(&diff)).map_err(io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        report::diff(&mut out, &diff)?;
+    }
+    out.flush()?;
+    Ok(())
+}

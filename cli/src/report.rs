@@ -1,0 +1,124 @@
+//! Text and JSON renderings of ring statistics and diffs.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use shardring::{Balance, Ring, RingDiff};
+
+const BAR_WIDTH: f64 = 40.0;
+
+/// A bar of `value / max` of the full width, in eighth-blocks.
+pub fn bar(value: f64, max: f64) -> String {
+    const PARTS: [char; 8] = ['▏', '▎', '▍', '▌', '▋', '▊', '▉', '█'];
+    if max <= 0.0 || value <= 0.0 {
+        return String::new();
+    }
+    let eighths = (value / max * BAR_WIDTH * 8.0).round() as usize;
+    let mut text = "█".repeat(eighths / 8);
+    if let Some(part) = (eighths % 8).checked_sub(1) {
+        text.push(PARTS[part]);
+    }
+    text
+}
+
+/// Per-node exact shares and, with a sample, counts and spread.
+pub fn stats(out: &mut impl Write, ring: &Ring, sample: Option<&Balance>) -> io::Result<()> {
+    let shares = ring.ownership();
+    let total_weight: f64 = ring.nodes().iter().map(|n| n.weight()).sum();
+    let max = shares.iter().map(|(_, s)| *s).fold(0.0, f64::max);
+    let width = ring.nodes().iter().map(|n| n.id().len()).max().unwrap_or(4).max(4);
+    writeln!(
+        out,
+        "{} nodes, {} points, vnodes {}, seed {}, fingerprint {:016x}",
+        ring.nodes().len(),
+        ring.point_count(),
+        ring.vnodes(),
+        ring.seed(),
+        ring.fingerprint()
+    )?;
+    write!(out, "{:<width$}  {:>7}  {:>8}  {:>8}", "node", "weight", "fair", "owns")?;
+    if sample.is_some() {
+        write!(out, "  {:>9}  {:>8}", "keys", "of keys")?;
+    }
+    writeln!(out)?;
+    for (i, (node, share)) in shares.iter().enumerate() {
+        let fair = if total_weight > 0.0 { node.weight() / total_weight } else { 0.0 };
+        write!(out, "{:<width$}  {:>7}  {:>7.3}%  {:>7.3}%", node.id(), node.weight(), 100.0 * fair, 100.0 * share)?;
+        if let Some(balance) = sample {
+            let count = balance.counts[i];
+            write!(out, "  {:>9}  {:>7.3}%", count, 100.0 * count as f64 / balance.keys.max(1) as f64)?;
+        }
+        writeln!(out, "  {}", bar(*share, max))?;
+    }
+    if let Some(balance) = sample {
+        writeln!(out, "{} keys", balance.keys)?;
+        for (name, spread) in [("per node", &balance.by_node), ("against weight", &balance.by_weight)] {
+            writeln!(
+                out,
+                "{name:>15}: CV {:.4}, max/mean {:.4}, min/mean {:.4}",
+                spread.cv, spread.max_over_mean, spread.min_over_mean
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The moved share, the from -> to matrix and a summary of the arcs.
+pub fn diff(out: &mut impl Write, diff: &RingDiff) -> io::Result<()> {
+    writeln!(out, "moved: {:.4}% of keys, in {} arcs", 100.0 * diff.moved_share, diff.arcs.len())?;
+    let width = diff.flows.iter().map(|f| f.from.len() + f.to.len() + 4).max().unwrap_or(0);
+    for flow in &diff.flows {
+        let pair = format!("{} -> {}", flow.from, flow.to);
+        writeln!(out, "  {pair:<width$}  {:>8.4}%", 100.0 * flow.share)?;
+    }
+    for arc in diff.arcs.iter().take(10) {
+        writeln!(out, "  arc [{:016x}, {:016x}]  {} -> {}", arc.start, arc.end, arc.from, arc.to)?;
+    }
+    if diff.arcs.len() > 10 {
+        writeln!(out, "  ... {} more arcs (--json lists them all)", diff.arcs.len() - 10)?;
+    }
+    Ok(())
+}
+
+/// `shardring diff --json`: positions as decimal strings, since JSON numbers
+/// above 2^53 lose precision in many readers.
+#[derive(Serialize)]
+pub struct DiffJson {
+    moved_share: f64,
+    flows: Vec<FlowJson>,
+    arcs: Vec<ArcJson>,
+}
+
+#[derive(Serialize)]
+struct FlowJson {
+    from: String,
+    to: String,
+    share: f64,
+}
+
+#[derive(Serialize)]
+struct ArcJson {
+    start: String,
+    end: String,
+    from: String,
+    to: String,
+}
+
+impl From<&RingDiff> for DiffJson {
+    fn from(diff: &RingDiff) -> DiffJson {
+        DiffJson {
+            moved_share: diff.moved_share,
+            flows: diff.flows.iter().map(|f| FlowJson { from: f.from.clone(), to: f.to.clone(), share: f.share }).collect(),
+            arcs: diff
+                .arcs
+                .iter()
+                .map(|a| ArcJson {
+                    start: a.start.to_string(),
+                    end: a.end.to_string(),
+                    from: a.from.clone(),
+                    to: a.to.clone(),
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! `shardring simulate`: the classic consistent-hashing experiments on
+//! synthetic keys, ring against `hash % N`.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use shardring::{Node, Ring, RingError, hash_key};
+
+/// Options of `shardring simulate`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Nodes before the scale-out.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    nodes: u32,
+    /// Synthetic keys ("key:00000000", ...).
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    keys: u64,
+    /// vnodes of the ring in the scale-out, failure and weight experiments.
+    #[arg(long, default_value_t = 160, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    vnodes: u32,
+}
+
+fn ring(count: u32, vnodes: u32) -> Result<Ring, RingError> {
+    Ring::builder().vnodes(vnodes).nodes((0..count).map(|i| Node::new(format!("node-{i:02}"), 1.0))).build()
+}
+
+fn progress(len: u64, message: &'static str) -> ProgressBar {
+    let bar = ProgressBar::new(len).with_message(message);
+    bar.set_style(ProgressStyle::with_template("{msg:24} {wide_bar} {pos}/{len}").expect("a valid template"));
+    bar
+}
+
+/// Share of the `count` keys whose owner differs between two placements
+/// (each a function of the key's number).
+fn moved(count: usize, before: impl Fn(usize) -> usize, after: impl Fn(usize) -> usize, bar: ProgressBar) -> f64 {
+    let mut moved = 0usize;
+    for i in 0..count {
+        moved += usize::from(before(i) != after(i));
+        if i % 65_536 == 0 {
+            bar.set_position(i as u64);
+        }
+    }
+    bar.finish_and_clear();
+    moved as f64 / count as f64
+}
+
+pub fn run(args: &Args) -> Result<(), RingError> {
+    let (n, vnodes) = (args.nodes, args.vnodes);
+    let keys: Vec<String> = (0..args.keys).map(|i| format!("key:{i:08}")).collect();
+    let hashes: Vec<u64> = keys.iter().map(|k| hash_key(k.as_bytes(), 0)).collect();
+    let (count, total) = (keys.len(), keys.len() as u64);
+    println!("{n} nodes, {count} keys, vnodes {vnodes}");
+
+    let base = ring(n, vnodes)?;
+    let grown = base.with_node(Node::new(format!("node-{n:02}"), 1.0))?;
+    let shrunk = base.without_node(&format!("node-{:02}", n - 1))?;
+    let owner = |ring: &Ring, i: usize| ring.index_by_hash(hashes[i]).unwrap_or(usize::MAX);
+    let modulo = |nodes: u32, i: usize| (hashes[i] % u64::from(nodes)) as usize;
+    let pct = |share: f64| 100.0 * share;
+
+    println!("\nscale-out {n} -> {} (theory: ring {:.2}%, modulo {:.2}%)", n + 1, 100.0 / f64::from(n + 1), 100.0 * f64::from(n) / f64::from(n + 1));
+    let ring_out = moved(count, |i| owner(&base, i), |i| owner(&grown, i), progress(total, "ring scale-out"));
+    let mod_out = moved(count, |i| modulo(n, i), |i| modulo(n + 1, i), progress(total, "modulo scale-out"));
+    println!("  ring:     {:6.2}% moved (exact {:.2}%)", pct(ring_out), pct(base.diff(&grown)?.moved_share));
+    println!("  hash % N: {:6.2}% moved", pct(mod_out));
+    println!("scale-in {n} -> {} (theory: ring {:.2}%, modulo {:.2}%)", n - 1, 100.0 / f64::from(n), 100.0 * f64::from(n - 1) / f64::from(n));
+    let ring_in = moved(count, |i| owner(&base, i), |i| owner(&shrunk, i), progress(total, "ring scale-in"));
+    let mod_in = moved(count, |i| modulo(n, i), |i| modulo(n - 1, i), progress(total, "modulo scale-in"));
+    println!("  ring:     {:6.2}% moved (exact {:.2}%)", pct(ring_in), pct(base.diff(&shrunk)?.moved_share));
+    println!("  hash % N: {:6.2}% moved", pct(mod_in));
+
+    println!("\nbalance of {n} equal nodes by vnodes (keys per node against the mean)");
+    println!("  {:>6}  {:>8}  {:>8}  {:>6}", "vnodes", "max/mean", "min/mean", "CV");
+    for sweep in [1, 10, 100, 160, 1000] {
+        let bar = progress(total, "vnode sweep");
+        let balance = ring(n, sweep)?.balance(&keys)?;
+        bar.finish_and_clear();
+        let s = balance.by_node;
+        println!("  {sweep:>6}  {:>8.3}  {:>8.3}  {:>6.3}", s.max_over_mean, s.min_over_mean, s.cv);
+    }
+
+    let counts = base.balance(&keys)?.counts;
+    let busiest = (0..counts.len()).max_by_key(|&i| counts[i]).unwrap_or(0);
+    let id = base.nodes()[busiest].id().to_owned();
+    let failed = base.diff(&base.without_node(&id)?)?;
+    println!(
+        "\nfailure of the most loaded node ({id}, {} keys): its {:.2}% spreads over {} of {} nodes, the largest taker gets {:.2}%",
+        counts[busiest],
+        100.0 * failed.moved_share,
+        failed.flows.len(),
+        n - 1,
+        100.0 * failed.flows.first().map_or(0.0, |f| f.share)
+    );
+
+    let weighted = Ring::builder().vnodes(vnodes).node("a", 1.0).node("b", 2.0).node("c", 1.0).build()?;
+    println!("\nweights 1:2:1 (ideal 25% / 50% / 25%)");
+    for (node, share) in weighted.ownership() {
+        println!("  {} weight {}: {:.2}% of the hash space", node.id(), node.weight(), 100.0 * share);
+    }
+    Ok(())
+}

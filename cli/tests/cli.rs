@@ -1,0 +1,98 @@
+//! Every subcommand and error path of the `shardring` binary. Text outputs
+//! of small configs are compared with golden files in `tests/data/`; lookups
+//! are checked against the core library itself.
+
+use assert_cmd::Command;
+use shardring::Ring;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+
+fn data(name: &str) -> String {
+    format!("{DATA}/{name}")
+}
+
+fn shardring() -> Command {
+    Command::new(assert_cmd::cargo::cargo_bin!("shardring"))
+}
+
+fn stdout(args: &[&str]) -> String {
+    let output = shardring().args(args).output().unwrap();
+    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn ring(name: &str) -> Ring {
+    Ring::from_json(&std::fs::read_to_string(data(name)).unwrap()).unwrap()
+}
+
+#[test]
+fn lookup_from_arguments_and_stdin_matches_the_library() {
+    let ring = ring("three.json");
+    let out = stdout(&["lookup", &data("three.json"), "user:1", "café", ""]);
+    let expected: String =
+        ["user:1", "café", ""].iter().map(|k| format!("{k}\t{}\n", ring.get(k).unwrap().id())).collect();
+    assert_eq!(out, expected);
+
+    let keys = std::fs::read_to_string(data("keys.txt")).unwrap();
+    let output = shardring().args(["lookup", &data("three.json"), "--replicas", "2"]).write_stdin(keys.clone()).output().unwrap();
+    let expected: String = keys
+        .lines()
+        .map(|k| {
+            let ids: Vec<&str> = ring.get_n(k, 2).unwrap().iter().map(|n| n.id()).collect();
+            format!("{k}\t{}\n", ids.join(","))
+        })
+        .collect();
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+}
+
+#[test]
+fn stats_and_diff_match_golden_outputs() {
+    let stats = stdout(&["stats", &data("three.json"), "--keys", &data("keys.txt")]);
+    assert_eq!(stats, std::fs::read_to_string(data("stats.golden")).unwrap());
+    let diff = stdout(&["diff", &data("three.json"), &data("four.json")]);
+    assert_eq!(diff, std::fs::read_to_string(data("diff.golden")).unwrap());
+}
+
+#[test]
+fn diff_json_is_the_exact_library_diff() {
+    let json: serde_json::Value = serde_json::from_str(&stdout(&["diff", "--json", &data("three.json"), &data("four.json")])).unwrap();
+    let exact = ring("three.json").diff(&ring("four.json")).unwrap();
+    assert_eq!(json["moved_share"].as_f64().unwrap(), exact.moved_share);
+    let arcs = json["arcs"].as_array().unwrap();
+    assert_eq!(arcs.len(), exact.arcs.len());
+    for (arc, want) in arcs.iter().zip(&exact.arcs) {
+        assert_eq!(arc["start"], want.start.to_string());
+        assert_eq!(arc["end"], want.end.to_string());
+        assert_eq!((arc["from"].as_str().unwrap(), arc["to"].as_str().unwrap()), (want.from.as_str(), "d"));
+    }
+}
+
+#[test]
+fn simulate_reports_each_experiment() {
+    let out = stdout(&["simulate", "--keys", "20000", "--nodes", "5", "--vnodes", "100"]);
+    for section in ["scale-out 5 -> 6", "scale-in 5 -> 4", "balance of 5 equal nodes", "failure of the most loaded node", "weights 1:2:1"] {
+        assert!(out.contains(section), "missing {section:?} in\n{out}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_file_and_value_with_exit_code_2() {
+    let cases: [(Vec<String>, &str); 6] = [
+        (vec!["stats".into(), data("missing.json")], "missing.json: No such file or directory"),
+        (vec!["stats".into(), data("broken.json")], "broken.json: invalid ring config: EOF while parsing"),
+        (vec!["stats".into(), data("unknown-field.json")], "unknown-field.json: invalid ring config: unknown field `colour`"),
+        (vec!["lookup".into(), data("bad-weight.json"), "k".into()], "bad-weight.json: invalid weight -1 for node \"a\""),
+        (vec!["diff".into(), data("three.json"), data("seeded.json")], "rings have different seeds (0 and 1)"),
+        (vec!["stats".into(), data("three.json"), "--keys".into(), data("nope.txt")], "nope.txt: No such file or directory"),
+    ];
+    for (args, message) in cases {
+        let output = shardring().args(&args).output().unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(stderr.starts_with("shardring: ") && stderr.contains(message), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"));
+    }
+    let output = shardring().args(["lookup", &data("three.json"), "--replicas", "0", "k"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
