@@ -11,7 +11,7 @@ SHELL := bash
 VENV := .venv
 PY := $(VENV)/bin/python
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config
+DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config memcached
 LIBDIR := $(CURDIR)/target/release
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: place the Debian word list on examples/cluster.json from C,
-# Python and Node, check the three placements are identical, then show what
-# an 11th node moves. Run through `make demo`, which builds everything first.
+# Python and Node, check the three placements are identical, show what an
+# 11th node moves, replay a scale-out on 4 -> 5 real memcached servers, and
+# print `shardring simulate`. Run through `make demo`, which builds first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,8 @@ else
 fi
 echo
 .venv/bin/python examples/python/scale_out.py "$CONFIG" "$WORDS"
+echo
+.venv/bin/python examples/python/memcached_scale_out.py "$WORDS" --servers 4
 echo
 echo "shardring simulate: the same scale-out on synthetic keys, ring against hash % N"
 target/release/shardring simulate --nodes 10 --keys 1000000

@@ -16,6 +16,10 @@ pub struct Args {
     /// vnodes of the ring in the scale-out, failure and weight experiments.
     #[arg(long, default_value_t = 160, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     vnodes: u32,
+    /// Also draw the vnode sweep (max/mean and min/mean against vnodes) and
+    /// the moved shares as an SVG chart into this file.
+    #[arg(long)]
+    plot: Option<std::path::PathBuf>,
 }
 
 fn ring(count: u32, vnodes: u32) -> Result<Ring, RingError> {
@@ -69,12 +73,21 @@ pub fn run(args: &Args) -> Result<(), RingError> {
 
     println!("\nbalance of {n} equal nodes by vnodes (keys per node against the mean)");
     println!("  {:>6}  {:>8}  {:>8}  {:>6}", "vnodes", "max/mean", "min/mean", "CV");
+    let mut sweep_points = Vec::new();
     for sweep in [1, 10, 100, 160, 1000] {
         let bar = progress(total, "vnode sweep");
         let balance = ring(n, sweep)?.balance(&keys)?;
         bar.finish_and_clear();
         let s = balance.by_node;
         println!("  {sweep:>6}  {:>8.3}  {:>8.3}  {:>6.3}", s.max_over_mean, s.min_over_mean, s.cv);
+        sweep_points.push((sweep, s));
+    }
+    if let Some(path) = &args.plot {
+        let moved = [("ring scale-out", ring_out), ("modulo scale-out", mod_out), ("ring scale-in", ring_in), ("modulo scale-in", mod_in)];
+        crate::plot::simulation(path, &sweep_points, &moved).map_err(|e| RingError::InvalidConfig {
+            message: format!("cannot draw {}: {e}", path.display()),
+        })?;
+        println!("  chart written to {}", path.display());
     }
 
     let counts = base.balance(&keys)?.counts;

@@ -68,8 +68,12 @@ fn diff_json_is_the_exact_library_diff() {
 }
 
 #[test]
-fn simulate_reports_each_experiment() {
-    let out = stdout(&["simulate", "--keys", "20000", "--nodes", "5", "--vnodes", "100"]);
+fn simulate_reports_each_experiment_and_draws_the_chart() {
+    let chart = std::env::temp_dir().join(format!("shardring-simulate-{}.svg", std::process::id()));
+    let out = stdout(&["simulate", "--keys", "20000", "--nodes", "5", "--vnodes", "100", "--plot", chart.to_str().unwrap()]);
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    std::fs::remove_file(&chart).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("keys per node against the mean") && svg.contains("share of keys moved"));
     for section in ["scale-out 5 -> 6", "scale-in 5 -> 4", "balance of 5 equal nodes", "failure of the most loaded node", "weights 1:2:1"] {
         assert!(out.contains(section), "missing {section:?} in\n{out}");
     }

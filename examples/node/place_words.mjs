@@ -21,20 +21,22 @@ if (!wordsPath) {
 }
 const ring = Ring.fromJSON(readFileSync(configPath, 'utf8'))
 const data = readFileSync(wordsPath)
-const counts = new Map(ring.nodes.map((id) => [id, 0]))
-let digest = 0xcbf29ce484222325n
-let keys = 0
+const words = []
 for (let start = 0; start < data.length; ) {
   let end = data.indexOf(0x0a, start)
   if (end === -1) end = data.length
-  const word = data.subarray(start, end)
-  const node = ring.get(word)
-  counts.set(node, counts.get(node) + 1)
-  digest = fnv1a(digest, word)
-  digest = fnv1a(digest, Buffer.from(`\t${node}\n`, 'utf8'))
-  keys++
+  words.push(data.subarray(start, end))
   start = end + 1
 }
+const owners = ring.getMany(words) // one call across napi for the whole list
+const counts = new Map(ring.ids.map((id) => [id, 0]))
+let digest = 0xcbf29ce484222325n
+words.forEach((word, i) => {
+  counts.set(owners[i], counts.get(owners[i]) + 1)
+  digest = fnv1a(digest, word)
+  digest = fnv1a(digest, Buffer.from(`\t${owners[i]}\n`, 'utf8'))
+})
+const keys = words.length
 console.log(`Node: ${keys} keys on ${ring.size} nodes`)
 for (const [id, count] of counts) {
   console.log(`  ${id.padEnd(10)} ${String(count).padStart(7)}  ${((100 * count) / keys).toFixed(2).padStart(5)}%`)

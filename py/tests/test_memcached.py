@@ -1,0 +1,32 @@
+"""Integration test of the real-server demo: 4 -> 5 memcached servers on
+loopback, started and stopped by examples/python/memcached_scale_out.py."""
+
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).parents[2]
+WORDS = pathlib.Path("/usr/share/dict/words")
+
+
+@pytest.mark.skipif(shutil.which("memcached") is None or not WORDS.exists(), reason="needs memcached and wamerican")
+def test_scale_out_keeps_most_hits_on_real_servers(tmp_path):
+    sample = tmp_path / "words"
+    sample.write_bytes(b"\n".join(WORDS.read_bytes().split(b"\n")[:20000]))
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples/python/memcached_scale_out.py"), str(sample), "--servers", "4", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    ratios = json.loads(result.stdout)
+    assert ratios["keys"] > 19000
+    assert ratios["ring"] >= 0.70, ratios
+    assert ratios["modulo"] <= 0.35, ratios
+    leftover = subprocess.run(["pgrep", "-f", "memcached -l 127.0.0.1"], capture_output=True, text=True, check=False)
+    assert leftover.stdout == "", "the demo left memcached servers running"
