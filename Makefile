@@ -22,7 +22,10 @@ VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-k
 demo: system-deps build
 	bash examples/demo.sh
 
+# Ends with the demo itself: the three languages must agree on the word list.
 test: system-deps clippy test-rust test-c test-py test-node wheels check-generated bench-smoke
+	bash examples/demo.sh > build/demo.txt
+	grep '^OK: C, Python and Node placed every key identically' build/demo.txt
 	@echo "make test: all suites passed"
 
 # Benchmarks (not part of `make test`): criterion on the core, then the C
