@@ -61,7 +61,9 @@ enum Command {
 
 /// Every way the tool can fail; each prints one line and exits with code 2.
 #[derive(Debug, thiserror::Error)]
-enum CliError {
+pub(crate) enum CliError {
+    #[error("{path}: cannot draw the chart: {message}")]
+    Plot { path: String, message: String },
     #[error("{path}: {source}")]
     Read { path: String, source: io::Error },
     #[error("{path}: {source}")]
@@ -90,7 +92,7 @@ fn main() -> ExitCode {
         Command::Lookup { config, keys, replicas } => lookup(&config, &keys, replicas as usize),
         Command::Stats { config, keys } => stats(&config, keys.as_deref()),
         Command::Diff { old, new, json } => diff(&old, &new, json),
-        Command::Simulate(args) => simulate::run(&args).map_err(CliError::from),
+        Command::Simulate(args) => simulate(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -107,9 +109,9 @@ fn lookup(config: &Path, keys: &[String], replicas: usize) -> Result<(), CliErro
     let ring = load(config)?;
     let mut out = BufWriter::new(io::stdout().lock());
     let place = |key: &[u8], out: &mut BufWriter<io::StdoutLock>| -> Result<(), CliError> {
+        let list = ring.get_n(key, replicas)?;
         out.write_all(key)?;
         out.write_all(b"\t")?;
-        let list = ring.get_n(key, replicas)?;
         for (i, node) in list.iter().enumerate() {
             if i > 0 {
                 out.write_all(b",")?;
@@ -129,6 +131,13 @@ fn lookup(config: &Path, keys: &[String], replicas: usize) -> Result<(), CliErro
             place(key.as_bytes(), &mut out)?;
         }
     }
+    out.flush()?;
+    Ok(())
+}
+
+fn simulate(args: &simulate::Args) -> Result<(), CliError> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    simulate::run(args, &mut out)?;
     out.flush()?;
     Ok(())
 }

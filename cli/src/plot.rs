@@ -7,7 +7,11 @@ use shardring::Spread;
 
 /// Draws two panels into an SVG file: max/mean and min/mean against vnodes
 /// (log scale), and the moved share of each scale-out and scale-in run.
-pub fn simulation(path: &Path, sweep: &[(u32, Spread)], moved: &[(&str, f64)]) -> Result<(), Box<dyn std::error::Error>> {
+pub fn simulation(
+    path: &Path,
+    sweep: &[(u32, Spread)],
+    moved: &[(&str, f64)],
+) -> Result<(), Box<dyn std::error::Error>> {
     let root = SVGBackend::new(path, (960, 420)).into_drawing_area();
     root.fill(&WHITE)?;
     let (left, right) = root.split_horizontally(520);

@@ -108,7 +108,11 @@ impl From<&RingDiff> for DiffJson {
     fn from(diff: &RingDiff) -> DiffJson {
         DiffJson {
             moved_share: diff.moved_share,
-            flows: diff.flows.iter().map(|f| FlowJson { from: f.from.clone(), to: f.to.clone(), share: f.share }).collect(),
+            flows: diff
+                .flows
+                .iter()
+                .map(|f| FlowJson { from: f.from.clone(), to: f.to.clone(), share: f.share })
+                .collect(),
             arcs: diff
                 .arcs
                 .iter()

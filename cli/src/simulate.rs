@@ -2,7 +2,11 @@
 //! synthetic keys, ring against `hash % N`.
 
 use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+
 use shardring::{Node, Ring, RingError, hash_key};
+
+use crate::CliError;
 
 /// Options of `shardring simulate`.
 #[derive(clap::Args)]
@@ -46,12 +50,13 @@ fn moved(count: usize, before: impl Fn(usize) -> usize, after: impl Fn(usize) ->
     moved as f64 / count as f64
 }
 
-pub fn run(args: &Args) -> Result<(), RingError> {
+/// Runs the experiments, writing the report to `out`.
+pub fn run(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
     let (n, vnodes) = (args.nodes, args.vnodes);
     let keys: Vec<String> = (0..args.keys).map(|i| format!("key:{i:08}")).collect();
     let hashes: Vec<u64> = keys.iter().map(|k| hash_key(k.as_bytes(), 0)).collect();
     let (count, total) = (keys.len(), keys.len() as u64);
-    println!("{n} nodes, {count} keys, vnodes {vnodes}");
+    writeln!(out, "{n} nodes, {count} keys, vnodes {vnodes}")?;
 
     let base = ring(n, vnodes)?;
     let grown = base.with_node(Node::new(format!("node-{n:02}"), 1.0))?;
@@ -60,53 +65,70 @@ pub fn run(args: &Args) -> Result<(), RingError> {
     let modulo = |nodes: u32, i: usize| (hashes[i] % u64::from(nodes)) as usize;
     let pct = |share: f64| 100.0 * share;
 
-    println!("\nscale-out {n} -> {} (theory: ring {:.2}%, modulo {:.2}%)", n + 1, 100.0 / f64::from(n + 1), 100.0 * f64::from(n) / f64::from(n + 1));
+    writeln!(
+        out,
+        "\nscale-out {n} -> {} (theory: ring {:.2}%, modulo {:.2}%)",
+        n + 1,
+        100.0 / f64::from(n + 1),
+        100.0 * f64::from(n) / f64::from(n + 1)
+    )?;
     let ring_out = moved(count, |i| owner(&base, i), |i| owner(&grown, i), progress(total, "ring scale-out"));
     let mod_out = moved(count, |i| modulo(n, i), |i| modulo(n + 1, i), progress(total, "modulo scale-out"));
-    println!("  ring:     {:6.2}% moved (exact {:.2}%)", pct(ring_out), pct(base.diff(&grown)?.moved_share));
-    println!("  hash % N: {:6.2}% moved", pct(mod_out));
-    println!("scale-in {n} -> {} (theory: ring {:.2}%, modulo {:.2}%)", n - 1, 100.0 / f64::from(n), 100.0 * f64::from(n - 1) / f64::from(n));
+    writeln!(out, "  ring:     {:6.2}% moved (exact {:.2}%)", pct(ring_out), pct(base.diff(&grown)?.moved_share))?;
+    writeln!(out, "  hash % N: {:6.2}% moved", pct(mod_out))?;
+    writeln!(
+        out,
+        "scale-in {n} -> {} (theory: ring {:.2}%, modulo {:.2}%)",
+        n - 1,
+        100.0 / f64::from(n),
+        100.0 * f64::from(n - 1) / f64::from(n)
+    )?;
     let ring_in = moved(count, |i| owner(&base, i), |i| owner(&shrunk, i), progress(total, "ring scale-in"));
     let mod_in = moved(count, |i| modulo(n, i), |i| modulo(n - 1, i), progress(total, "modulo scale-in"));
-    println!("  ring:     {:6.2}% moved (exact {:.2}%)", pct(ring_in), pct(base.diff(&shrunk)?.moved_share));
-    println!("  hash % N: {:6.2}% moved", pct(mod_in));
+    writeln!(out, "  ring:     {:6.2}% moved (exact {:.2}%)", pct(ring_in), pct(base.diff(&shrunk)?.moved_share))?;
+    writeln!(out, "  hash % N: {:6.2}% moved", pct(mod_in))?;
 
-    println!("\nbalance of {n} equal nodes by vnodes (keys per node against the mean)");
-    println!("  {:>6}  {:>8}  {:>8}  {:>6}", "vnodes", "max/mean", "min/mean", "CV");
+    writeln!(out, "\nbalance of {n} equal nodes by vnodes (keys per node against the mean)")?;
+    writeln!(out, "  {:>6}  {:>8}  {:>8}  {:>6}", "vnodes", "max/mean", "min/mean", "CV")?;
     let mut sweep_points = Vec::new();
     for sweep in [1, 10, 100, 160, 1000] {
         let bar = progress(total, "vnode sweep");
         let balance = ring(n, sweep)?.balance(&keys)?;
         bar.finish_and_clear();
         let s = balance.by_node;
-        println!("  {sweep:>6}  {:>8.3}  {:>8.3}  {:>6.3}", s.max_over_mean, s.min_over_mean, s.cv);
+        writeln!(out, "  {sweep:>6}  {:>8.3}  {:>8.3}  {:>6.3}", s.max_over_mean, s.min_over_mean, s.cv)?;
         sweep_points.push((sweep, s));
     }
     if let Some(path) = &args.plot {
-        let moved = [("ring scale-out", ring_out), ("modulo scale-out", mod_out), ("ring scale-in", ring_in), ("modulo scale-in", mod_in)];
-        crate::plot::simulation(path, &sweep_points, &moved).map_err(|e| RingError::InvalidConfig {
-            message: format!("cannot draw {}: {e}", path.display()),
-        })?;
-        println!("  chart written to {}", path.display());
+        let moved = [
+            ("ring scale-out", ring_out),
+            ("modulo scale-out", mod_out),
+            ("ring scale-in", ring_in),
+            ("modulo scale-in", mod_in),
+        ];
+        crate::plot::simulation(path, &sweep_points, &moved)
+            .map_err(|e| CliError::Plot { path: path.display().to_string(), message: e.to_string() })?;
+        writeln!(out, "  chart written to {}", path.display())?;
     }
 
     let counts = base.balance(&keys)?.counts;
     let busiest = (0..counts.len()).max_by_key(|&i| counts[i]).unwrap_or(0);
     let id = base.nodes()[busiest].id().to_owned();
     let failed = base.diff(&base.without_node(&id)?)?;
-    println!(
+    writeln!(
+        out,
         "\nfailure of the most loaded node ({id}, {} keys): its {:.2}% spreads over {} of {} nodes, the largest taker gets {:.2}%",
         counts[busiest],
         100.0 * failed.moved_share,
         failed.flows.len(),
         n - 1,
         100.0 * failed.flows.first().map_or(0.0, |f| f.share)
-    );
+    )?;
 
     let weighted = Ring::builder().vnodes(vnodes).node("a", 1.0).node("b", 2.0).node("c", 1.0).build()?;
-    println!("\nweights 1:2:1 (ideal 25% / 50% / 25%)");
+    writeln!(out, "\nweights 1:2:1 (ideal 25% / 50% / 25%)")?;
     for (node, share) in weighted.ownership() {
-        println!("  {} weight {}: {:.2}% of the hash space", node.id(), node.weight(), 100.0 * share);
+        writeln!(out, "  {} weight {}: {:.2}% of the hash space", node.id(), node.weight(), 100.0 * share)?;
     }
     Ok(())
 }

@@ -34,7 +34,11 @@ fn lookup_from_arguments_and_stdin_matches_the_library() {
     assert_eq!(out, expected);
 
     let keys = std::fs::read_to_string(data("keys.txt")).unwrap();
-    let output = shardring().args(["lookup", &data("three.json"), "--replicas", "2"]).write_stdin(keys.clone()).output().unwrap();
+    let output = shardring()
+        .args(["lookup", &data("three.json"), "--replicas", "2"])
+        .write_stdin(keys.clone())
+        .output()
+        .unwrap();
     let expected: String = keys
         .lines()
         .map(|k| {
@@ -55,7 +59,8 @@ fn stats_and_diff_match_golden_outputs() {
 
 #[test]
 fn diff_json_is_the_exact_library_diff() {
-    let json: serde_json::Value = serde_json::from_str(&stdout(&["diff", "--json", &data("three.json"), &data("four.json")])).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&["diff", "--json", &data("three.json"), &data("four.json")])).unwrap();
     let exact = ring("three.json").diff(&ring("four.json")).unwrap();
     assert_eq!(json["moved_share"].as_f64().unwrap(), exact.moved_share);
     let arcs = json["arcs"].as_array().unwrap();
@@ -70,11 +75,22 @@ fn diff_json_is_the_exact_library_diff() {
 #[test]
 fn simulate_reports_each_experiment_and_draws_the_chart() {
     let chart = std::env::temp_dir().join(format!("shardring-simulate-{}.svg", std::process::id()));
-    let out = stdout(&["simulate", "--keys", "20000", "--nodes", "5", "--vnodes", "100", "--plot", chart.to_str().unwrap()]);
+    let out =
+        stdout(&["simulate", "--keys", "20000", "--nodes", "5", "--vnodes", "100", "--plot", chart.to_str().unwrap()]);
     let svg = std::fs::read_to_string(&chart).unwrap();
     std::fs::remove_file(&chart).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("keys per node against the mean") && svg.contains("share of keys moved"));
-    for section in ["scale-out 5 -> 6", "scale-in 5 -> 4", "balance of 5 equal nodes", "failure of the most loaded node", "weights 1:2:1"] {
+    assert!(
+        svg.starts_with("<svg")
+            && svg.contains("keys per node against the mean")
+            && svg.contains("share of keys moved")
+    );
+    for section in [
+        "scale-out 5 -> 6",
+        "scale-in 5 -> 4",
+        "balance of 5 equal nodes",
+        "failure of the most loaded node",
+        "weights 1:2:1",
+    ] {
         assert!(out.contains(section), "missing {section:?} in\n{out}");
     }
 }
@@ -84,10 +100,19 @@ fn bad_input_is_one_line_naming_the_file_and_value_with_exit_code_2() {
     let cases: [(Vec<String>, &str); 6] = [
         (vec!["stats".into(), data("missing.json")], "missing.json: No such file or directory"),
         (vec!["stats".into(), data("broken.json")], "broken.json: invalid ring config: EOF while parsing"),
-        (vec!["stats".into(), data("unknown-field.json")], "unknown-field.json: invalid ring config: unknown field `colour`"),
-        (vec!["lookup".into(), data("bad-weight.json"), "k".into()], "bad-weight.json: invalid weight -1 for node \"a\""),
+        (
+            vec!["stats".into(), data("unknown-field.json")],
+            "unknown-field.json: invalid ring config: unknown field `colour`",
+        ),
+        (
+            vec!["lookup".into(), data("bad-weight.json"), "k".into()],
+            "bad-weight.json: invalid weight -1 for node \"a\"",
+        ),
         (vec!["diff".into(), data("three.json"), data("seeded.json")], "rings have different seeds (0 and 1)"),
-        (vec!["stats".into(), data("three.json"), "--keys".into(), data("nope.txt")], "nope.txt: No such file or directory"),
+        (
+            vec!["stats".into(), data("three.json"), "--keys".into(), data("nope.txt")],
+            "nope.txt: No such file or directory",
+        ),
     ];
     for (args, message) in cases {
         let output = shardring().args(&args).output().unwrap();
@@ -99,4 +124,15 @@ fn bad_input_is_one_line_naming_the_file_and_value_with_exit_code_2() {
     }
     let output = shardring().args(["lookup", &data("three.json"), "--replicas", "0", "k"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
+    // A failed lookup writes no half line before the error.
+    let output = shardring().args(["lookup", &data("drained.json"), "k"]).output().unwrap();
+    assert_eq!((output.status.code(), output.stdout.as_slice()), (Some(2), &b""[..]));
+    assert!(String::from_utf8(output.stderr).unwrap().contains("ring has no points"));
+    // A config must be a JSON object, not a struct spelled as an array.
+    let array = std::env::temp_dir().join(format!("shardring-array-{}.json", std::process::id()));
+    std::fs::write(&array, r#"[1, "ring", 160, 0, [["a", 1.0, null]]]"#).unwrap();
+    let output = shardring().args(["stats", array.to_str().unwrap()]).output().unwrap();
+    std::fs::remove_file(&array).unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8(output.stderr).unwrap().contains("expected a JSON object, found an array"));
 }

@@ -68,6 +68,17 @@ pub struct NodeConfig {
     pub zone: Option<String>,
 }
 
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 fn default_vnodes() -> u32 {
     DEFAULT_VNODES
 }
@@ -83,8 +94,15 @@ impl RingConfig {
     /// unknown or mistyped fields; [`RingError::UnsupportedFormat`] when
     /// `format_version` is not [`PLACEMENT_FORMAT`].
     pub fn from_json(json: &str) -> Result<RingConfig, RingError> {
-        let config: RingConfig =
-            serde_json::from_str(json).map_err(|e| RingError::InvalidConfig { message: e.to_string() })?;
+        let invalid = |e: serde_json::Error| RingError::InvalidConfig { message: e.to_string() };
+        // serde would also read a struct from a JSON array, by position; a config is an object.
+        let value: serde_json::Value = serde_json::from_str(json).map_err(invalid)?;
+        if !value.is_object() {
+            return Err(RingError::InvalidConfig {
+                message: format!("expected a JSON object, found {}", json_kind(&value)),
+            });
+        }
+        let config: RingConfig = serde_json::from_value(value).map_err(invalid)?;
         if config.format_version != PLACEMENT_FORMAT {
             return Err(RingError::UnsupportedFormat { found: config.format_version, supported: PLACEMENT_FORMAT });
         }

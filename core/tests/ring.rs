@@ -161,6 +161,9 @@ fn bad_configs_name_the_problem() {
     let err = Ring::from_json(r#"{"format_version": 1, "nodes": [{"id": "a", "weight": -1}]}"#).unwrap_err();
     assert_eq!(err, RingError::InvalidWeight { id: "a".into(), weight: -1.0 });
     assert!(matches!(Ring::from_json("{").unwrap_err(), RingError::InvalidConfig { .. }));
+    // A struct read from an array by position is not a config.
+    let err = Ring::from_json(r#"[1, "ring", 160, 0, [["a", 1.0, null]]]"#).unwrap_err();
+    assert_eq!(err, RingError::InvalidConfig { message: "expected a JSON object, found an array".into() });
 }
 
 #[test]

@@ -33,6 +33,9 @@ fn main() {
         passes.push(start.elapsed().as_nanos() as f64 / KEYS as f64);
     }
     passes.sort_by(f64::total_cmp);
-    println!("Rust Ring::get_index:  {:6.1} ns per key (median of {PASSES} passes over {KEYS} keys)", passes[PASSES / 2]);
+    println!(
+        "Rust Ring::get_index:  {:6.1} ns per key (median of {PASSES} passes over {KEYS} keys)",
+        passes[PASSES / 2]
+    );
     eprintln!("(checksum {sink})");
 }

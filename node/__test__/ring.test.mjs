@@ -162,3 +162,15 @@ test('bad JSON config names the field', () => {
   })
   assert.throws(() => Ring.fromJSON('{"format_version": 2, "nodes": []}'), { code: 'RING_UNSUPPORTED_FORMAT' })
 })
+
+test('vnodes and n must be whole numbers in range', () => {
+  for (const vnodes of [-1, 1.9, 2 ** 32, NaN, Infinity, -4294967136]) {
+    assert.throws(() => new Ring(['a'], { vnodes }), (e) => e instanceof RangeError && e.message.includes(String(vnodes)))
+  }
+  const ring = new Ring(['a', 'b', 'c'])
+  for (const n of [-1, 1.5, NaN, -Infinity]) {
+    assert.throws(() => ring.getN('k', n), RangeError)
+  }
+  assert.equal(ring.getN('k', 2 ** 32).length, 3)
+  assert.equal(ring.getN('k', 2 ** 53).length, 3)
+})

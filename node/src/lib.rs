@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{BigInt, Buffer, FromNapiValue, Uint32Array, Utf16String};
 use indexmap::IndexMap;
+use napi::bindgen_prelude::{BigInt, Buffer, FromNapiValue, Uint32Array, Utf16String};
 use napi::{Either, Env, Error, JsValue, Result, Status, Unknown, ValueType};
 use napi_derive::napi;
 
@@ -60,7 +60,9 @@ fn with_key<T>(env: &Env, key: Unknown<'_>, place: impl FnOnce(&[u8]) -> T) -> R
         // Uint8Array (Buffer included); the slice is used before returning to JS.
         return match unsafe { <&[u8]>::from_napi_value(env.raw(), key.raw()) } {
             Ok(bytes) => Ok(place(bytes)),
-            Err(_) => Err(type_error(env, "key must be a string, Buffer or Uint8Array, not another typed array".into())),
+            Err(_) => {
+                Err(type_error(env, "key must be a string, Buffer or Uint8Array, not another typed array".into()))
+            }
         };
     }
     Err(type_error(env, format!("key must be a string, Buffer or Uint8Array, not {}", js_type(value_type))))
@@ -100,7 +102,10 @@ impl<'a> Packed<'a> {
             Either::B(bytes) => bytes.len(),
         };
         if total > available {
-            return Err(range_error(env, format!("key lengths add up to {total}, more than the {available} units packed")));
+            return Err(range_error(
+                env,
+                format!("key lengths add up to {total}, more than the {available} units packed"),
+            ));
         }
         let mut ends = Vec::with_capacity(lengths.len());
         let bytes = match joined {
@@ -171,10 +176,28 @@ fn to_node(node: Either<String, NodeInit>) -> Node {
 #[napi(object)]
 pub struct RingOptions {
     /// Points per unit of weight (integer >= 1); default 160.
-    pub vnodes: Option<u32>,
+    pub vnodes: Option<f64>,
     /// Seed of the XXH3-64 key and point hashes: an integer in [0, 2^64),
     /// as a number (up to 2^53) or a bigint; default 0.
     pub seed: Option<Either<f64, BigInt>>,
+}
+
+/// A JS number that must be a whole number in [0, max]; a `RangeError` names it otherwise.
+fn whole_number(env: &Env, what: &str, value: f64, max: f64) -> Result<f64> {
+    if value.fract() == 0.0 && (0.0..=max).contains(&value) {
+        Ok(value)
+    } else {
+        Err(range_error(env, format!("{what} must be a whole number in [0, {max}], got {}", js_number(value))))
+    }
+}
+
+/// A number as JavaScript prints it (`Infinity`, not Rust's `inf`).
+fn js_number(value: f64) -> String {
+    match value {
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        _ => value.to_string(),
+    }
 }
 
 fn u64_value(env: &Env, what: &str, value: Either<f64, BigInt>) -> Result<u64> {
@@ -281,10 +304,17 @@ impl Ring {
     /// `TypeError` for anything else. Throws an `Error` with `code` `RING_EMPTY_ID`,
     /// `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
     /// `RING_ZERO_VNODES` or `RING_TOO_MANY_POINTS`; a `RangeError` for a bad seed.
-    #[napi(constructor, ts_args_type = "nodes: Array<string | NodeInit> | Record<string, number>, options?: RingOptions")]
+    #[napi(
+        constructor,
+        ts_args_type = "nodes: Array<string | NodeInit> | Record<string, number>, options?: RingOptions"
+    )]
     pub fn new(env: Env, nodes: Unknown<'_>, options: Option<RingOptions>) -> Result<Self> {
         let shape_error = |env: &Env| {
-            type_error(env, "nodes must be an array of ids or { id, weight, zone } objects, or an object mapping id to weight".into())
+            type_error(
+                env,
+                "nodes must be an array of ids or { id, weight, zone } objects, or an object mapping id to weight"
+                    .into(),
+            )
         };
         let nodes: Vec<Node> = if nodes.is_array()? {
             // SAFETY: `nodes` is a live array of this env; the conversion checks every element.
@@ -299,7 +329,10 @@ impl Ring {
         };
         let (vnodes, seed) = match options {
             Some(RingOptions { vnodes, seed }) => (
-                vnodes.unwrap_or(shardring::DEFAULT_VNODES),
+                vnodes
+                    .map(|v| whole_number(&env, "vnodes", v, f64::from(u32::MAX)).map(|v| v as u32))
+                    .transpose()?
+                    .unwrap_or(shardring::DEFAULT_VNODES),
                 seed.map(|s| u64_value(&env, "seed", s)).transpose()?.unwrap_or(shardring::DEFAULT_SEED),
             ),
             None => (shardring::DEFAULT_VNODES, shardring::DEFAULT_SEED),
@@ -326,7 +359,8 @@ impl Ring {
     /// The nodes, in order (drained ones included).
     #[napi(getter)]
     pub fn nodes(&self) -> Vec<NodeInit> {
-        let node = |n: &Node| NodeInit { id: n.id().to_owned(), weight: Some(n.weight()), zone: n.zone().map(str::to_owned) };
+        let node =
+            |n: &Node| NodeInit { id: n.id().to_owned(), weight: Some(n.weight()), zone: n.zone().map(str::to_owned) };
         self.ring.nodes().iter().map(node).collect()
     }
 
@@ -404,7 +438,8 @@ impl Ring {
     /// nodes have zones; each node with weight > 0 once when `n` exceeds their
     /// number (Dynamo's preference list). Throws as `get`.
     #[napi(ts_args_type = "key: string | Uint8Array, n: number")]
-    pub fn get_n(&self, env: Env, key: Unknown<'_>, n: u32) -> Result<Vec<String>> {
+    pub fn get_n(&self, env: Env, key: Unknown<'_>, n: f64) -> Result<Vec<String>> {
+        let n = whole_number(&env, "n", n, f64::MAX)?;
         let mut indices = vec![0usize; (n as usize).min(self.ring.nodes().len())];
         let found =
             with_key(&env, key, |bytes| self.ring.get_n_indices(bytes, &mut indices))?.map_err(|e| throw(&env, e))?;

@@ -95,7 +95,12 @@ impl PyBalance {
 #[pymethods]
 impl PyBalance {
     fn __repr__(&self) -> String {
-        format!("Balance(keys={}, by_node={}, by_weight={})", self.keys, self.by_node.__repr__(), self.by_weight.__repr__())
+        format!(
+            "Balance(keys={}, by_node={}, by_weight={})",
+            self.keys,
+            self.by_node.__repr__(),
+            self.by_weight.__repr__()
+        )
     }
 }
 
@@ -123,6 +128,9 @@ impl From<Spread> for PySpread {
 #[pymethods]
 impl PySpread {
     fn __repr__(&self) -> String {
-        format!("Spread(cv={:.4}, max_over_mean={:.4}, min_over_mean={:.4})", self.cv, self.max_over_mean, self.min_over_mean)
+        format!(
+            "Spread(cv={:.4}, max_over_mean={:.4}, min_over_mean={:.4})",
+            self.cv, self.max_over_mean, self.min_over_mean
+        )
     }
 }

@@ -7,7 +7,7 @@ use arc_swap::ArcSwap;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyMapping, PyString, PyTuple};
 
 use shardring::{Node, Ring};
 
@@ -71,13 +71,21 @@ impl PyRing {
     }
 
     /// Derives a ring from the current snapshot without the GIL.
-    fn derive(&self, py: Python<'_>, change: impl FnOnce(&Ring) -> Result<Ring, shardring::RingError> + Send) -> PyResult<Ring> {
+    fn derive(
+        &self,
+        py: Python<'_>,
+        change: impl FnOnce(&Ring) -> Result<Ring, shardring::RingError> + Send,
+    ) -> PyResult<Ring> {
         let snapshot = self.current.load_full();
         py.detach(|| change(&snapshot.ring)).map_err(to_py_err)
     }
 
     /// Replaces the snapshot with one derived from it, atomically for readers.
-    fn update(&self, py: Python<'_>, change: impl FnOnce(&Ring) -> Result<Ring, shardring::RingError> + Send) -> PyResult<()> {
+    fn update(
+        &self,
+        py: Python<'_>,
+        change: impl FnOnce(&Ring) -> Result<Ring, shardring::RingError> + Send,
+    ) -> PyResult<()> {
         // Waits for the lock with the GIL released, so a writer never deadlocks with the GIL.
         let _writer = self.writer.lock_py_attached(py).unwrap_or_else(|poisoned| poisoned.into_inner());
         let ring = self.derive(py, change)?;
@@ -104,7 +112,21 @@ fn to_node(item: &Bound<'_, PyAny>) -> PyResult<Node> {
 
 fn to_nodes(nodes: &Bound<'_, PyAny>) -> PyResult<Vec<Node>> {
     if let Ok(dict) = nodes.cast::<PyDict>() {
-        return dict.iter().map(|(id, weight)| Ok(Node::new(id.extract::<String>()?, weight.extract::<f64>()?))).collect();
+        return dict
+            .iter()
+            .map(|(id, weight)| Ok(Node::new(id.extract::<String>()?, weight.extract::<f64>()?)))
+            .collect();
+    }
+    // Any other mapping (MappingProxyType, UserDict, ...) is id -> weight too.
+    if let Ok(mapping) = nodes.cast::<PyMapping>() {
+        let items = mapping.items()?;
+        return items
+            .iter()
+            .map(|item| {
+                let (id, weight): (String, f64) = item.extract()?;
+                Ok(Node::new(id, weight))
+            })
+            .collect();
     }
     if nodes.cast::<PyString>().is_ok() {
         return Err(PyTypeError::new_err("nodes must be a list of ids or Node objects, or a dict, not a single str"));
@@ -299,7 +321,8 @@ impl PyRing {
         let snapshot = self.current.load();
         let ring = &snapshot.ring;
         let shown: Vec<String> = ring.nodes().iter().take(5).map(|n| format!("{:?}", n.id())).collect();
-        let more = if ring.nodes().len() > 5 { format!(", ... {} more", ring.nodes().len() - 5) } else { String::new() };
+        let more =
+            if ring.nodes().len() > 5 { format!(", ... {} more", ring.nodes().len() - 5) } else { String::new() };
         format!(
             "Ring([{}{more}], vnodes={}, seed={}, points={}, fingerprint={:#018x})",
             shown.join(", "),

@@ -1,6 +1,8 @@
+import collections
 import json
 import math
 import pickle
+import types
 
 import pytest
 
@@ -46,6 +48,8 @@ def test_nodes_as_ids_dict_or_node_objects():
     c = Ring([Node("x"), Node("y", 1.0)])
     d = Ring(iter(["x", "y"]))
     assert a.fingerprint == b.fingerprint == c.fingerprint == d.fingerprint
+    assert Ring(types.MappingProxyType({"x": 3.0, "y": 0.0})).nodes == [Node("x", 3.0), Node("y", 0.0)]
+    assert Ring(collections.UserDict({"x": 3.0})).nodes == [Node("x", 3.0)]
     zoned = Ring([Node("x", 2.0, "east"), "y"])
     assert zoned.nodes == [Node("x", 2.0, "east"), Node("y", 1.0, None)]
     with pytest.raises(TypeError, match="a node must be a str id or a shardring.Node, not int"):
