@@ -66,7 +66,7 @@ pub enum RingError {
     /// The ring would hold more points than [`MAX_POINTS`](crate::MAX_POINTS).
     /// Point counts are computed with checked arithmetic, so an enormous
     /// weight or vnodes value fails here instead of allocating.
-    #[error("ring would need at least {requested} points (while adding node {id:?}), over the limit of {limit}")]
+    #[error("ring would need {} points (while adding node {id:?}), over the limit of {limit}", points_text(*.requested))]
     TooManyPoints {
         /// The node whose points crossed the limit.
         id: String,
@@ -97,6 +97,11 @@ pub enum RingError {
         /// The format this build implements, [`PLACEMENT_FORMAT`](crate::PLACEMENT_FORMAT).
         supported: u32,
     },
+}
+
+/// "at least N", or "more than 2^64" when the count saturated.
+fn points_text(requested: u64) -> String {
+    if requested == u64::MAX { "more than 2^64".to_owned() } else { format!("at least {requested}") }
 }
 
 impl RingError {
