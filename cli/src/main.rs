@@ -105,8 +105,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// A ring that can place keys: errors name the config file when it has no points.
+fn load_placing(path: &Path) -> Result<Ring, CliError> {
+    let ring = load(path)?;
+    if ring.point_count() == 0 {
+        return Err(CliError::Ring { path: path.display().to_string(), source: RingError::EmptyRing });
+    }
+    Ok(ring)
+}
+
 fn lookup(config: &Path, keys: &[String], replicas: usize) -> Result<(), CliError> {
-    let ring = load(config)?;
+    let ring = load_placing(config)?;
     let mut out = BufWriter::new(io::stdout().lock());
     let place = |key: &[u8], out: &mut BufWriter<io::StdoutLock>| -> Result<(), CliError> {
         let list = ring.get_n(key, replicas)?;
@@ -159,7 +168,7 @@ fn stats(config: &Path, keys: Option<&Path>) -> Result<(), CliError> {
 }
 
 fn diff(old: &Path, new: &Path, json: bool) -> Result<(), CliError> {
-    let (old_ring, new_ring) = (load(old)?, load(new)?);
+    let (old_ring, new_ring) = (load_placing(old)?, load_placing(new)?);
     let diff = old_ring.diff(&new_ring)?;
     let mut out = BufWriter::new(io::stdout().lock());
     if json {

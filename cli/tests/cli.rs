@@ -127,7 +127,9 @@ fn bad_input_is_one_line_naming_the_file_and_value_with_exit_code_2() {
     // A failed lookup writes no half line before the error.
     let output = shardring().args(["lookup", &data("drained.json"), "k"]).output().unwrap();
     assert_eq!((output.status.code(), output.stdout.as_slice()), (Some(2), &b""[..]));
-    assert!(String::from_utf8(output.stderr).unwrap().contains("ring has no points"));
+    assert!(String::from_utf8(output.stderr).unwrap().contains("drained.json: ring has no points"));
+    let output = shardring().args(["diff", &data("three.json"), &data("drained.json")]).output().unwrap();
+    assert!(String::from_utf8(output.stderr).unwrap().contains("drained.json: ring has no points"));
     // A config must be a JSON object, not a struct spelled as an array.
     let array = std::env::temp_dir().join(format!("shardring-array-{}.json", std::process::id()));
     std::fs::write(&array, r#"[1, "ring", 160, 0, [["a", 1.0, null]]]"#).unwrap();
