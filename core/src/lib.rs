@@ -27,6 +27,7 @@
 //! ```
 
 mod analysis;
+mod batch;
 mod config;
 mod error;
 mod hash;
@@ -34,6 +35,7 @@ mod node;
 mod ring;
 
 pub use analysis::{Balance, Flow, MovedArc, RingDiff, Spread};
+pub use batch::KeyBatch;
 pub use config::{Algorithm, NodeConfig, PLACEMENT_FORMAT, RingConfig};
 pub use error::RingError;
 pub use hash::{hash_key, hash_point};

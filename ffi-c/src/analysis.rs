@@ -6,7 +6,7 @@ use shardring::RingDiff;
 
 use crate::ring::ring_ref;
 use crate::ring_result::{self, *};
-use crate::{boundary, core_error, fail, non_null, out_slice, ring_t, write};
+use crate::{boundary, core_error, fail, non_null, out_slice, ring_t, write, write_str};
 
 /// Writes each node's exact share of the hash space (and so of uniformly
 /// hashed keys), in [0, 1], to `out_shares[i]` for node index `i`; the shares
@@ -135,10 +135,8 @@ pub unsafe extern "C" fn ring_diff_arc(
         unsafe {
             write(out_start, arc.start);
             write(out_end, arc.end);
-            write(out_from, arc.from.as_ptr().cast());
-            write(out_from_len, arc.from.len());
-            write(out_to, arc.to.as_ptr().cast());
-            write(out_to_len, arc.to.len());
+            write_str(out_from, out_from_len, &arc.from);
+            write_str(out_to, out_to_len, &arc.to);
         }
         Ok(())
     })
@@ -179,10 +177,8 @@ pub unsafe extern "C" fn ring_diff_flow(
         // SAFETY: every out-pointer is non-NULL and writable by contract.
         unsafe {
             write(out_share, flow.share);
-            write(out_from, flow.from.as_ptr().cast());
-            write(out_from_len, flow.from.len());
-            write(out_to, flow.to.as_ptr().cast());
-            write(out_to_len, flow.to.len());
+            write_str(out_from, out_from_len, &flow.from);
+            write_str(out_to, out_to_len, &flow.to);
         }
         Ok(())
     })

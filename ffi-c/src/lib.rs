@@ -200,6 +200,19 @@ pub(crate) unsafe fn out_slice<'a, T>(ptr: *mut T, len: usize, name: &str) -> Re
     Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
 }
 
+/// Writes a string owned by a live handle as pointer + length (not
+/// NUL-terminated) through two out-pointers checked non-NULL by the caller.
+///
+/// # Safety
+/// Both pointers must be non-NULL and writable.
+pub(crate) unsafe fn write_str(out_ptr: *mut *const c_char, out_len: *mut usize, text: &str) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        write(out_ptr, text.as_ptr().cast());
+        write(out_len, text.len());
+    }
+}
+
 /// Writes `value` through an out-pointer checked non-NULL by the caller.
 ///
 /// # Safety

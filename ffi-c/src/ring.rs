@@ -6,7 +6,7 @@ use std::sync::Arc;
 use shardring::{Node, Ring};
 
 use crate::ring_result::{self, *};
-use crate::{boundary, bytes, core_error, fail, non_null, out_slice, text, write};
+use crate::{boundary, bytes, core_error, fail, non_null, out_slice, text, write, write_str};
 
 /// An immutable ring snapshot. Create with `ring_new` or
 /// `ring_new_from_json`, or derive with `ring_with_node`, `ring_without_node`
@@ -225,8 +225,7 @@ pub unsafe extern "C" fn ring_node_id(
         let id = node(unsafe { ring_ref(ring) }?, index)?.id();
         // SAFETY: both out-pointers are non-NULL and writable by contract.
         unsafe {
-            write(out_id, id.as_ptr().cast());
-            write(out_id_len, id.len());
+            write_str(out_id, out_id_len, id);
         }
         Ok(())
     })
@@ -288,8 +287,7 @@ pub unsafe extern "C" fn ring_get_node(
             write(out_index, index);
             if !out_id.is_null() && !out_id_len.is_null() {
                 let id = ring.nodes()[index].id();
-                write(out_id, id.as_ptr().cast());
-                write(out_id_len, id.len());
+                write_str(out_id, out_id_len, id);
             }
         }
         Ok(())

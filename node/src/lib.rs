@@ -10,7 +10,9 @@ use napi::bindgen_prelude::{BigInt, Buffer, FromNapiValue, Uint32Array, Utf16Str
 use napi::{Either, Env, Error, JsValue, Result, Status, Unknown, ValueType};
 use napi_derive::napi;
 
-use shardring::{Node, RingError};
+use std::borrow::Cow;
+
+use shardring::{KeyBatch, Node, RingError};
 
 /// Throws `error` as a JS `Error` whose `code` is the C result name
 /// (for example `RING_INVALID_WEIGHT`) and whose message names the bad value.
@@ -83,63 +85,31 @@ fn js_type(value_type: ValueType) -> &'static str {
     }
 }
 
-/// A batch of keys packed by `shardring.js`: one joined string with each
+/// Unpacks a batch packed by `shardring.js`: one joined string with each
 /// key's length in UTF-16 code units, or one buffer with each key's length
-/// in bytes. Unpacked into the keys' UTF-8 bytes, back to back.
-struct Packed<'a> {
-    bytes: std::borrow::Cow<'a, [u8]>,
-    ends: Vec<usize>,
-}
-
-impl<'a> Packed<'a> {
-    /// A string key is encoded as V8 encodes strings (a lone surrogate
-    /// becomes U+FFFD), so a key places the same in a batch as alone. Throws
-    /// `RangeError` when the lengths add up to more than was packed.
-    fn unpack(env: &Env, joined: &'a Either<Utf16String, Buffer>, lengths: &[u32]) -> Result<Packed<'a>> {
-        let total: usize = lengths.iter().map(|&l| l as usize).sum();
-        let available = match joined {
-            Either::A(text) => text.len(),
-            Either::B(bytes) => bytes.len(),
-        };
-        if total > available {
-            return Err(range_error(
-                env,
-                format!("key lengths add up to {total}, more than the {available} units packed"),
-            ));
+/// in bytes. A string key is encoded as V8 encodes strings (a lone surrogate
+/// becomes U+FFFD), so a key places the same in a batch as alone. Throws
+/// `RangeError` when the lengths add up to more than was packed.
+fn unpack<'a>(env: &Env, joined: &'a Either<Utf16String, Buffer>, lengths: &[u32]) -> Result<KeyBatch<'a>> {
+    let overflow =
+        |available: usize| range_error(env, format!("key lengths add up to more than the {available} units packed"));
+    match joined {
+        Either::A(text) => {
+            let mut batch = KeyBatch::with_capacity(lengths.len(), 24);
+            let mut key = String::new();
+            let mut start = 0usize;
+            for &length in lengths {
+                let end = start.saturating_add(length as usize);
+                let units = text.get(start..end).ok_or_else(|| overflow(text.len()))?;
+                key.clear();
+                key.extend(char::decode_utf16(units.iter().copied()).map(|c| c.unwrap_or('\u{FFFD}')));
+                batch.push(key.as_bytes());
+                start = end;
+            }
+            Ok(batch)
         }
-        let mut ends = Vec::with_capacity(lengths.len());
-        let bytes = match joined {
-            Either::A(text) => {
-                let mut utf8 = String::with_capacity(total);
-                let mut start = 0;
-                for &length in lengths {
-                    let end = start + length as usize;
-                    utf8.extend(char::decode_utf16(text[start..end].iter().copied()).map(|c| c.unwrap_or('\u{FFFD}')));
-                    ends.push(utf8.len());
-                    start = end;
-                }
-                std::borrow::Cow::Owned(utf8.into_bytes())
-            }
-            Either::B(bytes) => {
-                let mut end = 0;
-                ends.extend(lengths.iter().map(|&l| {
-                    end += l as usize;
-                    end
-                }));
-                std::borrow::Cow::Borrowed(&bytes[..])
-            }
-        };
-        Ok(Packed { bytes, ends })
-    }
-
-    fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// The keys, in order.
-    fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts.zip(&self.ends).map(|(start, &end)| &self.bytes[start..end])
+        Either::B(bytes) => KeyBatch::from_lengths(Cow::Borrowed(&bytes[..]), lengths.iter().map(|&l| l as usize))
+            .ok_or_else(|| overflow(bytes.len())),
     }
 }
 
@@ -450,7 +420,7 @@ impl Ring {
     /// owners' node indices, in key order.
     #[napi(js_name = "_placePacked", skip_typescript)]
     pub fn place_packed(&self, env: Env, joined: Either<Utf16String, Buffer>, lengths: &[u32]) -> Result<Uint32Array> {
-        let packed = Packed::unpack(&env, &joined, lengths)?;
+        let packed = unpack(&env, &joined, lengths)?;
         let mut out = vec![0usize; packed.len()];
         self.ring.get_indices(packed.iter(), &mut out).map_err(|e| throw(&env, e))?;
         Ok(Uint32Array::new(out.into_iter().map(|i| i as u32).collect()))
@@ -459,7 +429,7 @@ impl Ring {
     /// Balance statistics of a packed batch of keys (see `shardring.js` `balance`).
     #[napi(js_name = "_balancePacked", skip_typescript)]
     pub fn balance_packed(&self, env: Env, joined: Either<Utf16String, Buffer>, lengths: &[u32]) -> Result<Balance> {
-        let packed = Packed::unpack(&env, &joined, lengths)?;
+        let packed = unpack(&env, &joined, lengths)?;
         let balance = self.ring.balance(packed.iter()).map_err(|e| throw(&env, e))?;
         let ids = self.ring.nodes().iter().map(|n| n.id().to_owned());
         Ok(Balance {

@@ -9,6 +9,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
+use shardring::KeyBatch;
 
 unsafe extern "C" {
     /// In the stable ABI from Python 3.10 (and exported by every CPython 3);
@@ -67,59 +68,30 @@ pub(crate) fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>
     )))
 }
 
-/// Many keys packed into one buffer, so placement can run without the GIL.
-#[derive(Default)]
-pub(crate) struct PackedKeys {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl PackedKeys {
-    /// Packs every key of an iterable (a list or tuple is read without
-    /// building an iterator). Raises as [`key_bytes`] for a bad key.
-    pub(crate) fn from_iterable(keys: &Bound<'_, PyAny>) -> PyResult<PackedKeys> {
-        let mut packed = PackedKeys::default();
-        if let Ok(list) = keys.cast::<pyo3::types::PyList>() {
-            packed.reserve(list.len());
-            for key in list.iter() {
-                packed.push(&key_bytes(&key)?);
-            }
-        } else if let Ok(tuple) = keys.cast::<pyo3::types::PyTuple>() {
-            packed.reserve(tuple.len());
-            for key in tuple.iter() {
-                packed.push(&key_bytes(&key)?);
-            }
-        } else {
-            if keys.cast::<PyString>().is_ok() || keys.cast::<PyBytes>().is_ok() {
-                return Err(PyTypeError::new_err("keys must be an iterable of keys, not a single str or bytes"));
-            }
-            for key in keys.try_iter()? {
-                packed.push(&key_bytes(&key?)?);
-            }
+/// Packs every key of an iterable into one [`KeyBatch`] (a list or tuple is
+/// read without building an iterator), so placement can run without the GIL.
+/// Raises as [`key_bytes`] for a bad key.
+pub(crate) fn pack_keys(keys: &Bound<'_, PyAny>) -> PyResult<KeyBatch<'static>> {
+    let mut batch = KeyBatch::default();
+    if let Ok(list) = keys.cast::<pyo3::types::PyList>() {
+        batch = KeyBatch::with_capacity(list.len(), 24);
+        for key in list.iter() {
+            batch.push(&key_bytes(&key)?);
         }
-        Ok(packed)
+    } else if let Ok(tuple) = keys.cast::<pyo3::types::PyTuple>() {
+        batch = KeyBatch::with_capacity(tuple.len(), 24);
+        for key in tuple.iter() {
+            batch.push(&key_bytes(&key)?);
+        }
+    } else {
+        if keys.cast::<PyString>().is_ok() || keys.cast::<PyBytes>().is_ok() {
+            return Err(PyTypeError::new_err("keys must be an iterable of keys, not a single str or bytes"));
+        }
+        for key in keys.try_iter()? {
+            batch.push(&key_bytes(&key?)?);
+        }
     }
-
-    fn reserve(&mut self, count: usize) {
-        self.ends.reserve(count);
-        self.bytes.reserve(count * 24);
-    }
-
-    fn push(&mut self, key: &[u8]) {
-        self.bytes.extend_from_slice(key);
-        self.ends.push(self.bytes.len());
-    }
-
-    /// Number of keys.
-    pub(crate) fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// The keys, in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts.zip(&self.ends).map(|(start, &end)| &self.bytes[start..end])
-    }
+    Ok(batch)
 }
 
 /// hash_key(key, seed=0) -> int

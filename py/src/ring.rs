@@ -12,7 +12,7 @@ use pyo3::types::{PyDict, PyList, PyMapping, PyString, PyTuple};
 use shardring::{Node, Ring};
 
 use crate::analysis::PyBalance;
-use crate::keys::{PackedKeys, key_bytes};
+use crate::keys::{key_bytes, pack_keys};
 use crate::{package_class, to_py_err};
 
 // The Python signatures spell the core's defaults out, so introspection shows them.
@@ -233,7 +233,7 @@ impl PyRing {
     /// get_many(keys) -> list[str]: the owner of every key of an iterable,
     /// in key order. Places the keys without holding the GIL. Raises as get.
     fn get_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let packed = PackedKeys::from_iterable(keys)?;
+        let packed = pack_keys(keys)?;
         let snapshot = self.snapshot();
         let mut indices = vec![0usize; packed.len()];
         py.detach(|| snapshot.ring.get_indices(packed.iter(), &mut indices)).map_err(to_py_err)?;
@@ -293,7 +293,7 @@ impl PyRing {
     /// balance(keys) -> Balance: places every key of a sample (without the
     /// GIL) and measures how evenly they spread. Raises EmptyRingError.
     fn balance(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<PyBalance> {
-        let packed = PackedKeys::from_iterable(keys)?;
+        let packed = pack_keys(keys)?;
         let snapshot = self.snapshot();
         let balance = py.detach(|| snapshot.ring.balance(packed.iter())).map_err(to_py_err)?;
         PyBalance::new(py, &snapshot, balance)
