@@ -88,40 +88,53 @@ impl Spread {
 }
 
 impl Ring {
-    /// Each node's exact share of the hash space (and so of uniformly hashed
-    /// keys), computed from arc lengths without sampling: point `i` owns the
-    /// positions after point `i - 1` up to and including its own. Parallel to
-    /// [`Ring::nodes`]; drained nodes own 0. The shares sum to 1 (or are all 0
-    /// on a ring without points).
+    /// Each node's share of the hash space (and so of uniformly hashed
+    /// keys), parallel to [`Ring::nodes`]; drained nodes own 0. Exact for
+    /// the algorithms with arcs (a continuum: point `i` owns the positions
+    /// after point `i - 1` up to and including its own; `maglev` and
+    /// `slots`: slots held over table size), computed without sampling. For
+    /// `jump` and `rendezvous` the expected share: `1/n` and
+    /// `weight / total weight`. The shares sum to 1 (or are all 0 on a ring
+    /// that cannot place keys).
     pub fn ownership(&self) -> Vec<(&Node, f64)> {
+        let Some(ends) = self.arc_ends() else {
+            return self.nodes().iter().zip(self.expected_shares()).collect();
+        };
         let mut owned = vec![0u128; self.nodes().len()];
-        let points: Vec<(u64, usize)> = self.points().collect();
-        if let (Some(&(first, first_owner)), Some(&(last, _))) = (points.first(), points.last()) {
-            // The first point also owns the wrap: (last, 2^64 - 1] and [0, first].
+        if let (Some(&(first, first_owner)), Some(&(last, _))) = (ends.first(), ends.last()) {
+            // The first arc also owns the wrap: (last, 2^64 - 1] and [0, first].
             owned[first_owner] += u128::from(u64::MAX - last) + u128::from(first) + 1;
-            for pair in points.windows(2) {
+            for pair in ends.windows(2) {
                 owned[pair[1].1] += u128::from(pair[1].0 - pair[0].0);
             }
         }
         self.nodes().iter().zip(owned).map(|(node, span)| (node, span as f64 / SPACE)).collect()
     }
 
-    /// The exact difference between this ring (old) and `new`: for every
-    /// position on the ring, its owner in each, compared by node id. Runs in
-    /// O(P + Q) over both rings' points.
+    /// The difference between this ring (old) and `new`: for every position
+    /// of the hash space, its owner in each, compared by node id. Exact for
+    /// the algorithms with arcs ([`crate::Algorithm::has_arcs`]), in O(P + Q)
+    /// over both rings' arcs, with arcs in the algorithm's hash units. For
+    /// `jump` and `rendezvous`, which have no arcs, `moved_share` and `flows`
+    /// are measured on 65,536 evenly spaced hashes (standard error about
+    /// 0.2 percentage points) and `arcs` is empty.
     ///
-    /// Errors: [`RingError::SeedMismatch`] when the seeds differ (positions
-    /// would not correspond); [`RingError::EmptyRing`] when either ring has
-    /// no points.
+    /// Errors: [`RingError::AlgorithmMismatch`] and
+    /// [`RingError::SeedMismatch`] when positions would not correspond;
+    /// [`RingError::EmptyRing`] when either ring cannot place keys.
     pub fn diff(&self, new: &Ring) -> Result<RingDiff, RingError> {
+        if self.algorithm() != new.algorithm() {
+            return Err(RingError::AlgorithmMismatch { left: self.algorithm().name(), right: new.algorithm().name() });
+        }
         if self.seed() != new.seed() {
             return Err(RingError::SeedMismatch { left: self.seed(), right: new.seed() });
         }
-        let old_points: Vec<(u64, usize)> = self.points().collect();
-        let new_points: Vec<(u64, usize)> = new.points().collect();
-        if old_points.is_empty() || new_points.is_empty() {
+        if self.live_node_count() == 0 || new.live_node_count() == 0 {
             return Err(RingError::EmptyRing);
         }
+        let (Some(old_points), Some(new_points)) = (self.arc_ends(), new.arc_ends()) else {
+            return self.sampled_diff(new);
+        };
         let mut arcs: Vec<MovedArc> = Vec::new();
         let mut flows: BTreeMap<(&str, &str), u128> = BTreeMap::new();
         let old_id = |i: usize| self.nodes()[old_points[i].1].id();
@@ -165,7 +178,32 @@ impl Ring {
             .map(|((from, to), span)| Flow { from: from.to_owned(), to: to.to_owned(), share: span as f64 / SPACE })
             .collect();
         flows.sort_by(|a, b| b.share.total_cmp(&a.share));
+        let shift = 64 - self.algorithm().hash_bits();
+        for arc in &mut arcs {
+            arc.start >>= shift;
+            arc.end >>= shift;
+        }
         Ok(RingDiff { moved_share: moved as f64 / SPACE, flows, arcs })
+    }
+
+    /// [`Ring::diff`] measured on 65,536 evenly spaced 64-bit hashes.
+    fn sampled_diff(&self, new: &Ring) -> Result<RingDiff, RingError> {
+        const SAMPLES: u64 = 1 << 16;
+        let mut flows: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+        for i in 0..SAMPLES {
+            let hash = (i << 48) | (1 << 47);
+            let (from, to) = (&self.nodes()[self.index_by_hash(hash)?], &new.nodes()[new.index_by_hash(hash)?]);
+            if from.id() != to.id() {
+                *flows.entry((from.id(), to.id())).or_default() += 1;
+            }
+        }
+        let moved: u64 = flows.values().sum();
+        let mut flows: Vec<Flow> = flows
+            .into_iter()
+            .map(|((from, to), n)| Flow { from: from.to_owned(), to: to.to_owned(), share: n as f64 / SAMPLES as f64 })
+            .collect();
+        flows.sort_by(|a, b| b.share.total_cmp(&a.share));
+        Ok(RingDiff { moved_share: moved as f64 / SAMPLES as f64, flows, arcs: Vec::new() })
     }
 
     /// Places every key of a sample and measures how evenly they spread.
@@ -179,7 +217,7 @@ impl Ring {
             counts[self.get_index(key)?] += 1;
             total += 1;
         }
-        if self.point_count() == 0 {
+        if self.live_node_count() == 0 {
             return Err(RingError::EmptyRing);
         }
         let live: Vec<usize> = (0..counts.len()).filter(|&i| self.nodes()[i].weight() > 0.0).collect();

@@ -2,30 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::algorithm::Algorithm;
 use crate::error::RingError;
 use crate::node::Node;
 use crate::ring::{DEFAULT_VNODES, Ring};
+use crate::{maglev, slots};
 
 /// The placement format this build implements (see `core/SPEC.md`).
 pub const PLACEMENT_FORMAT: u32 = 1;
-
-/// Placement algorithm named by a config. Format 1 defines `"ring"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Algorithm {
-    /// Consistent hashing with weighted virtual nodes ([`Ring`]).
-    #[default]
-    Ring,
-}
-
-impl Algorithm {
-    /// The algorithm's name as written in a config (`"ring"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Ring => "ring",
-        }
-    }
-}
 
 /// A ring as a serde config, read and written as JSON:
 ///
@@ -34,8 +18,12 @@ impl Algorithm {
 ///  "nodes": [{"id": "cache-1", "weight": 1.0}]}
 /// ```
 ///
-/// `algorithm` defaults to `"ring"`, `vnodes` to 160, `seed` to 0 and a
-/// node's `weight` to 1.0. Unknown fields are rejected.
+/// `algorithm` defaults to `"ring"`, `vnodes` to 160, `seed` to 0,
+/// `table_size` to 65,537 and a node's `weight` to 1.0. A parameter the
+/// algorithm does not take (`vnodes` outside `ring`, a non-zero `seed` for a
+/// compatibility mode or `slots`, `table_size` outside `maglev`, `slots` on
+/// a node outside `slots`) is rejected when the ring is built, as are
+/// unknown fields when the JSON is read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RingConfig {
@@ -44,12 +32,15 @@ pub struct RingConfig {
     /// Placement algorithm.
     #[serde(default)]
     pub algorithm: Algorithm,
-    /// Points per unit of weight.
-    #[serde(default = "default_vnodes")]
-    pub vnodes: u32,
-    /// Seed of the key and point hashes.
-    #[serde(default)]
-    pub seed: u64,
+    /// Points per unit of weight (`ring` only; 160 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vnodes: Option<u32>,
+    /// Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`; 0 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Maglev table size, a prime (`maglev` only; 65,537 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_size: Option<u32>,
     /// The nodes, in order.
     pub nodes: Vec<NodeConfig>,
 }
@@ -66,6 +57,10 @@ pub struct NodeConfig {
     /// Optional failure-domain label (non-empty); left out of the JSON when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone: Option<String>,
+    /// Redis Cluster slots held (`slots` only), as inclusive `[first, last]`
+    /// ranges; when any node lists slots, every slot must be listed once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<Vec<[u16; 2]>>,
 }
 
 fn json_kind(value: &serde_json::Value) -> &'static str {
@@ -77,10 +72,6 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
     }
-}
-
-fn default_vnodes() -> u32 {
-    DEFAULT_VNODES
 }
 
 fn default_weight() -> f64 {
@@ -117,13 +108,20 @@ impl RingConfig {
     /// The canonical fingerprint of this config: see [`Ring::fingerprint`].
     /// Encoding (all integers little-endian): the bytes `shardring-config`,
     /// `format_version` (u32), the algorithm name's length (u32) and UTF-8
-    /// bytes, `vnodes` (u32), `seed` (u64), the node count (u64), then each
-    /// node in ascending order of id bytes: id length (u32) and bytes, weight
-    /// as IEEE-754 binary64 bits (u64, with -0.0 written as 0.0), and the zone
-    /// as a byte 0 (none) or 1 followed by its length (u32) and bytes.
+    /// bytes, `vnodes` (u32; 160 when absent for `ring`, 0 for the other
+    /// algorithms), `seed` (u64, 0 when absent), for `maglev` only the table
+    /// size (u32), the node count (u64), then each node in ascending order
+    /// of id bytes (in list order for `jump`): id length (u32) and bytes, weight as IEEE-754 binary64
+    /// bits (u64, with -0.0 written as 0.0), the zone as a byte 0 (none) or 1
+    /// followed by its length (u32) and bytes, and for `slots` only its slot
+    /// ranges (count u32, then first and last as u16 each, ascending) as
+    /// listed, or, when no node lists any, as the fresh assignment gives them.
     pub fn fingerprint(&self) -> u64 {
         let mut nodes: Vec<&NodeConfig> = self.nodes.iter().collect();
-        nodes.sort_unstable_by(|a, b| a.id.as_bytes().cmp(b.id.as_bytes()));
+        if self.algorithm != Algorithm::Jump {
+            // Jump's buckets are list positions: there the order places keys.
+            nodes.sort_unstable_by(|a, b| a.id.as_bytes().cmp(b.id.as_bytes()));
+        }
         let mut bytes = Vec::with_capacity(64 + nodes.len() * 32);
         let put_str = |bytes: &mut Vec<u8>, text: &str| {
             bytes.extend_from_slice(&(text.len() as u32).to_le_bytes());
@@ -132,8 +130,27 @@ impl RingConfig {
         bytes.extend_from_slice(b"shardring-config");
         bytes.extend_from_slice(&self.format_version.to_le_bytes());
         put_str(&mut bytes, self.algorithm.name());
-        bytes.extend_from_slice(&self.vnodes.to_le_bytes());
-        bytes.extend_from_slice(&self.seed.to_le_bytes());
+        let vnodes = if self.algorithm.uses_vnodes() { self.vnodes.unwrap_or(DEFAULT_VNODES) } else { 0 };
+        bytes.extend_from_slice(&vnodes.to_le_bytes());
+        bytes.extend_from_slice(&self.seed.unwrap_or(0).to_le_bytes());
+        if self.algorithm == Algorithm::Maglev {
+            bytes.extend_from_slice(&self.table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE).to_le_bytes());
+        }
+        let fresh_slots =
+            (self.algorithm == Algorithm::Slots && self.nodes.iter().all(|n| n.slots.is_none())).then(|| {
+                let members: Vec<Node> = self.nodes.iter().map(|n| Node::new(n.id.clone(), n.weight)).collect();
+                let table = slots::contiguous(&members);
+                let mut ranges = if table.is_empty() {
+                    vec![Vec::new(); members.len()]
+                } else {
+                    slots::ranges(&table, members.len())
+                };
+                self.nodes
+                    .iter()
+                    .zip(ranges.iter_mut())
+                    .map(|(n, r)| (n.id.as_str(), std::mem::take(r)))
+                    .collect::<Vec<_>>()
+            });
         bytes.extend_from_slice(&(nodes.len() as u64).to_le_bytes());
         for node in nodes {
             put_str(&mut bytes, &node.id);
@@ -144,6 +161,21 @@ impl RingConfig {
                 Some(zone) => {
                     bytes.push(1);
                     put_str(&mut bytes, zone);
+                }
+            }
+            if self.algorithm == Algorithm::Slots {
+                let listed: Vec<[u16; 2]> = match &fresh_slots {
+                    Some(fresh) => fresh
+                        .iter()
+                        .find(|(id, _)| *id == node.id)
+                        .map(|(_, r)| r.iter().map(|r| [*r.start(), *r.end()]).collect())
+                        .unwrap_or_default(),
+                    None => node.slots.clone().unwrap_or_default(),
+                };
+                bytes.extend_from_slice(&(listed.len() as u32).to_le_bytes());
+                for [first, last] in listed {
+                    bytes.extend_from_slice(&first.to_le_bytes());
+                    bytes.extend_from_slice(&last.to_le_bytes());
                 }
             }
         }
@@ -159,7 +191,22 @@ impl RingConfig {
                 None => node,
             }
         });
-        Ring::builder().vnodes(self.vnodes).seed(self.seed).nodes(nodes).build()
+        let mut builder = Ring::builder().algorithm(self.algorithm).nodes(nodes);
+        if let Some(vnodes) = self.vnodes {
+            builder = builder.vnodes(vnodes);
+        }
+        if let Some(seed) = self.seed {
+            builder = builder.seed(seed);
+        }
+        if let Some(size) = self.table_size {
+            builder = builder.table_size(size);
+        }
+        for node in &self.nodes {
+            if let Some(ranges) = &node.slots {
+                builder = builder.slot_ranges(node.id.clone(), ranges.iter().map(|&[first, last]| first..=last));
+            }
+        }
+        builder.build()
     }
 }
 
@@ -172,23 +219,33 @@ impl Ring {
 
     /// The config that rebuilds this ring exactly.
     pub fn to_config(&self) -> RingConfig {
+        let algorithm = self.algorithm();
+        let slot_ranges = if self.slots_are_fresh() { None } else { self.slot_ranges() };
         RingConfig {
             format_version: PLACEMENT_FORMAT,
-            algorithm: Algorithm::Ring,
+            algorithm,
             vnodes: self.vnodes(),
-            seed: self.seed(),
+            seed: algorithm.uses_seed().then_some(self.seed()),
+            table_size: self.table_size(),
             nodes: self
                 .nodes()
                 .iter()
-                .map(|n| NodeConfig { id: n.id().to_owned(), weight: n.weight(), zone: n.zone().map(str::to_owned) })
+                .enumerate()
+                .map(|(i, n)| NodeConfig {
+                    id: n.id().to_owned(),
+                    weight: n.weight(),
+                    zone: n.zone().map(str::to_owned),
+                    slots: slot_ranges.as_ref().map(|r| r[i].iter().map(|r| [*r.start(), *r.end()]).collect()),
+                })
                 .collect(),
         }
     }
 
     /// A stable 64-bit digest of this ring's canonical config, equal for two
     /// rings exactly when they place every key the same way by construction
-    /// (same algorithm, vnodes, seed, and set of (id, weight, zone)); node
-    /// order does not count. Computed as XXH3-64 (seed 0) of the canonical
+    /// (same algorithm, parameters, and set of (id, weight, zone), plus the
+    /// slot assignment under `slots`); node order does not count, except
+    /// under `jump` and a fresh `slots` assignment, where it places keys. Computed as XXH3-64 (seed 0) of the canonical
     /// encoding in `core/SPEC.md`, so any language can recompute it.
     pub fn fingerprint(&self) -> u64 {
         self.to_config().fingerprint()

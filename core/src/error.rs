@@ -25,14 +25,18 @@ pub enum RingError {
         id: String,
     },
 
-    /// A weight is NaN, infinite or negative. Weights must be finite and
-    /// `>= 0`; 0 means drained (a member that owns no points).
-    #[error("invalid weight {weight} for node {id:?}: weights must be finite and >= 0")]
+    /// A weight is NaN, infinite or negative, or one the ring's algorithm
+    /// cannot express (a fractional ketama or nginx weight, a jump weight
+    /// other than 1). Weights must be finite and `>= 0`; 0 means drained (a
+    /// member that owns no keys).
+    #[error("invalid weight {weight} for node {id:?}: {rule}")]
     InvalidWeight {
         /// The node the weight was given for.
         id: String,
         /// The rejected weight, as given.
         weight: f64,
+        /// The rule it breaks.
+        rule: &'static str,
     },
 
     /// A node's zone is the empty string (leave it out instead).
@@ -97,6 +101,46 @@ pub enum RingError {
         /// The format this build implements, [`PLACEMENT_FORMAT`](crate::PLACEMENT_FORMAT).
         supported: u32,
     },
+
+    /// A Maglev table size is not prime, is smaller than the node count, or
+    /// is above [`MAX_POINTS`](crate::MAX_POINTS).
+    #[error("invalid Maglev table size {size}: {reason}")]
+    InvalidTableSize {
+        /// The rejected size.
+        size: u64,
+        /// The rule it breaks.
+        reason: String,
+    },
+
+    /// A ketama server id is not `host`, `host:port` or `[ipv6]:port` with a
+    /// port from 1 to 65535.
+    #[error("invalid server address {id:?}: {reason}")]
+    InvalidAddress {
+        /// The node id.
+        id: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A hash given to a `*_by_hash` call is wider than the algorithm's key
+    /// hash (32 bits for ketama and nginx, 14 for Redis slots).
+    #[error("hash {hash} is out of range: this algorithm's key hashes are below 2^{bits}")]
+    HashOutOfRange {
+        /// The hash given.
+        hash: u64,
+        /// Width of the algorithm's key hash, [`Algorithm::hash_bits`](crate::Algorithm::hash_bits).
+        bits: u32,
+    },
+
+    /// Two rings compared by a diff run different algorithms, so their hash
+    /// positions do not correspond.
+    #[error("rings use different algorithms ({left} and {right}): their positions cannot be compared")]
+    AlgorithmMismatch {
+        /// Algorithm of the first ring.
+        left: &'static str,
+        /// Algorithm of the second ring.
+        right: &'static str,
+    },
 }
 
 /// "at least N", or "more than 2^64" when the count saturated.
@@ -121,6 +165,10 @@ impl RingError {
             RingError::EmptyRing => "RING_EMPTY_RING",
             RingError::InvalidConfig { .. } => "RING_INVALID_CONFIG",
             RingError::UnsupportedFormat { .. } => "RING_UNSUPPORTED_FORMAT",
+            RingError::InvalidTableSize { .. } => "RING_INVALID_TABLE_SIZE",
+            RingError::InvalidAddress { .. } => "RING_INVALID_ADDRESS",
+            RingError::HashOutOfRange { .. } => "RING_HASH_OUT_OF_RANGE",
+            RingError::AlgorithmMismatch { .. } => "RING_ALGORITHM_MISMATCH",
         }
     }
 }

@@ -26,17 +26,26 @@
 //! # Ok::<(), shardring::RingError>(())
 //! ```
 
+mod algorithm;
 mod analysis;
 mod batch;
 mod config;
+mod continuum;
 mod error;
 mod hash;
+pub mod jump;
+pub mod ketama;
+pub mod maglev;
+pub mod nginx;
 mod node;
+mod rendezvous;
 mod ring;
+pub mod slots;
 
+pub use algorithm::Algorithm;
 pub use analysis::{Balance, Flow, MovedArc, RingDiff, Spread};
 pub use batch::KeyBatch;
-pub use config::{Algorithm, NodeConfig, PLACEMENT_FORMAT, RingConfig};
+pub use config::{NodeConfig, PLACEMENT_FORMAT, RingConfig};
 pub use error::RingError;
 pub use hash::{hash_key, hash_point};
 pub use node::Node;

@@ -70,7 +70,7 @@ pub(crate) fn check_weight(id: &str, weight: f64) -> Result<(), RingError> {
     if weight.is_finite() && weight >= 0.0 {
         Ok(())
     } else {
-        Err(RingError::InvalidWeight { id: id.to_owned(), weight })
+        Err(RingError::InvalidWeight { id: id.to_owned(), weight, rule: "weights must be finite and >= 0" })
     }
 }
 

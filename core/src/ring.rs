@@ -1,12 +1,18 @@
-//! The "ring" algorithm: consistent hashing with weighted virtual nodes
+//! [`Ring`]: the one placement interface over every [`Algorithm`], and the
+//! "ring" algorithm itself, consistent hashing with weighted virtual nodes
 //! (Karger et al., 1997; virtual nodes and preference lists as in Dynamo,
 //! DeCandia et al., 2007). Byte-exact rules: `core/SPEC.md`.
 
 use std::cmp::Ordering;
+use std::ops::RangeInclusive;
 
+use crate::algorithm::Algorithm;
+use crate::continuum::Continuum;
 use crate::error::RingError;
 use crate::hash::{hash_key, hash_point};
 use crate::node::{Node, check_unique, check_weight};
+use crate::rendezvous::Rendezvous;
+use crate::{jump, ketama, maglev, nginx, slots};
 
 /// Default points per unit of weight. At 160 points, 10 equal nodes hold
 /// between about 0.9x and 1.1x of the mean load (see the README's balance
@@ -16,40 +22,108 @@ pub const DEFAULT_VNODES: u32 = 160;
 /// Default ring seed for key and point hashes.
 pub const DEFAULT_SEED: u64 = 0;
 
-/// Most points a ring may hold: 2^24 = 16,777,216 (192 MiB of points).
-/// Building or deriving a larger ring fails with [`RingError::TooManyPoints`].
+/// Most points a ring may hold: 2^24 = 16,777,216 (192 MiB of points); also
+/// the largest Maglev table. Building or deriving a larger ring fails with
+/// [`RingError::TooManyPoints`].
 pub const MAX_POINTS: u64 = 1 << 24;
 
 /// Hash of point `index` of node `id` under a seed. Always [`hash_point`]
 /// except in the crate's own collision tests, which force a tiny hash.
 type PointHash = fn(&[u8], u32, u64) -> u64;
 
-/// Collects nodes and parameters, then builds an immutable [`Ring`].
-#[derive(Debug, Clone)]
-pub struct RingBuilder {
+/// A ring's parameters, each applying to some algorithms only.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Params {
+    algorithm: Algorithm,
     vnodes: u32,
     seed: u64,
-    nodes: Vec<Node>,
+    table_size: u32,
 }
 
-impl Default for RingBuilder {
-    fn default() -> Self {
-        RingBuilder { vnodes: DEFAULT_VNODES, seed: DEFAULT_SEED, nodes: Vec::new() }
+impl Params {
+    /// Checks that each given parameter applies to the algorithm and fills
+    /// in defaults. Errors: [`RingError::ZeroVnodes`],
+    /// [`RingError::InvalidConfig`] naming a parameter the algorithm does not
+    /// take, [`RingError::InvalidTableSize`] (checked against the node count later).
+    fn resolve(
+        algorithm: Algorithm,
+        vnodes: Option<u32>,
+        seed: Option<u64>,
+        table_size: Option<u32>,
+    ) -> Result<Params, RingError> {
+        let unused = |what: String| RingError::InvalidConfig {
+            message: format!("{what} does not apply to algorithm {:?}", algorithm.name()),
+        };
+        if let Some(v) = vnodes.filter(|_| !algorithm.uses_vnodes()) {
+            return Err(unused(format!("vnodes ({v})")));
+        }
+        if let Some(s) = seed.filter(|&s| s != 0 && !algorithm.uses_seed()) {
+            return Err(unused(format!("seed ({s}); it hashes exactly as its peer system, unseeded,")));
+        }
+        if let Some(t) = table_size.filter(|_| algorithm != Algorithm::Maglev) {
+            return Err(unused(format!("table_size ({t})")));
+        }
+        let vnodes = vnodes.unwrap_or(DEFAULT_VNODES);
+        if vnodes == 0 {
+            return Err(RingError::ZeroVnodes);
+        }
+        let table_size = match algorithm {
+            Algorithm::Maglev => table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE),
+            _ => 0,
+        };
+        Ok(Params { algorithm, vnodes, seed: seed.unwrap_or(DEFAULT_SEED), table_size })
     }
+}
+
+/// Where a `slots` ring's assignment comes from.
+enum SlotSource {
+    /// Contiguous ranges as `redis-cli --cluster create` makes them.
+    Fresh,
+    /// Ranges per node, parallel to the nodes.
+    Explicit(Vec<Vec<RangeInclusive<u16>>>),
+    /// A previous assignment to rebalance (`None`: the slot's node left).
+    Rebalance(Vec<Option<u32>>),
+}
+
+/// Collects the algorithm, parameters and nodes, then builds an immutable [`Ring`].
+#[derive(Debug, Clone, Default)]
+pub struct RingBuilder {
+    algorithm: Algorithm,
+    vnodes: Option<u32>,
+    seed: Option<u64>,
+    table_size: Option<u32>,
+    nodes: Vec<Node>,
+    slot_ranges: Vec<(String, Vec<RangeInclusive<u16>>)>,
 }
 
 impl RingBuilder {
-    /// Points per unit of weight (default [`DEFAULT_VNODES`] = 160). Must be
-    /// at least 1.
-    pub fn vnodes(mut self, vnodes: u32) -> Self {
-        self.vnodes = vnodes;
+    /// The placement algorithm (default [`Algorithm::Ring`]).
+    pub fn algorithm(mut self, algorithm: Algorithm) -> Self {
+        self.algorithm = algorithm;
         self
     }
 
-    /// Seed of the XXH3-64 key and point hashes (default 0). Rings with
-    /// different seeds place keys independently.
+    /// Points per unit of weight (default [`DEFAULT_VNODES`] = 160). Must be
+    /// at least 1. Only [`Algorithm::Ring`] takes it.
+    pub fn vnodes(mut self, vnodes: u32) -> Self {
+        self.vnodes = Some(vnodes);
+        self
+    }
+
+    /// Seed of the XXH3 key and node hashes (default 0). Rings with
+    /// different seeds place keys independently. `ring`, `jump`,
+    /// `rendezvous` and `maglev` take it; the compatibility modes and
+    /// `slots` accept only 0.
     pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Maglev lookup table size: a prime, at least the node count, at most
+    /// [`MAX_POINTS`] (default [`maglev::DEFAULT_TABLE_SIZE`] = 65,537).
+    /// Only [`Algorithm::Maglev`] takes it.
+    pub fn table_size(mut self, size: u32) -> Self {
+        self.table_size = Some(size);
         self
     }
 
@@ -65,93 +139,136 @@ impl RingBuilder {
         self
     }
 
-    /// Builds the ring: O(P log P) for P points.
+    /// Gives node `id` these Redis Cluster slots (inclusive ranges within
+    /// 0..=16383), for [`Algorithm::Slots`] rings mirroring a live cluster
+    /// (`CLUSTER SLOTS`). When any ranges are given, every slot must be
+    /// given exactly once; otherwise each node of weight > 0 gets one
+    /// contiguous range as `redis-cli --cluster create` assigns them.
+    pub fn slot_ranges(mut self, id: impl Into<String>, ranges: impl IntoIterator<Item = RangeInclusive<u16>>) -> Self {
+        self.slot_ranges.push((id.into(), ranges.into_iter().collect()));
+        self
+    }
+
+    /// Builds the ring: O(P log P) for P points (`ring` and the
+    /// compatibility modes), O(M log M) for a Maglev table of M slots, O(n)
+    /// otherwise.
     ///
     /// Errors: [`RingError::ZeroVnodes`], [`RingError::EmptyId`],
-    /// [`RingError::InvalidWeight`], [`RingError::EmptyZone`],
-    /// [`RingError::DuplicateId`], [`RingError::TooManyPoints`]. A ring with
-    /// no nodes (or only drained ones) builds; lookups on it fail with
-    /// [`RingError::EmptyRing`].
+    /// [`RingError::InvalidWeight`] (including weights the algorithm cannot
+    /// express, such as a fractional ketama weight or a jump weight other
+    /// than 1), [`RingError::EmptyZone`], [`RingError::DuplicateId`],
+    /// [`RingError::TooManyPoints`], [`RingError::InvalidAddress`] (ketama
+    /// server ids), [`RingError::InvalidTableSize`] (Maglev),
+    /// [`RingError::InvalidConfig`] (a parameter the algorithm does not take;
+    /// bad slot ranges), [`RingError::UnknownNode`] (slot ranges for an id
+    /// not in the ring). A ring with no nodes (or only drained ones) builds;
+    /// lookups on it fail with [`RingError::EmptyRing`].
     pub fn build(self) -> Result<Ring, RingError> {
-        Ring::build_with(self.nodes, self.vnodes, self.seed, hash_point)
+        let params = Params::resolve(self.algorithm, self.vnodes, self.seed, self.table_size)?;
+        let source = if self.slot_ranges.is_empty() {
+            SlotSource::Fresh
+        } else if params.algorithm != Algorithm::Slots {
+            return Err(RingError::InvalidConfig {
+                message: format!("slot ranges do not apply to algorithm {:?}", params.algorithm.name()),
+            });
+        } else {
+            let mut per_node = vec![Vec::new(); self.nodes.len()];
+            for (id, ranges) in self.slot_ranges {
+                let index = self.nodes.iter().position(|n| n.id() == id).ok_or(RingError::UnknownNode { id })?;
+                per_node[index].extend(ranges);
+            }
+            SlotSource::Explicit(per_node)
+        };
+        Ring::build_with(params, self.nodes, source, hash_point)
     }
 }
 
-/// An immutable consistent-hash ring snapshot (placement format 1).
+/// How a ring places keys.
+#[derive(Debug, Clone)]
+enum Placement {
+    /// `ring` and the compatibility modes: sorted points.
+    Continuum(Continuum),
+    /// Jump hash over the node list.
+    Jump,
+    /// Scores per node.
+    Rendezvous(Rendezvous),
+    /// `maglev` and `slots`: `table[slot]` is a node index.
+    Table(Vec<u32>),
+}
+
+/// An immutable placement snapshot: nodes, an [`Algorithm`] and its
+/// parameters. Every algorithm answers through this one type.
 ///
 /// Cheap to share between threads behind an `Arc` (`Send + Sync`). Nodes keep
 /// the order they were given in (a derived ring appends an added node and
 /// closes the gap of a removed one); indices returned by
 /// [`Ring::get_index`] and [`Ring::get_n_indices`] refer to [`Ring::nodes`].
-/// Placement never depends on that order.
+/// Placement never depends on that order, except under [`Algorithm::Jump`]
+/// (buckets are list positions), the fresh [`Algorithm::Slots`] ranges, and
+/// ties between equal 32-bit points in the ketama modes (the earlier server
+/// wins, as in libmemcached).
 #[derive(Debug, Clone)]
 pub struct Ring {
     nodes: Vec<Node>,
-    vnodes: u32,
-    seed: u64,
-    /// Point positions, ascending; equal positions ordered by owner id bytes.
-    points: Vec<u64>,
-    /// `owners[i]` is the index in `nodes` of the node owning `points[i]`.
-    owners: Vec<u32>,
+    params: Params,
     /// Per node, its zone class: nodes share a class iff they share a zone;
     /// a node without a zone has a class of its own. Empty when no node has a zone.
     zone_class: Vec<u32>,
-    /// Number of nodes owning at least one point.
+    /// Number of nodes that can own keys.
     live_nodes: usize,
-    /// Number of distinct zone classes among nodes owning points.
+    /// Number of distinct zone classes among nodes that can own keys.
     live_zones: usize,
-    /// Lookup index over the points' top bits (see [`PointIndex`]).
-    index: PointIndex,
+    placement: Placement,
     point_hash: PointHash,
 }
 
 impl Ring {
-    /// A builder with the defaults: vnodes 160, seed 0, no nodes.
+    /// A builder with the defaults: algorithm `ring`, vnodes 160, seed 0, no nodes.
     pub fn builder() -> RingBuilder {
         RingBuilder::default()
     }
 
-    pub(crate) fn build_with(
+    fn build_with(
+        params: Params,
         nodes: Vec<Node>,
-        vnodes: u32,
-        seed: u64,
+        slots: SlotSource,
         point_hash: PointHash,
     ) -> Result<Ring, RingError> {
-        if vnodes == 0 {
-            return Err(RingError::ZeroVnodes);
-        }
-        let mut total: u64 = 0;
         for (position, node) in nodes.iter().enumerate() {
             node.validate(position)?;
-            total = total.saturating_add(points_for(node.id(), node.weight(), vnodes)?);
-            if total > MAX_POINTS {
-                return Err(too_many(node.id(), total));
-            }
         }
         check_unique(&nodes)?;
-
-        let mut tagged: Vec<(u64, u32)> = Vec::with_capacity(total as usize);
-        for (index, node) in nodes.iter().enumerate() {
-            let count = points_for(node.id(), node.weight(), vnodes)? as u32;
-            let id = node.id().as_bytes();
-            tagged.extend((0..count).map(|point| (point_hash(id, point, seed), index as u32)));
-        }
-        tagged.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| id_order(&nodes, a.1, b.1)));
-        let (points, owners) = tagged.into_iter().unzip();
-        Ok(Ring::assemble(nodes, vnodes, seed, points, owners, point_hash))
+        let placement = match params.algorithm {
+            Algorithm::Ring => Placement::Continuum(vnode_continuum(&nodes, params, point_hash)?),
+            Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama => {
+                Placement::Continuum(ketama::build(params.algorithm, &nodes)?)
+            }
+            Algorithm::Nginx => Placement::Continuum(nginx::build(&nodes)?),
+            Algorithm::Jump => {
+                jump::validate(&nodes)?;
+                Placement::Jump
+            }
+            Algorithm::Rendezvous => Placement::Rendezvous(Rendezvous::new(&nodes, params.seed)),
+            Algorithm::Maglev => {
+                maglev::validate(params.table_size, nodes.len())?;
+                Placement::Table(maglev::build(&nodes, params.seed, params.table_size))
+            }
+            Algorithm::Slots => Placement::Table(match slots {
+                SlotSource::Fresh => slots::contiguous(&nodes),
+                SlotSource::Explicit(ranges) => slots::explicit(&nodes, &ranges)?,
+                SlotSource::Rebalance(previous) => slots::rebalance(&nodes, &previous),
+            }),
+        };
+        Ok(Ring::assemble(nodes, params, placement, point_hash))
     }
 
-    fn assemble(
-        nodes: Vec<Node>,
-        vnodes: u32,
-        seed: u64,
-        points: Vec<u64>,
-        owners: Vec<u32>,
-        point_hash: PointHash,
-    ) -> Ring {
+    fn assemble(nodes: Vec<Node>, params: Params, placement: Placement, point_hash: PointHash) -> Ring {
         let mut live = vec![false; nodes.len()];
-        for &owner in &owners {
-            live[owner as usize] = true;
+        match &placement {
+            Placement::Continuum(c) => c.owners().iter().for_each(|&o| live[o as usize] = true),
+            Placement::Jump => live.fill(true),
+            Placement::Rendezvous(r) => r.weights().for_each(|(i, _)| live[i] = true),
+            Placement::Table(table) => table.iter().for_each(|&o| live[o as usize] = true),
         }
         let zone_class = zone_classes(&nodes);
         let live_zones = if zone_class.is_empty() {
@@ -163,8 +280,7 @@ impl Ring {
             classes.len()
         };
         let live_nodes = live.iter().filter(|&&l| l).count();
-        let index = PointIndex::new(&points);
-        Ring { nodes, vnodes, seed, points, owners, zone_class, live_nodes, live_zones, index, point_hash }
+        Ring { nodes, params, zone_class, live_nodes, live_zones, placement, point_hash }
     }
 
     /// The nodes, in order (drained ones included).
@@ -177,44 +293,86 @@ impl Ring {
         self.nodes.iter().position(|n| n.id() == id)
     }
 
-    /// Points per unit of weight.
-    pub fn vnodes(&self) -> u32 {
-        self.vnodes
+    /// The placement algorithm.
+    pub fn algorithm(&self) -> Algorithm {
+        self.params.algorithm
     }
 
-    /// Seed of the key and point hashes.
+    /// Points per unit of weight: `Some` for [`Algorithm::Ring`] only.
+    pub fn vnodes(&self) -> Option<u32> {
+        self.params.algorithm.uses_vnodes().then_some(self.params.vnodes)
+    }
+
+    /// Seed of the key and node hashes (0 for the unseeded algorithms).
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.params.seed
     }
 
-    /// Total number of points on the ring.
+    /// Maglev table size: `Some` for [`Algorithm::Maglev`] only.
+    pub fn table_size(&self) -> Option<u32> {
+        (self.params.algorithm == Algorithm::Maglev).then_some(self.params.table_size)
+    }
+
+    /// Number of nodes that can own keys: nodes with weight > 0 (under
+    /// `slots`, nodes holding a slot; under `jump`, every node). Lookups
+    /// fail with [`RingError::EmptyRing`] when it is 0.
+    pub fn live_node_count(&self) -> usize {
+        self.live_nodes
+    }
+
+    /// Number of points on the continuum (`ring` and the compatibility
+    /// modes); 0 for `jump`, `rendezvous`, `maglev` and `slots`.
     pub fn point_count(&self) -> usize {
-        self.points.len()
+        match &self.placement {
+            Placement::Continuum(c) => c.len(),
+            _ => 0,
+        }
     }
 
-    /// The points in ring order as (position, index into [`Ring::nodes`]).
-    pub fn points(&self) -> impl ExactSizeIterator<Item = (u64, usize)> + '_ {
-        self.points.iter().zip(&self.owners).map(|(&p, &o)| (p, o as usize))
+    /// The continuum's points in ring order as (position in the algorithm's
+    /// hash space, index into [`Ring::nodes`]); empty for algorithms
+    /// without points.
+    pub fn points(&self) -> impl Iterator<Item = (u64, usize)> + '_ {
+        let continuum = match &self.placement {
+            Placement::Continuum(c) => Some(c),
+            _ => None,
+        };
+        continuum.into_iter().flat_map(Continuum::points)
     }
 
-    /// The key's position on this ring: XXH3-64 of the key bytes under the
-    /// ring's seed. See [`hash_key`].
+    /// The key's hash under this ring's algorithm, in `[0, 2^bits)` for
+    /// `bits` = [`Algorithm::hash_bits`]: XXH3-64 under the seed (`ring`,
+    /// `jump`, `rendezvous`, `maglev`; see [`hash_key`]), the first 4 bytes
+    /// of MD5 little-endian (ketama modes), CRC-32 (`nginx`), or the Redis
+    /// Cluster slot (`slots`).
     #[inline]
     pub fn hash_key(&self, key: impl AsRef<[u8]>) -> u64 {
-        hash_key(key.as_ref(), self.seed)
+        let key = key.as_ref();
+        match self.params.algorithm {
+            Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => {
+                hash_key(key, self.params.seed)
+            }
+            Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama => u64::from(ketama::md5_key_hash(key)),
+            Algorithm::Nginx => u64::from(nginx::crc32_key_hash(key)),
+            Algorithm::Slots => u64::from(slots::key_slot(key)),
+        }
     }
 
-    /// The node owning `key` (bytes; a string is its UTF-8 bytes): the owner
-    /// of the first point `>=` the key's hash, wrapping past the end.
+    /// The node owning `key` (bytes; a string is its UTF-8 bytes). On a
+    /// continuum, the owner of the first point `>=` the key's hash, wrapping
+    /// past the end; on the other algorithms, as each defines.
     ///
-    /// Errors: [`RingError::EmptyRing`] when no node has weight > 0.
+    /// Errors: [`RingError::EmptyRing`] when no node can own keys.
     #[inline]
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<&Node, RingError> {
-        self.get_by_hash(self.hash_key(key))
+        Ok(&self.nodes[self.owner(self.hash_key(key))?])
     }
 
     /// Like [`Ring::get`], for a caller that hashed the key itself with
-    /// [`Ring::hash_key`]: the owner of the first point `>= hash`.
+    /// [`Ring::hash_key`].
+    ///
+    /// Errors: [`RingError::EmptyRing`]; [`RingError::HashOutOfRange`] when
+    /// `hash` does not fit the algorithm's [`Algorithm::hash_bits`].
     #[inline]
     pub fn get_by_hash(&self, hash: u64) -> Result<&Node, RingError> {
         Ok(&self.nodes[self.index_by_hash(hash)?])
@@ -223,13 +381,51 @@ impl Ring {
     /// Index in [`Ring::nodes`] of the node owning `key`. Errors as [`Ring::get`].
     #[inline]
     pub fn get_index(&self, key: impl AsRef<[u8]>) -> Result<usize, RingError> {
-        self.index_by_hash(self.hash_key(key))
+        self.owner(self.hash_key(key))
+    }
+
+    /// Index in [`Ring::nodes`] of the node owning hash `hash`. Errors as
+    /// [`Ring::get_by_hash`].
+    #[inline]
+    pub fn index_by_hash(&self, hash: u64) -> Result<usize, RingError> {
+        self.check_hash(hash)?;
+        self.owner(hash)
+    }
+
+    fn check_hash(&self, hash: u64) -> Result<(), RingError> {
+        let bits = self.params.algorithm.hash_bits();
+        if bits < 64 && hash >> bits != 0 {
+            return Err(RingError::HashOutOfRange { hash, bits });
+        }
+        Ok(())
+    }
+
+    /// Owner of an in-range hash.
+    #[inline]
+    fn owner(&self, hash: u64) -> Result<usize, RingError> {
+        if self.live_nodes == 0 {
+            return Err(RingError::EmptyRing);
+        }
+        Ok(match &self.placement {
+            Placement::Continuum(c) => c.owner(hash),
+            Placement::Jump => jump::jump_hash(hash, self.nodes.len() as u32) as usize,
+            Placement::Rendezvous(r) => r.owner(hash),
+            Placement::Table(table) => table[self.table_slot(hash, table.len())] as usize,
+        })
+    }
+
+    #[inline]
+    fn table_slot(&self, hash: u64, size: usize) -> usize {
+        match self.params.algorithm {
+            Algorithm::Slots => hash as usize,
+            _ => maglev::slot(hash, size),
+        }
     }
 
     /// Places many keys: writes the index in [`Ring::nodes`] of the owner of
     /// the `i`-th key to `out[i]`, for as many keys as both `keys` and `out`
-    /// hold, and returns that count. Hashes keys in blocks before looking them
-    /// up, so independent memory reads overlap.
+    /// hold, and returns that count. On a continuum, hashes keys in blocks
+    /// before looking them up, so independent memory reads overlap.
     ///
     /// Errors: [`RingError::EmptyRing`] (nothing is written).
     pub fn get_indices<K: AsRef<[u8]>>(
@@ -238,21 +434,28 @@ impl Ring {
         out: &mut [usize],
     ) -> Result<usize, RingError> {
         const BLOCK: usize = 32;
-        if self.points.is_empty() {
+        if self.live_nodes == 0 {
             return Err(RingError::EmptyRing);
         }
         let mut keys = keys.into_iter();
+        let Placement::Continuum(continuum) = &self.placement else {
+            let mut placed = 0;
+            for (slot, key) in out.iter_mut().zip(keys) {
+                *slot = self.owner(self.hash_key(key))?;
+                placed += 1;
+            }
+            return Ok(placed);
+        };
         let mut hashes = [0u64; BLOCK];
         let mut placed = 0;
         for chunk in out.chunks_mut(BLOCK) {
             let mut filled = 0;
             for (slot, key) in hashes[..chunk.len()].iter_mut().zip(keys.by_ref()) {
-                *slot = hash_key(key.as_ref(), self.seed);
+                *slot = self.hash_key(key);
                 filled += 1;
             }
             for (slot, &hash) in chunk[..filled].iter_mut().zip(&hashes[..filled]) {
-                let i = self.index.first_at_or_after(&self.points, hash);
-                *slot = self.owners[if i == self.points.len() { 0 } else { i }] as usize;
+                *slot = continuum.owner(hash);
             }
             placed += filled;
             if filled < chunk.len() {
@@ -262,21 +465,19 @@ impl Ring {
         Ok(placed)
     }
 
-    /// Index in [`Ring::nodes`] of the node owning position `hash`. Errors as [`Ring::get`].
-    #[inline]
-    pub fn index_by_hash(&self, hash: u64) -> Result<usize, RingError> {
-        Ok(self.owners[self.first_point_at_or_after(hash)?] as usize)
-    }
-
-    /// The preference list of `key`: up to `n` distinct nodes clockwise from
-    /// the key's position, the first being [`Ring::get`]. When nodes have
-    /// zones, nodes of zones not yet listed come first (a node without a zone
-    /// counts as a zone of its own), then the remaining nodes in clockwise
-    /// order, as Cassandra's NetworkTopologyStrategy places replicas. When `n`
-    /// exceeds the number of nodes owning points, each of them appears once.
-    /// Follows Dynamo's preference list (DeCandia et al., 2007).
+    /// The preference list of `key`: up to `n` distinct nodes in the
+    /// algorithm's preference order, the first being [`Ring::get`]. The
+    /// order is clockwise on a continuum (Dynamo's preference list,
+    /// DeCandia et al., 2007), forward through the table for `maglev` and
+    /// `slots`, by descending score for `rendezvous`, and successive jumps
+    /// over the remaining nodes for `jump` (`core/SPEC.md`). When nodes have
+    /// zones, nodes of zones not yet listed come first (a node without a
+    /// zone counts as a zone of its own), then the remaining nodes in
+    /// preference order, as Cassandra's NetworkTopologyStrategy places
+    /// replicas. When `n` exceeds the number of nodes that can own keys,
+    /// each of them appears once.
     ///
-    /// Errors: [`RingError::EmptyRing`] when no node has weight > 0.
+    /// Errors: [`RingError::EmptyRing`] when no node can own keys.
     pub fn get_n(&self, key: impl AsRef<[u8]>, n: usize) -> Result<Vec<&Node>, RingError> {
         let mut indices = vec![0usize; n.min(self.live_nodes)];
         let found = self.get_n_indices(key, &mut indices)?;
@@ -285,17 +486,25 @@ impl Ring {
 
     /// Writes the preference list of `key` (see [`Ring::get_n`]) as indices
     /// into [`Ring::nodes`], up to `out.len()` of them, and returns how many
-    /// were written. Writes nothing when it fails. Does not allocate when
-    /// `out.len() <= 32`.
+    /// were written. Writes nothing when it fails. On a continuum or a table
+    /// it does not allocate when `out.len() <= 32`.
     ///
-    /// Errors: [`RingError::EmptyRing`] when no node has weight > 0.
+    /// Errors: [`RingError::EmptyRing`] when no node can own keys.
     pub fn get_n_indices(&self, key: impl AsRef<[u8]>, out: &mut [usize]) -> Result<usize, RingError> {
-        self.get_n_indices_by_hash(self.hash_key(key), out)
+        self.preference(self.hash_key(key), out)
     }
 
     /// [`Ring::get_n_indices`] for a caller that hashed the key itself.
+    /// Errors as [`Ring::get_by_hash`].
     pub fn get_n_indices_by_hash(&self, hash: u64, out: &mut [usize]) -> Result<usize, RingError> {
-        let start = self.first_point_at_or_after(hash)?;
+        self.check_hash(hash)?;
+        self.preference(hash, out)
+    }
+
+    fn preference(&self, hash: u64, out: &mut [usize]) -> Result<usize, RingError> {
+        if self.live_nodes == 0 {
+            return Err(RingError::EmptyRing);
+        }
         let want = out.len().min(self.live_nodes);
         if want == 0 {
             return Ok(0);
@@ -306,7 +515,7 @@ impl Ring {
         if !self.zone_class.is_empty() {
             let mut zones = Taken::new(want, self.nodes.len());
             let zone_target = want.min(self.live_zones);
-            self.walk(start, |owner| {
+            self.walk(hash, |owner| {
                 let zone = self.zone_class[owner] as usize;
                 if !taken.contains(out, found, owner) && !zones.contains_zone(out, found, zone, &self.zone_class) {
                     taken.insert(owner);
@@ -318,7 +527,7 @@ impl Ring {
             });
         }
         if found < want {
-            self.walk(start, |owner| {
+            self.walk(hash, |owner| {
                 if !taken.contains(out, found, owner) {
                     taken.insert(owner);
                     out[found] = owner;
@@ -330,104 +539,214 @@ impl Ring {
         Ok(found)
     }
 
-    /// Visits owners clockwise from point `start`, once around the ring, until
-    /// `visit` returns true.
-    fn walk(&self, start: usize, mut visit: impl FnMut(usize) -> bool) {
-        let (after, before) = self.owners.split_at(start);
-        for &owner in before.iter().chain(after) {
-            if visit(owner as usize) {
-                return;
+    /// Visits candidate owners of `hash` in preference order (a node may
+    /// repeat; every node that can own keys appears), until `visit` returns true.
+    fn walk(&self, hash: u64, mut visit: impl FnMut(usize) -> bool) {
+        match &self.placement {
+            Placement::Continuum(c) => c.walk(c.start(hash), visit),
+            Placement::Jump => jump::walk(hash, self.nodes.len(), visit),
+            Placement::Rendezvous(r) => r.walk(hash, visit),
+            Placement::Table(table) => {
+                let (after, before) = table.split_at(self.table_slot(hash, table.len()));
+                for &owner in before.iter().chain(after) {
+                    if visit(owner as usize) {
+                        return;
+                    }
+                }
             }
         }
     }
 
-    /// Index of the first point `>=` hash, wrapping to 0 past the end.
-    #[inline]
-    fn first_point_at_or_after(&self, hash: u64) -> Result<usize, RingError> {
-        if self.points.is_empty() {
-            return Err(RingError::EmptyRing);
+    /// Last 64-bit position of each arc with its owner, in order, when the
+    /// algorithm has arcs: a native hash `h` of `bits` bits sits at
+    /// positions `h << (64 - bits) ..= (h << (64 - bits)) | (2^(64 - bits) - 1)`.
+    pub(crate) fn arc_ends(&self) -> Option<Vec<(u64, usize)>> {
+        match &self.placement {
+            Placement::Continuum(c) => Some(c.boundaries().collect()),
+            Placement::Table(table) => {
+                let end = |s: usize| match self.params.algorithm {
+                    Algorithm::Slots => (((s as u64) + 1) << 50).wrapping_sub(1),
+                    _ => maglev::slot_end(s, table.len()),
+                };
+                let mut ends: Vec<(u64, usize)> = Vec::new();
+                for (s, &owner) in table.iter().enumerate() {
+                    match ends.last_mut() {
+                        Some(last) if last.1 == owner as usize => last.0 = end(s),
+                        _ => ends.push((end(s), owner as usize)),
+                    }
+                }
+                Some(ends)
+            }
+            Placement::Jump | Placement::Rendezvous(_) => None,
         }
-        let i = self.index.first_at_or_after(&self.points, hash);
-        Ok(if i == self.points.len() { 0 } else { i })
     }
 
-    /// A new ring with `node` added (appended to [`Ring::nodes`]). Only keys
-    /// that the new node now owns move. Costs O(P + k log k) for P points on
-    /// this ring and k points of the new node: its points are merged into the
-    /// sorted points, not rebuilt.
+    /// Expected share of keys per node for the algorithms without arcs:
+    /// `1/n` each under jump, `weight / total weight` under rendezvous.
+    pub(crate) fn expected_shares(&self) -> Vec<f64> {
+        let mut shares = vec![0.0; self.nodes.len()];
+        match &self.placement {
+            Placement::Jump => shares.fill(1.0 / self.nodes.len() as f64),
+            Placement::Rendezvous(r) => {
+                let total: f64 = r.weights().map(|(_, w)| w).sum();
+                r.weights().for_each(|(i, w)| shares[i] = w / total);
+            }
+            _ => {}
+        }
+        shares
+    }
+
+    /// For `slots`: each node's slots as inclusive ranges, parallel to
+    /// [`Ring::nodes`]; `None` for other algorithms.
+    pub fn slot_ranges(&self) -> Option<Vec<Vec<RangeInclusive<u16>>>> {
+        match (&self.placement, self.params.algorithm) {
+            (Placement::Table(table), Algorithm::Slots) => Some(slots::ranges(table, self.nodes.len())),
+            _ => None,
+        }
+    }
+
+    /// Whether this `slots` ring's assignment is the fresh contiguous one
+    /// for its nodes (so a config need not list ranges).
+    pub(crate) fn slots_are_fresh(&self) -> bool {
+        match &self.placement {
+            Placement::Table(table) => *table == slots::contiguous(&self.nodes),
+            _ => true,
+        }
+    }
+
+    /// A new ring with `node` added (appended to [`Ring::nodes`]). On the
+    /// `ring` algorithm only keys that the new node now owns move, and its
+    /// points are merged into the sorted points (O(P + k log k) for P points
+    /// and k new ones), not rebuilt. The other algorithms rebuild, with the
+    /// movement each promises (`slots` moves only the slots the new node
+    /// takes; the ketama modes move about the new node's share, as their
+    /// peers do).
     ///
-    /// Errors: [`RingError::DuplicateId`] when the id is taken, the node
-    /// errors of [`RingBuilder::build`], [`RingError::TooManyPoints`].
+    /// Errors: [`RingError::DuplicateId`] when the id is taken, the errors
+    /// of [`RingBuilder::build`].
     pub fn with_node(&self, node: Node) -> Result<Ring, RingError> {
         node.validate(self.nodes.len())?;
         if self.position(node.id()).is_some() {
             return Err(RingError::DuplicateId { id: node.id().to_owned() });
         }
-        let count = self.checked_total(node.id(), node.weight(), 0)?;
         let mut nodes = self.nodes.clone();
         nodes.push(node);
         let index = nodes.len() - 1;
-        let (points, owners) = self.merged(&nodes, index, count, |_| true);
-        Ok(Ring::assemble(nodes, self.vnodes, self.seed, points, owners, self.point_hash))
+        let Placement::Continuum(continuum) = &self.placement else {
+            return self.rebuild(nodes, Some);
+        };
+        if self.params.algorithm != Algorithm::Ring {
+            return self.rebuild(nodes, Some);
+        }
+        let count = self.checked_total(nodes[index].id(), nodes[index].weight(), 0)?;
+        let (points, owners) = self.merged(continuum, &nodes, index, count, |_| true);
+        let continuum = Continuum::new(points, owners, 64);
+        Ok(Ring::assemble(nodes, self.params, Placement::Continuum(continuum), self.point_hash))
     }
 
     /// A new ring without the node `id`; the nodes after it shift down one
-    /// index. Only keys that node owned move. Costs O(P).
+    /// index. On a continuum only keys that node owned move (costs O(P));
+    /// under jump, removing any node but the last renumbers the buckets
+    /// after it and moves most keys.
     ///
     /// Errors: [`RingError::UnknownNode`] when no node has this id.
     pub fn without_node(&self, id: &str) -> Result<Ring, RingError> {
         let removed = self.position(id).ok_or_else(|| RingError::UnknownNode { id: id.to_owned() })? as u32;
         let mut nodes = self.nodes.clone();
         nodes.remove(removed as usize);
-        let mut points = Vec::with_capacity(self.points.len());
-        let mut owners = Vec::with_capacity(self.points.len());
-        for (&point, &owner) in self.points.iter().zip(&self.owners) {
-            if owner != removed {
-                points.push(point);
-                owners.push(if owner > removed { owner - 1 } else { owner });
+        let shifted = |owner: u32| match owner.cmp(&removed) {
+            Ordering::Less => Some(owner),
+            Ordering::Equal => None,
+            Ordering::Greater => Some(owner - 1),
+        };
+        match &self.placement {
+            Placement::Continuum(continuum) if self.params.algorithm == Algorithm::Ring => {
+                let (mut points, mut owners) = (Vec::new(), Vec::new());
+                for (point, owner) in continuum.points() {
+                    if let Some(owner) = shifted(owner as u32) {
+                        points.push(point);
+                        owners.push(owner);
+                    }
+                }
+                let continuum = Continuum::new(points, owners, 64);
+                Ok(Ring::assemble(nodes, self.params, Placement::Continuum(continuum), self.point_hash))
             }
+            _ => self.rebuild(nodes, shifted),
         }
-        Ok(Ring::assemble(nodes, self.vnodes, self.seed, points, owners, self.point_hash))
     }
 
-    /// A new ring with node `id` at `weight`. Its points become
-    /// `0..round(vnodes * weight)`, so raising the weight only moves keys to
-    /// it and lowering it only moves keys away from it. Costs O(P + k log k).
+    /// A new ring with node `id` at `weight`. On the `ring` algorithm its
+    /// points become `0..round(vnodes * weight)`, so raising the weight only
+    /// moves keys to it and lowering it only moves keys away from it (costs
+    /// O(P + k log k)); `rendezvous` and `slots` keep the same promise.
     ///
-    /// Errors: [`RingError::UnknownNode`], [`RingError::InvalidWeight`],
+    /// Errors: [`RingError::UnknownNode`], [`RingError::InvalidWeight`]
+    /// (including weights the algorithm cannot express),
     /// [`RingError::TooManyPoints`].
     pub fn with_weight(&self, id: &str, weight: f64) -> Result<Ring, RingError> {
         let index = self.position(id).ok_or_else(|| RingError::UnknownNode { id: id.to_owned() })?;
         check_weight(id, weight)?;
-        let old = points_for(id, self.nodes[index].weight(), self.vnodes)?;
-        let count = self.checked_total(id, weight, old)?;
         let mut nodes = self.nodes.clone();
         nodes[index].set_weight(weight);
-        let (points, owners) = self.merged(&nodes, index, count, |owner| owner != index as u32);
-        Ok(Ring::assemble(nodes, self.vnodes, self.seed, points, owners, self.point_hash))
+        match &self.placement {
+            Placement::Continuum(continuum) if self.params.algorithm == Algorithm::Ring => {
+                let old = points_for(id, self.nodes[index].weight(), self.params.vnodes)?;
+                let count = self.checked_total(id, weight, old)?;
+                let (points, owners) = self.merged(continuum, &nodes, index, count, |owner| owner != index as u32);
+                let continuum = Continuum::new(points, owners, 64);
+                Ok(Ring::assemble(nodes, self.params, Placement::Continuum(continuum), self.point_hash))
+            }
+            _ => self.rebuild(nodes, Some),
+        }
+    }
+
+    /// Builds a ring of the same algorithm and parameters over `nodes`; a
+    /// `slots` ring rebalances its assignment, with `owner_now` mapping an
+    /// old node index to its new one (`None` when it left).
+    fn rebuild(&self, nodes: Vec<Node>, owner_now: impl Fn(u32) -> Option<u32>) -> Result<Ring, RingError> {
+        let source = match &self.placement {
+            Placement::Table(table) if self.params.algorithm == Algorithm::Slots => {
+                let previous = if table.is_empty() {
+                    vec![None; slots::SLOT_COUNT]
+                } else {
+                    table.iter().map(|&owner| owner_now(owner)).collect()
+                };
+                SlotSource::Rebalance(previous)
+            }
+            _ => SlotSource::Fresh,
+        };
+        Ring::build_with(self.params, nodes, source, self.point_hash)
     }
 
     /// Point count of a node of `weight` replacing `old` points, checked
     /// against [`MAX_POINTS`].
     fn checked_total(&self, id: &str, weight: f64, old: u64) -> Result<u64, RingError> {
-        let count = points_for(id, weight, self.vnodes)?;
-        let total = self.points.len() as u64 - old + count;
+        let count = points_for(id, weight, self.params.vnodes)?;
+        let total = self.point_count() as u64 - old + count;
         if total > MAX_POINTS {
             return Err(too_many(id, total));
         }
         Ok(count)
     }
 
-    /// This ring's points for which `keep(owner)` holds, merged with `count`
-    /// fresh points of `nodes[index]`, in ring order.
-    fn merged(&self, nodes: &[Node], index: usize, count: u64, keep: impl Fn(u32) -> bool) -> (Vec<u64>, Vec<u32>) {
+    /// The continuum's points for which `keep(owner)` holds, merged with
+    /// `count` fresh points of `nodes[index]`, in ring order.
+    fn merged(
+        &self,
+        continuum: &Continuum,
+        nodes: &[Node],
+        index: usize,
+        count: u64,
+        keep: impl Fn(u32) -> bool,
+    ) -> (Vec<u64>, Vec<u32>) {
         let id = nodes[index].id().as_bytes();
-        let mut fresh: Vec<u64> = (0..count as u32).map(|i| (self.point_hash)(id, i, self.seed)).collect();
+        let mut fresh: Vec<u64> = (0..count as u32).map(|i| (self.point_hash)(id, i, self.params.seed)).collect();
         fresh.sort_unstable();
-        let capacity = self.points.len() + fresh.len();
+        let capacity = continuum.len() + fresh.len();
         let (mut points, mut owners) = (Vec::with_capacity(capacity), Vec::with_capacity(capacity));
         let mut fresh = fresh.into_iter().peekable();
-        for (&point, &owner) in self.points.iter().zip(&self.owners) {
+        for (point, owner) in continuum.points() {
+            let owner = owner as u32;
             if !keep(owner) {
                 continue;
             }
@@ -452,59 +771,30 @@ impl Ring {
 
     #[cfg(test)]
     pub(crate) fn with_point_hash(nodes: Vec<Node>, vnodes: u32, point_hash: PointHash) -> Result<Ring, RingError> {
-        Ring::build_with(nodes, vnodes, 0, point_hash)
+        let params = Params::resolve(Algorithm::Ring, Some(vnodes), None, None)?;
+        Ring::build_with(params, nodes, SlotSource::Fresh, point_hash)
     }
 }
 
-/// A table over the top `bits` bits of positions: `starts[b]` is the index of
-/// the first point whose top bits are `>= b`, so the first point `>= hash`
-/// lies in `starts[b]..=starts[b + 1]` for `b = hash >> (64 - bits)`. With
-/// about one point per bucket a lookup reads two adjacent table entries and
-/// scans one or two points instead of binary-searching the whole ring.
-/// `bits` is `ceil(log2(points))`, at most 16: the table holds at most
-/// 65,537 `u32` (256 KiB), and rings above 65,536 points get a short binary
-/// search inside the bucket.
-#[derive(Debug, Clone, Default)]
-struct PointIndex {
-    starts: Vec<u32>,
-    shift: u32,
-}
-
-impl PointIndex {
-    const MAX_BITS: u32 = 16;
-
-    fn new(points: &[u64]) -> PointIndex {
-        if points.is_empty() {
-            return PointIndex::default();
+/// The `ring` algorithm's continuum: `round(vnodes * weight)` points per
+/// node at [`hash_point`], equal points ordered by owner id bytes.
+fn vnode_continuum(nodes: &[Node], params: Params, point_hash: PointHash) -> Result<Continuum, RingError> {
+    let mut total: u64 = 0;
+    for node in nodes {
+        total = total.saturating_add(points_for(node.id(), node.weight(), params.vnodes)?);
+        if total > MAX_POINTS {
+            return Err(too_many(node.id(), total));
         }
-        let bits = (usize::BITS - (points.len() - 1).leading_zeros()).clamp(1, Self::MAX_BITS);
-        let shift = 64 - bits;
-        let buckets = 1usize << bits;
-        let mut starts = Vec::with_capacity(buckets + 1);
-        let mut next = 0usize;
-        for bucket in 0..buckets {
-            while next < points.len() && ((points[next] >> shift) as usize) < bucket {
-                next += 1;
-            }
-            starts.push(next as u32);
-        }
-        starts.push(points.len() as u32);
-        PointIndex { starts, shift }
     }
-
-    /// Index of the first point `>= hash` (`points.len()` when none is).
-    #[inline]
-    fn first_at_or_after(&self, points: &[u64], hash: u64) -> usize {
-        let bucket = (hash >> self.shift) as usize;
-        let (start, end) = (self.starts[bucket] as usize, self.starts[bucket + 1] as usize);
-        let candidates = &points[start..end];
-        let offset = if candidates.len() <= 8 {
-            candidates.iter().position(|&p| p >= hash).unwrap_or(candidates.len())
-        } else {
-            candidates.partition_point(|&p| p < hash)
-        };
-        start + offset
+    let mut tagged: Vec<(u64, u32)> = Vec::with_capacity(total as usize);
+    for (index, node) in nodes.iter().enumerate() {
+        let count = points_for(node.id(), node.weight(), params.vnodes)? as u32;
+        let id = node.id().as_bytes();
+        tagged.extend((0..count).map(|point| (point_hash(id, point, params.seed), index as u32)));
     }
+    tagged.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| id_order(nodes, a.1, b.1)));
+    let (points, owners) = tagged.into_iter().unzip();
+    Ok(Continuum::new(points, owners, 64))
 }
 
 /// Which nodes (or zones) a preference walk has taken: a scan of the output
@@ -567,7 +857,7 @@ fn id_order(nodes: &[Node], a: u32, b: u32) -> Ordering {
     nodes[a as usize].id().as_bytes().cmp(nodes[b as usize].id().as_bytes())
 }
 
-fn too_many(id: &str, requested: u64) -> RingError {
+pub(crate) fn too_many(id: &str, requested: u64) -> RingError {
     RingError::TooManyPoints { id: id.to_owned(), requested, limit: MAX_POINTS }
 }
 
@@ -648,20 +938,6 @@ mod tests {
                 let want = reference.get_by_hash(hash).unwrap().id();
                 prop_assert_eq!(built.get_by_hash(hash).unwrap().id(), want);
                 prop_assert_eq!(derived.get_by_hash(hash).unwrap().id(), want);
-            }
-        }
-
-        /// The index finds exactly the point a binary search over all points finds.
-        #[test]
-        fn index_agrees_with_binary_search(
-            mut points in prop::collection::vec(prop_oneof![any::<u64>(), Just(0u64), Just(u64::MAX), 0..64u64], 1..400),
-            hashes in prop::collection::vec(any::<u64>(), 50),
-        ) {
-            points.sort_unstable();
-            let index = PointIndex::new(&points);
-            let probes = hashes.iter().copied().chain(points.iter().flat_map(|&p| [p.wrapping_sub(1), p, p.wrapping_add(1)]));
-            for hash in probes.chain([0, u64::MAX]) {
-                prop_assert_eq!(index.first_at_or_after(&points, hash), points.partition_point(|&p| p < hash));
             }
         }
     }

@@ -17,7 +17,7 @@ fn bad_input_gets_a_typed_error_naming_the_value() {
     assert_eq!(ring(&[("a", 1.0), ("b", 1.0), ("a", 2.0)]).unwrap_err(), RingError::DuplicateId { id: "a".into() });
     for weight in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, -1e-300] {
         match ring(&[("w", weight)]).unwrap_err() {
-            RingError::InvalidWeight { id, weight: got } => {
+            RingError::InvalidWeight { id, weight: got, .. } => {
                 assert_eq!(id, "w");
                 assert!(got.to_bits() == weight.to_bits());
             }
@@ -159,7 +159,7 @@ fn bad_configs_name_the_problem() {
     let err = Ring::from_json(r#"{"format_version": 2, "nodes": []}"#).unwrap_err();
     assert_eq!(err, RingError::UnsupportedFormat { found: 2, supported: 1 });
     let err = Ring::from_json(r#"{"format_version": 1, "nodes": [{"id": "a", "weight": -1}]}"#).unwrap_err();
-    assert_eq!(err, RingError::InvalidWeight { id: "a".into(), weight: -1.0 });
+    assert!(matches!(err, RingError::InvalidWeight { ref id, weight, .. } if id == "a" && weight == -1.0));
     assert!(matches!(Ring::from_json("{").unwrap_err(), RingError::InvalidConfig { .. }));
     // A struct read from an array by position is not a config.
     let err = Ring::from_json(r#"[1, "ring", 160, 0, [["a", 1.0, null]]]"#).unwrap_err();

@@ -1,0 +1,129 @@
+//! The placement algorithms a [`Ring`](crate::Ring) can run, named by the
+//! `algorithm` field of a config.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::RingError;
+
+/// Placement algorithm of a ring. Every algorithm answers the same calls
+/// (`get`, `get_n`, derivations, ownership, diff); they differ in how keys
+/// and nodes are hashed and in what each promises. Byte-exact rules for each
+/// are in `core/SPEC.md`.
+///
+/// | name         | key hash                  | weights        | source |
+/// |--------------|---------------------------|----------------|--------|
+/// | `ring`       | XXH3-64                   | any `>= 0`     | Karger et al. 1997; Dynamo |
+/// | `ketama`     | MD5, 32 bits              | whole numbers  | libmemcached `CONSISTENT_KETAMA`, weighted |
+/// | `ketama-spy` | MD5, 32 bits              | whole numbers  | libmemcached `CONSISTENT_KETAMA_SPY`, weighted |
+/// | `libketama`  | MD5, 32 bits              | whole numbers  | last.fm libketama |
+/// | `nginx`      | CRC-32                    | whole numbers  | nginx `hash $key consistent` |
+/// | `jump`       | XXH3-64                   | exactly 1      | Lamping & Veach 2014 |
+/// | `rendezvous` | XXH3-64                   | any `>= 0`     | Thaler & Ravishankar 1998, logarithmic weighting |
+/// | `maglev`     | XXH3-64                   | any `>= 0`     | Eisenbud et al. 2016 |
+/// | `slots`      | CRC16/XMODEM mod 16384    | any `>= 0`     | Redis Cluster key slots |
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// Weighted virtual nodes on a 64-bit ring ([`crate::Ring`]'s own format).
+    #[default]
+    Ring,
+    /// libmemcached's weighted ketama: bit-exact with its clients.
+    Ketama,
+    /// libmemcached's weighted ketama in "spy" mode (point strings `/host:port-i`).
+    KetamaSpy,
+    /// The original last.fm libketama continuum.
+    Libketama,
+    /// nginx's `hash $key consistent;` (also Cache::Memcached::Fast).
+    Nginx,
+    /// Jump consistent hash over the node list in order.
+    Jump,
+    /// Weighted rendezvous (highest random weight) hashing.
+    Rendezvous,
+    /// Maglev lookup table of a prime size.
+    Maglev,
+    /// Redis Cluster key slots and a slot -> node assignment.
+    Slots,
+}
+
+impl Algorithm {
+    /// Every algorithm, in the order of this enum.
+    pub const ALL: [Algorithm; 9] = [
+        Algorithm::Ring,
+        Algorithm::Ketama,
+        Algorithm::KetamaSpy,
+        Algorithm::Libketama,
+        Algorithm::Nginx,
+        Algorithm::Jump,
+        Algorithm::Rendezvous,
+        Algorithm::Maglev,
+        Algorithm::Slots,
+    ];
+
+    /// The name written in configs and accepted by every binding (`"ring"`,
+    /// `"ketama-spy"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Ring => "ring",
+            Algorithm::Ketama => "ketama",
+            Algorithm::KetamaSpy => "ketama-spy",
+            Algorithm::Libketama => "libketama",
+            Algorithm::Nginx => "nginx",
+            Algorithm::Jump => "jump",
+            Algorithm::Rendezvous => "rendezvous",
+            Algorithm::Maglev => "maglev",
+            Algorithm::Slots => "slots",
+        }
+    }
+
+    /// Width in bits of this algorithm's key hash: keys hash into
+    /// `[0, 2^bits)`. 64 for XXH3, 32 for MD5 and CRC-32, 14 for Redis slots.
+    pub fn hash_bits(self) -> u32 {
+        match self {
+            Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama | Algorithm::Nginx => 32,
+            Algorithm::Slots => 14,
+            Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => 64,
+        }
+    }
+
+    /// Whether `vnodes` (points per unit of weight) is a parameter.
+    pub fn uses_vnodes(self) -> bool {
+        self == Algorithm::Ring
+    }
+
+    /// Whether the seed is a parameter; the compatibility modes and `slots`
+    /// hash exactly as their peers do, with no seed.
+    pub fn uses_seed(self) -> bool {
+        matches!(self, Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev)
+    }
+
+    /// Whether the ring has arcs of the hash space (continuum or table), so
+    /// ownership and diffs are exact rather than expected or sampled.
+    pub fn has_arcs(self) -> bool {
+        !matches!(self, Algorithm::Jump | Algorithm::Rendezvous)
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Algorithm {
+    type Err = RingError;
+
+    /// Parses a name as written by [`Algorithm::name`]. Errors:
+    /// [`RingError::InvalidConfig`] naming the unknown value and the known ones.
+    fn from_str(name: &str) -> Result<Algorithm, RingError> {
+        Algorithm::ALL.into_iter().find(|a| a.name() == name).ok_or_else(|| RingError::InvalidConfig {
+            message: format!(
+                "unknown algorithm {name:?}; expected one of {}",
+                Algorithm::ALL.map(Algorithm::name).join(", ")
+            ),
+        })
+    }
+}

@@ -1,0 +1,161 @@
+//! The sorted point array shared by every point-based algorithm (`ring`,
+//! `ketama`, `ketama-spy`, `libketama`, `nginx`): a key belongs to the first
+//! point at or after its hash, wrapping past the end. "Continuum" is
+//! libketama's name for it.
+
+/// Points in ascending order with their owners, plus a lookup index.
+///
+/// Points are stored shifted left by `64 - bits`, so a 32-bit hash space
+/// (MD5 or CRC-32 points) uses the same 64-bit index as XXH3 points.
+#[derive(Debug, Clone)]
+pub(crate) struct Continuum {
+    /// Point positions `<< shift`, ascending; ties ordered by the algorithm's rule.
+    points: Vec<u64>,
+    /// `owners[i]` is the index of the node owning `points[i]`.
+    owners: Vec<u32>,
+    index: PointIndex,
+    shift: u32,
+}
+
+impl Continuum {
+    /// A continuum over sorted native positions of `bits` bits (`1..=64`).
+    pub(crate) fn new(mut points: Vec<u64>, owners: Vec<u32>, bits: u32) -> Continuum {
+        debug_assert!(points.is_sorted() && points.len() == owners.len());
+        let shift = 64 - bits;
+        if shift > 0 {
+            points.iter_mut().for_each(|p| *p <<= shift);
+        }
+        let index = PointIndex::new(&points);
+        Continuum { points, owners, index, shift }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// The points at their native positions, in ring order, with owners.
+    pub(crate) fn points(&self) -> impl ExactSizeIterator<Item = (u64, usize)> + '_ {
+        self.points.iter().zip(&self.owners).map(move |(&p, &o)| (p >> self.shift, o as usize))
+    }
+
+    pub(crate) fn owners(&self) -> &[u32] {
+        &self.owners
+    }
+
+    /// Last position of each point's arc in the 64-bit space (a native point
+    /// `p` owns native hashes up to `p`, that is 64-bit positions up to
+    /// `((p + 1) << shift) - 1`), with its owner, in ring order.
+    pub(crate) fn boundaries(&self) -> impl Iterator<Item = (u64, usize)> + '_ {
+        let fill = if self.shift == 0 { 0 } else { (1u64 << self.shift) - 1 };
+        self.points.iter().zip(&self.owners).map(move |(&p, &o)| (p | fill, o as usize))
+    }
+
+    /// Index of the first point `>=` the native `hash`, wrapping to 0 past
+    /// the end. The continuum must not be empty.
+    #[inline]
+    pub(crate) fn start(&self, hash: u64) -> usize {
+        let i = self.index.first_at_or_after(&self.points, hash << self.shift);
+        if i == self.points.len() { 0 } else { i }
+    }
+
+    /// Owner of the first point `>=` the native `hash`. Must not be empty.
+    #[inline]
+    pub(crate) fn owner(&self, hash: u64) -> usize {
+        self.owners[self.start(hash)] as usize
+    }
+
+    /// Visits owners clockwise from point `start`, once around, until `visit`
+    /// returns true.
+    pub(crate) fn walk(&self, start: usize, mut visit: impl FnMut(usize) -> bool) {
+        let (after, before) = self.owners.split_at(start);
+        for &owner in before.iter().chain(after) {
+            if visit(owner as usize) {
+                return;
+            }
+        }
+    }
+}
+
+/// A table over the top `bits` bits of positions: `starts[b]` is the index of
+/// the first point whose top bits are `>= b`, so the first point `>= hash`
+/// lies in `starts[b]..=starts[b + 1]` for `b = hash >> (64 - bits)`. With
+/// about one point per bucket a lookup reads two adjacent table entries and
+/// scans one or two points instead of binary-searching the whole ring.
+/// `bits` is `ceil(log2(points))`, at most 16: the table holds at most
+/// 65,537 `u32` (256 KiB), and rings above 65,536 points get a short binary
+/// search inside the bucket.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PointIndex {
+    starts: Vec<u32>,
+    shift: u32,
+}
+
+impl PointIndex {
+    const MAX_BITS: u32 = 16;
+
+    pub(crate) fn new(points: &[u64]) -> PointIndex {
+        if points.is_empty() {
+            return PointIndex::default();
+        }
+        let bits = (usize::BITS - (points.len() - 1).leading_zeros()).clamp(1, Self::MAX_BITS);
+        let shift = 64 - bits;
+        let buckets = 1usize << bits;
+        let mut starts = Vec::with_capacity(buckets + 1);
+        let mut next = 0usize;
+        for bucket in 0..buckets {
+            while next < points.len() && ((points[next] >> shift) as usize) < bucket {
+                next += 1;
+            }
+            starts.push(next as u32);
+        }
+        starts.push(points.len() as u32);
+        PointIndex { starts, shift }
+    }
+
+    /// Index of the first point `>= hash` (`points.len()` when none is).
+    #[inline]
+    pub(crate) fn first_at_or_after(&self, points: &[u64], hash: u64) -> usize {
+        let bucket = (hash >> self.shift) as usize;
+        let (start, end) = (self.starts[bucket] as usize, self.starts[bucket + 1] as usize);
+        let candidates = &points[start..end];
+        let offset = if candidates.len() <= 8 {
+            candidates.iter().position(|&p| p >= hash).unwrap_or(candidates.len())
+        } else {
+            candidates.partition_point(|&p| p < hash)
+        };
+        start + offset
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn narrow_points_keep_their_order_and_arcs() {
+        let c = Continuum::new(vec![5, 9, u32::MAX as u64], vec![0, 1, 2], 32);
+        assert_eq!(c.points().collect::<Vec<_>>(), [(5, 0), (9, 1), (u32::MAX as u64, 2)]);
+        assert_eq!([0, 5, 6, 9, 10, u32::MAX as u64].map(|h| c.owner(h)), [0, 0, 1, 1, 2, 2]);
+        let ends: Vec<u64> = c.boundaries().map(|(b, _)| b).collect();
+        assert_eq!(ends, [(6 << 32) - 1, (10 << 32) - 1, u64::MAX]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// The index finds exactly the point a binary search over all points finds.
+        #[test]
+        fn index_agrees_with_binary_search(
+            mut points in prop::collection::vec(prop_oneof![any::<u64>(), Just(0u64), Just(u64::MAX), 0..64u64], 1..400),
+            hashes in prop::collection::vec(any::<u64>(), 50),
+        ) {
+            points.sort_unstable();
+            let index = PointIndex::new(&points);
+            let probes = hashes.iter().copied().chain(points.iter().flat_map(|&p| [p.wrapping_sub(1), p, p.wrapping_add(1)]));
+            for hash in probes.chain([0, u64::MAX]) {
+                prop_assert_eq!(index.first_at_or_after(&points, hash), points.partition_point(|&p| p < hash));
+            }
+        }
+    }
+}

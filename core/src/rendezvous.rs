@@ -1,0 +1,111 @@
+//! Weighted rendezvous (highest random weight) hashing: Thaler and
+//! Ravishankar, "Using name-based mappings to increase hit rates" (1998),
+//! weighted by the logarithmic method (Schindelhauer and Schomaker, 2005;
+//! the form used by Tarantool's vshard and Ceph's straw2).
+//!
+//! Each node `i` scores a key `-weight_i / ln(u_i)`, where `u_i` in (0, 1) is
+//! uniform from the key's and the node's hashes; the key goes to the highest
+//! score, and its preference list is the nodes by descending score. A node
+//! of weight `w` wins a share `w / W` of keys, and adding, removing or
+//! re-weighting one node only moves keys to or from it. A lookup costs one
+//! logarithm per node: O(n).
+
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::node::Node;
+
+/// MurmurHash3's 64-bit finaliser (`fmix64`, Appleby 2011): a bijection on
+/// `u64` whose output bits each depend on every input bit.
+#[inline]
+pub(crate) fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    h ^ (h >> 33)
+}
+
+/// Per node: XXH3-64 of its id under the ring's seed, and its weight.
+#[derive(Debug, Clone)]
+pub(crate) struct Rendezvous {
+    /// `(node hash, weight, index)` for nodes of weight > 0, ascending by id bytes.
+    candidates: Vec<(u64, f64, u32)>,
+}
+
+impl Rendezvous {
+    pub(crate) fn new(nodes: &[Node], seed: u64) -> Rendezvous {
+        let mut candidates: Vec<(u64, f64, u32)> = (0..nodes.len())
+            .filter(|&i| nodes[i].weight() > 0.0)
+            .map(|i| (xxh3_64_with_seed(nodes[i].id().as_bytes(), seed), nodes[i].weight(), i as u32))
+            .collect();
+        candidates
+            .sort_unstable_by(|a, b| nodes[a.2 as usize].id().as_bytes().cmp(nodes[b.2 as usize].id().as_bytes()));
+        Rendezvous { candidates }
+    }
+
+    /// The score of a node for a key hash: `u = (top 53 bits of
+    /// fmix64(key_hash ^ node_hash) + 0.5) / 2^53`, score `-weight / ln(u)`.
+    #[inline]
+    fn score(key_hash: u64, node_hash: u64, weight: f64) -> f64 {
+        let u = ((fmix64(key_hash ^ node_hash) >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64);
+        -weight / u.ln()
+    }
+
+    /// Index of the winning node; ties (equal scores) go to the smaller id.
+    /// Must not be empty.
+    #[inline]
+    pub(crate) fn owner(&self, key_hash: u64) -> usize {
+        let mut best = (f64::NEG_INFINITY, 0u32);
+        for &(node_hash, weight, index) in &self.candidates {
+            let score = Self::score(key_hash, node_hash, weight);
+            // Candidates ascend by id, so a strict `>` keeps the smaller id on a tie.
+            if score > best.0 {
+                best = (score, index);
+            }
+        }
+        best.1 as usize
+    }
+
+    /// Node indices by descending score (ties by id), visited until `visit`
+    /// returns true.
+    pub(crate) fn walk(&self, key_hash: u64, mut visit: impl FnMut(usize) -> bool) {
+        let mut ranked: Vec<(f64, usize, u32)> = self
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(rank, &(node_hash, weight, index))| (Self::score(key_hash, node_hash, weight), rank, index))
+            .collect();
+        ranked.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (_, _, index) in ranked {
+            if visit(index as usize) {
+                return;
+            }
+        }
+    }
+
+    /// The nodes of weight > 0 with their weights, for expected shares.
+    pub(crate) fn weights(&self) -> impl Iterator<Item = (usize, f64)> + '_ {
+        self.candidates.iter().map(|&(_, weight, index)| (index as usize, weight))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fmix64_avalanches() {
+        // fmix64 fixes 0 and spreads a one-bit change over about half the bits.
+        assert_eq!(fmix64(0), 0);
+        let flips: u32 = (0..64).map(|bit| (fmix64(1 << bit) ^ fmix64(0)).count_ones()).sum();
+        assert!((1800..2300).contains(&flips), "{flips}");
+    }
+
+    #[test]
+    fn scores_follow_weights() {
+        let nodes = [Node::new("a", 1.0), Node::new("b", 3.0)];
+        let r = Rendezvous::new(&nodes, 0);
+        let won_by_b = (0..40_000u64).filter(|&k| r.owner(fmix64(k)) == 1).count() as f64 / 40_000.0;
+        assert!((won_by_b - 0.75).abs() < 0.01, "{won_by_b}");
+    }
+}
