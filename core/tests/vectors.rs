@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use shardring::{Node, Ring, RingConfig};
+use shardring::{Algorithm, Node, Ring, RingConfig};
 
 const VECTORS_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/vectors.json");
 
@@ -24,7 +24,10 @@ Node zones: get_n first takes nodes of zones not yet listed (a node without a zo
 then the remaining nodes clockwise. \
 Fields: config = the ring config (RingConfig JSON); fingerprint = the config fingerprint (SPEC.md) as 16 hex digits; \
 hash_lookups[] = get_by_hash(hash) for hashes as 16 hex digits; lookups[].key_hex = key bytes in hex; key = the same key as text \
-when it is valid UTF-8; key_hash = XXH3-64 as 16 hex digits; owner = get(key); n and preference = get_n(key, n).";
+when it is valid UTF-8; key_hash = XXH3-64 as 16 hex digits; owner = get(key); n and preference = get_n(key, n). \
+Cases whose config names another algorithm (ketama, ketama-spy, libketama, nginx, jump, rendezvous, maglev, slots) \
+follow that algorithm's section of SPEC.md; their key_hash is the algorithm's key hash (MD5 32 bits, CRC-32, \
+XXH3-64 or the Redis slot), still as 16 hex digits.";
 
 #[derive(Serialize)]
 struct Vectors {
@@ -85,12 +88,23 @@ fn ring_case(name: &str, ring: Ring, keys: &[Vec<u8>], ns: &[usize]) -> Case {
 
 /// Adds lookups by hash at every point, one above and one below it, and at
 /// both ends of the hash space.
-fn with_hash_lookups(mut case: Case) -> Case {
+fn with_hash_lookups(case: Case) -> Case {
     let ring = Ring::from_json(&serde_json::to_string(&case.config).unwrap()).unwrap();
-    let mut hashes = vec![0, u64::MAX];
+    let mut hashes = Vec::new();
     for (point, _) in ring.points() {
         hashes.extend([point.wrapping_sub(1), point, point.wrapping_add(1)]);
     }
+    with_hashes(case, hashes)
+}
+
+/// Adds lookups by the given hashes and both ends of the algorithm's hash
+/// space; hashes beyond its width are dropped.
+fn with_hashes(mut case: Case, extra: Vec<u64>) -> Case {
+    let ring = Ring::from_json(&serde_json::to_string(&case.config).unwrap()).unwrap();
+    let bits = ring.algorithm().hash_bits();
+    let top = if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
+    let mut hashes = vec![0, top];
+    hashes.extend(extra.into_iter().filter(|&h| h <= top));
     case.hash_lookups = hashes
         .into_iter()
         .map(|hash| HashLookup { hash: format!("{hash:016x}"), owner: ring.get_by_hash(hash).unwrap().id().to_owned() })
@@ -139,6 +153,177 @@ fn thousand_ring() -> Ring {
     let weights = [1.0, 1.0, 2.0, 0.5, 1.0];
     let nodes = (0..1000).map(|i| Node::new(format!("node-{i:04}"), weights[i % weights.len()]));
     Ring::builder().nodes(nodes).build().unwrap()
+}
+
+fn algorithm_ring(algorithm: Algorithm, nodes: &[(&str, f64)]) -> Ring {
+    let nodes = nodes.iter().map(|&(id, w)| Node::new(id, w));
+    Ring::builder().algorithm(algorithm).nodes(nodes).build().unwrap()
+}
+
+/// The eight servers of libmemcached's ketama fixture (`testdata/peer/`).
+const MEMCACHED_SERVERS: [(&str, f64); 8] = [
+    ("10.0.1.1:11211", 600.0),
+    ("10.0.1.2:11211", 300.0),
+    ("10.0.1.3:11211", 200.0),
+    ("10.0.1.4:11211", 350.0),
+    ("10.0.1.5:11211", 1000.0),
+    ("10.0.1.6:11211", 800.0),
+    ("10.0.1.7:11211", 950.0),
+    ("10.0.1.8:11211", 100.0),
+];
+
+/// Keys of libmemcached's ketama fixture, first of its 99 cases.
+fn fixture_keys(count: usize) -> Vec<Vec<u8>> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/peer/libmemcached-ketama.json");
+    let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    fixture["cases"].as_array().unwrap()[..count]
+        .iter()
+        .map(|c| c["key"].as_str().unwrap().as_bytes().to_vec())
+        .collect()
+}
+
+fn algorithm_cases() -> Vec<Case> {
+    let ten: Vec<String> = (0..10).map(|i| format!("shard-{i}")).collect();
+    let ten: Vec<(&str, f64)> = ten.iter().map(|id| (id.as_str(), 1.0)).collect();
+    let weighted = [("a", 1.0), ("b", 2.0), ("c", 1.0), ("drained", 0.0)];
+    let zoned = [
+        Node::new("east-1", 1.0).with_zone("east"),
+        Node::new("east-2", 1.0).with_zone("east"),
+        Node::new("west-1", 1.0).with_zone("west"),
+        Node::new("west-2", 2.0).with_zone("west"),
+        Node::new("solo", 1.0),
+    ];
+    let redis_keys = text_keys(&[
+        "somekey",
+        "foo{hash_tag}",
+        "{user1000}.following",
+        "{user1000}.followers",
+        "foo{}{bar}",
+        "foo{{bar}}zap",
+        "",
+        "123456789",
+    ]);
+    let slot_edges = vec![5460, 5461, 10922, 10923, 16383, 16384];
+    let explicit_slots = Ring::builder()
+        .algorithm(Algorithm::Slots)
+        .node("redis-a:6379", 1.0)
+        .node("redis-b:6379", 1.0)
+        .node("redis-c:6379", 1.0)
+        .slot_ranges("redis-a:6379", [0..=99, 200..=8191])
+        .slot_ranges("redis-b:6379", [100..=199, 8192..=12000])
+        .slot_ranges("redis-c:6379", [12001..=16383])
+        .build()
+        .unwrap();
+    vec![
+        ring_case(
+            "ketama: libmemcached's fixture servers",
+            algorithm_ring(Algorithm::Ketama, &MEMCACHED_SERVERS),
+            &fixture_keys(24),
+            &[1, 3],
+        ),
+        ring_case(
+            "ketama-spy: libmemcached's fixture servers",
+            algorithm_ring(Algorithm::KetamaSpy, &MEMCACHED_SERVERS),
+            &fixture_keys(24),
+            &[1, 3],
+        ),
+        with_hash_lookups(ring_case(
+            "ketama: ports other than 11211, IPv6, lookups by hash on every point",
+            algorithm_ring(Algorithm::Ketama, &[("cache-a:11212", 1.0), ("[::1]:11311", 1.0), ("cache-c", 0.0)]),
+            &numbered_keys("mc:", 8),
+            &[2],
+        )),
+        ring_case(
+            "libketama: the 600/400 example",
+            algorithm_ring(Algorithm::Libketama, &[("127.0.0.1:11211", 600.0), ("127.0.0.1:11212", 400.0)]),
+            &text_keys(&["test", "foo", "bar", "user:1", ""]),
+            &[1, 2],
+        ),
+        ring_case(
+            "libketama: weights 6/5/1/3/10 (float32 edge)",
+            algorithm_ring(
+                Algorithm::Libketama,
+                &[("s1:1", 6.0), ("s2:1", 5.0), ("s3:1", 1.0), ("s4:1", 3.0), ("s5:1", 10.0)],
+            ),
+            &numbered_keys("k", 12),
+            &[1, 3],
+        ),
+        ring_case(
+            "ketama: weights 6/5/1/3/10 (float32 edge)",
+            algorithm_ring(
+                Algorithm::Ketama,
+                &[("s1:1", 6.0), ("s2:1", 5.0), ("s3:1", 1.0), ("s4:1", 3.0), ("s5:1", 10.0)],
+            ),
+            &numbered_keys("k", 12),
+            &[1, 3],
+        ),
+        ring_case(
+            "nginx: host:port, hostname, unix socket, IPv6, weight 2",
+            algorithm_ring(
+                Algorithm::Nginx,
+                &[
+                    ("127.0.0.1:8080", 1.0),
+                    ("backend.example.com", 2.0),
+                    ("unix:/tmp/app.sock", 1.0),
+                    ("[::1]:80", 1.0),
+                ],
+            ),
+            &text_keys(&["/", "/index.html", "/api/v1/users/42", "", "\u{e9}t\u{e9}"]),
+            &[1, 4],
+        ),
+        with_hashes(
+            ring_case(
+                "jump: ten nodes in list order",
+                algorithm_ring(Algorithm::Jump, &ten),
+                &numbered_keys("obj-", 24),
+                &[1, 3, 10],
+            ),
+            vec![1, 42, 0xDEAD_10CC, 1 << 63],
+        ),
+        with_hashes(
+            ring_case(
+                "rendezvous: weights 1/2/1 and a drained node",
+                algorithm_ring(Algorithm::Rendezvous, &weighted),
+                &numbered_keys("r", 24),
+                &[1, 2, 4],
+            ),
+            vec![1, 1 << 32, 1 << 63],
+        ),
+        ring_case(
+            "rendezvous: zones and a seed",
+            Ring::builder().algorithm(Algorithm::Rendezvous).seed(7).nodes(zoned.clone()).build().unwrap(),
+            &numbered_keys("z", 16),
+            &[2, 3, 5],
+        ),
+        with_hashes(
+            ring_case(
+                "maglev: default table, weights 1/2/1",
+                algorithm_ring(Algorithm::Maglev, &weighted),
+                &numbered_keys("m", 24),
+                &[1, 3],
+            ),
+            vec![1, 1 << 32, 1 << 63, 0x8000_7FFF_0000_0000],
+        ),
+        ring_case(
+            "maglev: table of 13 slots, zones",
+            Ring::builder().algorithm(Algorithm::Maglev).table_size(13).nodes(zoned).build().unwrap(),
+            &numbered_keys("t", 16),
+            &[1, 2, 5],
+        ),
+        with_hashes(
+            ring_case(
+                "slots: three nodes as redis-cli creates them",
+                algorithm_ring(
+                    Algorithm::Slots,
+                    &[("redis-a:6379", 1.0), ("redis-b:6379", 1.0), ("redis-c:6379", 1.0)],
+                ),
+                &redis_keys,
+                &[1, 3],
+            ),
+            slot_edges.clone(),
+        ),
+        with_hashes(ring_case("slots: explicit ranges", explicit_slots, &redis_keys, &[1, 2]), slot_edges),
+    ]
 }
 
 fn generate() -> String {
@@ -218,6 +403,7 @@ fn generate() -> String {
         ring_case("zones", zoned_ring(), &numbered_keys("replica:", 24), &[2, 3, 4, 7]),
         ring_case("1000 nodes", thousand_ring(), &numbered_keys("object/", 24), &[1, 3]),
     ];
+    let cases = cases.into_iter().chain(algorithm_cases()).collect();
     let vectors = Vectors { _comment: COMMENT, format_version: shardring::PLACEMENT_FORMAT, cases };
     let mut json = serde_json::to_string_pretty(&vectors).unwrap();
     json.push('\n');

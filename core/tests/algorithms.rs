@@ -1,0 +1,303 @@
+//! Each algorithm's promises as proptest properties, and the shared
+//! interface's contract (get_n, by-hash lookups, derived == rebuilt,
+//! ownership) checked for every algorithm.
+
+use proptest::prelude::*;
+use shardring::{Algorithm, Node, Ring, RingConfig, RingError};
+
+/// Weights every algorithm accepts except jump (whole numbers, for ketama and nginx).
+const WEIGHTS: [f64; 4] = [0.0, 1.0, 2.0, 3.0];
+
+fn ids() -> impl Strategy<Value = Vec<String>> {
+    prop::collection::btree_set("[a-z]{1,4}(:1[0-9]{4})?", 1..9).prop_map(|s| s.into_iter().collect())
+}
+
+fn nodes_for(algorithm: Algorithm) -> impl Strategy<Value = Vec<Node>> {
+    (ids(), prop::collection::vec((0..WEIGHTS.len(), prop::option::of(0..3u8)), 9))
+        .prop_map(move |(ids, picks)| {
+            ids.into_iter()
+                .zip(picks)
+                .map(|(id, (w, zone))| {
+                    let weight = if algorithm == Algorithm::Jump { 1.0 } else { WEIGHTS[w] };
+                    let node = Node::new(id, weight);
+                    match zone {
+                        Some(z) => node.with_zone(format!("zone-{z}")),
+                        None => node,
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+        .prop_filter("a node that can own keys", |nodes| nodes.iter().any(|n| n.weight() > 0.0))
+}
+
+fn algorithm() -> impl Strategy<Value = Algorithm> {
+    prop::sample::select(Algorithm::ALL.to_vec())
+}
+
+fn build(algorithm: Algorithm, nodes: &[Node]) -> Ring {
+    let mut builder = Ring::builder().algorithm(algorithm).nodes(nodes.iter().cloned());
+    if algorithm == Algorithm::Maglev {
+        builder = builder.table_size(1009);
+    }
+    builder.build().unwrap()
+}
+
+fn keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    prop::collection::vec(prop::collection::vec(any::<u8>(), 0..16), 64)
+}
+
+fn owners(ring: &Ring, keys: &[Vec<u8>]) -> Vec<String> {
+    keys.iter().map(|k| ring.get(k).unwrap().id().to_owned()).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The shared contract: owners can own keys, by-hash lookups agree,
+    /// preference lists are distinct and start with the owner, and zones
+    /// come first.
+    #[test]
+    fn every_algorithm_keeps_the_interface_contract(
+        algorithm in algorithm(), nodes in nodes_for(Algorithm::Ring), n in 0..10usize, keys in keys(),
+    ) {
+        let nodes: Vec<Node> = if algorithm == Algorithm::Jump {
+            nodes.into_iter().map(|n| Node::new(n.id(), 1.0)).collect()
+        } else {
+            nodes
+        };
+        let ring = build(algorithm, &nodes);
+        let live = ring.live_node_count();
+        for key in &keys {
+            let owner = ring.get(key).unwrap();
+            prop_assert!(owner.weight() > 0.0 || algorithm == Algorithm::Jump);
+            prop_assert_eq!(ring.get_by_hash(ring.hash_key(key)).unwrap().id(), owner.id());
+            let list = ring.get_n(key, n).unwrap();
+            prop_assert_eq!(list.len(), n.min(live));
+            if n > 0 {
+                prop_assert_eq!(list[0].id(), owner.id());
+            }
+            let mut ids: Vec<&str> = list.iter().map(|n| n.id()).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            prop_assert_eq!(ids.len(), list.len());
+            // Zones first: the first min(n, zones) entries are in distinct zones.
+            let zones_of = |list: &[&Node]| -> Vec<String> {
+                list.iter().map(|n| n.zone().map_or_else(|| format!("own:{}", n.id()), str::to_owned)).collect()
+            };
+            let all_zones = {
+                let mut z = zones_of(&nodes.iter().filter(|n| n.weight() > 0.0 || algorithm == Algorithm::Jump).collect::<Vec<_>>());
+                z.sort();
+                z.dedup();
+                z.len()
+            };
+            let mut head = zones_of(&list[..list.len().min(all_zones)]);
+            let before = head.len();
+            head.sort();
+            head.dedup();
+            prop_assert_eq!(head.len(), before);
+        }
+        let total: f64 = ring.ownership().iter().map(|&(_, s)| s).sum();
+        prop_assert!((total - 1.0).abs() < 1e-9, "shares sum to {}", total);
+    }
+
+    /// A ring rebuilt from its config (what a derived ring hands to another
+    /// process) places every key as the ring itself, with the same fingerprint.
+    #[test]
+    fn configs_round_trip_for_every_algorithm(algorithm in algorithm(), nodes in nodes_for(Algorithm::Ring), keys in keys()) {
+        let nodes: Vec<Node> = if algorithm == Algorithm::Jump {
+            nodes.into_iter().map(|n| Node::new(n.id(), 1.0)).collect()
+        } else {
+            nodes
+        };
+        let ring = build(algorithm, &nodes);
+        let derived = ring.with_node(Node::new("zz-new", 1.0)).unwrap();
+        for r in [&ring, &derived] {
+            let rebuilt = RingConfig::from_json(&r.to_config().to_json()).unwrap().build().unwrap();
+            prop_assert_eq!(owners(&rebuilt, &keys), owners(r, &keys));
+            prop_assert_eq!(rebuilt.fingerprint(), r.fingerprint());
+        }
+    }
+
+    /// Rendezvous, Maglev-free promises: adding, removing or re-weighting one
+    /// node moves keys only to or from that node (rendezvous and slots
+    /// exactly; jump when appending or removing the last node).
+    #[test]
+    fn minimal_disruption_where_promised(
+        algorithm in prop::sample::select(vec![Algorithm::Rendezvous, Algorithm::Slots, Algorithm::Jump, Algorithm::Nginx]),
+        nodes in nodes_for(Algorithm::Ring), weight in 1..WEIGHTS.len(), keys in keys(),
+    ) {
+        let nodes: Vec<Node> = if algorithm == Algorithm::Jump {
+            nodes.into_iter().map(|n| Node::new(n.id(), 1.0)).collect()
+        } else {
+            nodes
+        };
+        let weight = if algorithm == Algorithm::Jump { 1.0 } else { WEIGHTS[weight] };
+        let before = build(algorithm, &nodes);
+        let added = before.with_node(Node::new("newcomer", weight)).unwrap();
+        for (old, new) in owners(&before, &keys).iter().zip(owners(&added, &keys)) {
+            prop_assert!(*old == new || new == "newcomer", "{} moved to {}", old, new);
+        }
+        let removed = added.without_node("newcomer").unwrap();
+        prop_assert_eq!(owners(&removed, &keys), owners(&before, &keys));
+        if algorithm != Algorithm::Jump {
+            let id = nodes[0].id();
+            let reweighted = before.with_weight(id, nodes[0].weight() + 1.0).unwrap();
+            for (old, new) in owners(&before, &keys).iter().zip(owners(&reweighted, &keys)) {
+                prop_assert!(*old == new || new == id, "{} moved to {} on raising {}", old, new, id);
+            }
+        }
+    }
+
+    /// With equal weights the ketama modes give every server a fixed point
+    /// set, so adding a server only moves keys to it.
+    #[test]
+    fn ketama_modes_are_minimal_at_equal_weights(
+        algorithm in prop::sample::select(vec![Algorithm::Ketama, Algorithm::KetamaSpy, Algorithm::Libketama]),
+        ids in ids(), keys in keys(),
+    ) {
+        let nodes: Vec<Node> = ids.into_iter().map(|id| Node::new(id, 1.0)).collect();
+        let before = build(algorithm, &nodes);
+        let after = before.with_node(Node::new("newcomer", 1.0)).unwrap();
+        for (old, new) in owners(&before, &keys).iter().zip(owners(&after, &keys)) {
+            prop_assert!(*old == new || new == "newcomer");
+        }
+    }
+
+    /// Maglev: the table does not depend on node order, and adding a node
+    /// moves little more than its share (the paper's near-minimal disruption).
+    #[test]
+    fn maglev_is_order_independent_and_nearly_minimal(ids in ids(), rotate in 0..9usize) {
+        let nodes: Vec<Node> = ids.iter().map(|id| Node::new(id.clone(), 1.0)).collect();
+        let build = |nodes: &[Node]| Ring::builder().algorithm(Algorithm::Maglev).table_size(10_007).nodes(nodes.iter().cloned()).build().unwrap();
+        let ring = build(&nodes);
+        let mut rotated = nodes.clone();
+        rotated.rotate_left(rotate % nodes.len());
+        let other = build(&rotated);
+        prop_assert_eq!(ring.fingerprint(), other.fingerprint());
+        for hash in (0..200u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)) {
+            prop_assert_eq!(ring.get_by_hash(hash).unwrap().id(), other.get_by_hash(hash).unwrap().id());
+        }
+        let added = ring.with_node(Node::new("newcomer", 1.0)).unwrap();
+        let diff = ring.diff(&added).unwrap();
+        let ideal = 1.0 / (nodes.len() + 1) as f64;
+        let to_new: f64 = diff.flows.iter().filter(|f| f.to == "newcomer").map(|f| f.share).sum();
+        prop_assert!((to_new - ideal).abs() < 0.01, "new node got {} of {}", to_new, ideal);
+        prop_assert!(diff.moved_share < ideal * 1.6 + 0.01, "moved {} for ideal {}", diff.moved_share, ideal);
+    }
+}
+
+#[test]
+fn jump_moves_most_keys_when_a_middle_node_leaves() {
+    let ring = Ring::builder()
+        .algorithm(Algorithm::Jump)
+        .nodes((0..10).map(|i| Node::new(format!("n{i}"), 1.0)))
+        .build()
+        .unwrap();
+    let last = ring.diff(&ring.without_node("n9").unwrap()).unwrap();
+    assert!((last.moved_share - 0.1).abs() < 0.01, "{}", last.moved_share);
+    assert!(last.flows.iter().all(|f| f.from == "n9"));
+    let middle = ring.diff(&ring.without_node("n2").unwrap()).unwrap();
+    assert!(middle.moved_share > 0.5, "{}", middle.moved_share);
+    let appended = ring.diff(&ring.with_node(Node::new("n10", 1.0)).unwrap()).unwrap();
+    assert!((appended.moved_share - 1.0 / 11.0).abs() < 0.01);
+    assert!(appended.flows.iter().all(|f| f.to == "n10"));
+}
+
+#[test]
+fn balance_is_within_each_algorithms_theory() {
+    let keys: Vec<String> = (0..100_000).map(|i| format!("key-{i}")).collect();
+    let nodes = || (0..10).map(|i| Node::new(format!("n{i}"), 1.0));
+    // Jump and rendezvous balance like independent uniform choices: with
+    // 10,000 keys per node the standard deviation is 1%, so 5% is 5 sigma.
+    // Maglev at 65,537 slots over 10 nodes is within 1% of the mean.
+    for (algorithm, tolerance) in [(Algorithm::Jump, 0.05), (Algorithm::Rendezvous, 0.05), (Algorithm::Maglev, 0.05)] {
+        let ring = Ring::builder().algorithm(algorithm).nodes(nodes()).build().unwrap();
+        let balance = ring.balance(&keys).unwrap();
+        assert!(balance.by_node.max_over_mean < 1.0 + tolerance, "{algorithm}: {:?}", balance.by_node);
+        assert!(balance.by_node.min_over_mean > 1.0 - tolerance, "{algorithm}: {:?}", balance.by_node);
+    }
+    let maglev = Ring::builder().algorithm(Algorithm::Maglev).nodes(nodes()).build().unwrap();
+    for (_, share) in maglev.ownership() {
+        assert!((share - 0.1).abs() < 0.001, "{share}");
+    }
+    // Rendezvous follows weights: 1:2:1 owns 25/50/25%.
+    let weighted =
+        Ring::builder().algorithm(Algorithm::Rendezvous).node("a", 1.0).node("b", 2.0).node("c", 1.0).build().unwrap();
+    let counts = weighted.balance(&keys).unwrap().counts;
+    assert!((counts[1] as f64 / 100_000.0 - 0.5).abs() < 0.01, "{counts:?}");
+}
+
+#[test]
+fn bad_parameters_name_the_value() {
+    let maglev =
+        |size| Ring::builder().algorithm(Algorithm::Maglev).table_size(size).node("a", 1.0).node("b", 1.0).build();
+    for size in [0, 1, 4, 65_535, 1 << 25] {
+        let err = maglev(size).unwrap_err();
+        assert!(matches!(err, RingError::InvalidTableSize { size: s, .. } if s == u64::from(size)), "{size}: {err}");
+        assert!(err.to_string().contains(&size.to_string()));
+    }
+    let err = Ring::builder()
+        .algorithm(Algorithm::Maglev)
+        .table_size(2)
+        .nodes((0..3).map(|i| Node::new(format!("n{i}"), 1.0)))
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("3 nodes"), "{err}");
+    let err = Ring::builder().algorithm(Algorithm::Jump).node("a", 1.0).node("b", 2.0).build().unwrap_err();
+    assert!(matches!(err, RingError::InvalidWeight { ref id, weight, .. } if id == "b" && weight == 2.0), "{err}");
+    let err = Ring::builder()
+        .algorithm(Algorithm::Jump)
+        .node("a", 1.0)
+        .node("b", 1.0)
+        .build()
+        .unwrap()
+        .with_weight("a", 0.0)
+        .unwrap_err();
+    assert!(err.to_string().contains("jump has no weights"), "{err}");
+    let err = Ring::builder().algorithm(Algorithm::Ketama).node("10.0.0.1:99999", 1.0).build().unwrap_err();
+    assert!(matches!(err, RingError::InvalidAddress { .. }) && err.to_string().contains("99999"), "{err}");
+    let err = Ring::builder().algorithm(Algorithm::Ketama).node("a", 0.5).build().unwrap_err();
+    assert!(err.to_string().contains("whole numbers"), "{err}");
+    let ring = Ring::builder().algorithm(Algorithm::Slots).node("a", 1.0).build().unwrap();
+    assert!(matches!(ring.get_by_hash(16_384), Err(RingError::HashOutOfRange { hash: 16_384, bits: 14 })));
+    assert_eq!(ring.get_by_hash(16_383).unwrap().id(), "a");
+    let ketama = Ring::builder().algorithm(Algorithm::Ketama).node("a", 1.0).build().unwrap();
+    assert!(matches!(ketama.get_by_hash(1 << 32), Err(RingError::HashOutOfRange { bits: 32, .. })));
+    let plain = Ring::builder().node("a", 1.0).build().unwrap();
+    assert!(matches!(plain.diff(&ketama), Err(RingError::AlgorithmMismatch { left: "ring", right: "ketama" })));
+}
+
+#[test]
+fn explicit_slot_ranges_are_checked_and_round_trip() {
+    let build = |ranges: &[(&str, std::ops::RangeInclusive<u16>)]| {
+        let mut builder = Ring::builder().algorithm(Algorithm::Slots).node("a", 1.0).node("b", 1.0);
+        for (id, range) in ranges {
+            builder = builder.slot_ranges(*id, [range.clone()]);
+        }
+        builder.build()
+    };
+    let ring = build(&[("a", 0..=99), ("b", 100..=16383)]).unwrap();
+    assert_eq!(ring.get_by_hash(99).unwrap().id(), "a");
+    assert_eq!(ring.get_by_hash(100).unwrap().id(), "b");
+    let config = ring.to_config();
+    assert_eq!(config.nodes[0].slots, Some(vec![[0, 99]]));
+    assert_eq!(config.build().unwrap().fingerprint(), ring.fingerprint());
+    let gap = build(&[("a", 0..=99), ("b", 101..=16383)]).unwrap_err();
+    assert!(gap.to_string().contains("slot 100 is not given"), "{gap}");
+    let twice = build(&[("a", 0..=100), ("b", 100..=16383)]).unwrap_err();
+    assert!(twice.to_string().contains("slot 100 is given to both"), "{twice}");
+    let high = build(&[("a", 0..=16384)]).unwrap_err();
+    assert!(high.to_string().contains("16384"), "{high}");
+    let unknown = build(&[("c", 0..=16383)]).unwrap_err();
+    assert!(matches!(unknown, RingError::UnknownNode { ref id } if id == "c"));
+    // A fresh three-node cluster, as redis-cli creates it, writes no ranges.
+    let fresh = Ring::builder()
+        .algorithm(Algorithm::Slots)
+        .nodes((0..3).map(|i| Node::new(format!("n{i}"), 1.0)))
+        .build()
+        .unwrap();
+    assert!(fresh.to_config().nodes.iter().all(|n| n.slots.is_none()));
+    assert_eq!(fresh.get_by_hash(5460).unwrap().id(), "n0");
+    assert_eq!(fresh.get_by_hash(5461).unwrap().id(), "n1");
+    assert_eq!(fresh.get_by_hash(10923).unwrap().id(), "n2");
+}
