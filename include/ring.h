@@ -36,7 +36,8 @@ enum ring_result
    */
   RING_DUPLICATE_ID = 4,
   /**
-   * A weight was NaN, infinite or negative.
+   * A weight was NaN, infinite or negative, or one the algorithm cannot
+   * express (fractional ketama/nginx weights, jump weights other than 1).
    */
   RING_INVALID_WEIGHT = 5,
   /**
@@ -83,6 +84,22 @@ enum ring_result
    * An output buffer was shorter than the result needs.
    */
   RING_BUFFER_TOO_SMALL = 16,
+  /**
+   * A Maglev table size was not prime, below the node count or above 2^24.
+   */
+  RING_INVALID_TABLE_SIZE = 17,
+  /**
+   * A ketama server id was not `host`, `host:port` or `[ipv6]:port`.
+   */
+  RING_INVALID_ADDRESS = 18,
+  /**
+   * A hash given to a `*_by_hash` call is wider than the algorithm's key hash.
+   */
+  RING_HASH_OUT_OF_RANGE = 19,
+  /**
+   * Two rings compared by a diff use different algorithms.
+   */
+  RING_ALGORITHM_MISMATCH = 20,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -108,6 +125,32 @@ typedef struct ring_diff_t ring_diff_t;
  */
 typedef struct ring_t ring_t;
 
+/**
+ * Algorithm and parameters for `ring_new_with_options`. Zero-initialise it
+ * (`ring_options_t options = {0};`) for the defaults, then set fields.
+ */
+typedef struct {
+  /**
+   * NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
+   * `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
+   * `"maglev"` or `"slots"` (`core/SPEC.md`).
+   */
+  const char *algorithm;
+  /**
+   * Points per unit of weight, `ring` only; 0 = default (160).
+   */
+  uint32_t vnodes;
+  /**
+   * Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`);
+   * must be 0 for the others.
+   */
+  uint64_t seed;
+  /**
+   * Maglev table size, a prime; 0 = default (65,537). `maglev` only.
+   */
+  uint32_t table_size;
+} ring_options_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -125,7 +168,9 @@ const char *ring_result_str(uint32_t result);
 const char *ring_last_error(void);
 
 /**
- * Builds a ring from `node_count` nodes given as parallel arrays.
+ * Builds a ring from `node_count` nodes given as parallel arrays, on the
+ * default algorithm (`"ring"`). Same as `ring_new_with_options` with
+ * options `{ NULL, vnodes, seed, 0 }`.
  *
  * - `ids[i]` points to `id_lens[i]` bytes of UTF-8 (not NUL-terminated; copied).
  * - `weights[i]` is the node's relative capacity (finite, >= 0; 0 = drained);
@@ -154,6 +199,36 @@ ring_result ring_new(const char *const *ids,
                      uint32_t vnodes,
                      uint64_t seed,
                      ring_t **out_ring);
+
+/**
+ * Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
+ * parameters from `options` (NULL = all defaults: the `ring` algorithm,
+ * 160 vnodes, seed 0). Ketama ids are servers (`host:port`); ketama and
+ * nginx weights are whole numbers; jump weights are 1.
+ *
+ * On success writes a new handle to `*out_ring`; release it with
+ * `ring_free`. Errors: those of `ring_new`, plus `RING_INVALID_CONFIG` (an
+ * unknown algorithm, or a parameter it does not take),
+ * `RING_INVALID_TABLE_SIZE`, `RING_INVALID_ADDRESS`.
+ *
+ * # Safety
+ * As `ring_new`; `options` is NULL or points to a `ring_options_t` whose
+ * `algorithm` is NULL or a NUL-terminated string.
+ */
+ring_result ring_new_with_options(const char *const *ids,
+                                  const size_t *id_lens,
+                                  const double *weights,
+                                  const char *const *zones,
+                                  const size_t *zone_lens,
+                                  size_t node_count,
+                                  const ring_options_t *options,
+                                  ring_t **out_ring);
+
+/**
+ * The ring's algorithm name (`"ring"`, `"ketama"`, ...): a static
+ * NUL-terminated string, or NULL when `ring` is NULL.
+ */
+const char *ring_algorithm(const ring_t *ring);
 
 /**
  * Builds a ring from a JSON ring config (`json_len` bytes of UTF-8, not
@@ -258,11 +333,13 @@ ring_result ring_get_node(const ring_t *ring,
                           size_t *out_id_len);
 
 /**
- * Places a precomputed key hash (from `ring_hash_key`, or XXH3-64 of the
- * key under the ring's seed): writes to `*out_index` the index of the node
- * owning the first point >= `hash`, wrapping past the end.
+ * Places a precomputed key hash (from `ring_hash_key`; on the default
+ * algorithm, XXH3-64 of the key under the ring's seed): writes to
+ * `*out_index` the index of the node owning it (on a continuum, the first
+ * point >= `hash`, wrapping past the end).
  *
- * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
+ * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`, `RING_HASH_OUT_OF_RANGE` (a hash wider
+ * than the algorithm's: 32 bits for ketama and nginx, 14 for slots).
  *
  * # Safety
  * `ring` must be a live handle; `out_index` writable.

@@ -47,18 +47,25 @@ class Ring {
   public:
     /// Builds a ring (vnodes points per unit of weight, XXH3-64 seed). Throws Error.
     explicit Ring(const std::vector<NodeSpec> &nodes, uint32_t vnodes = 160, uint64_t seed = 0) {
-        std::vector<const char *> ids, zones;
-        std::vector<size_t> id_lens, zone_lens;
-        std::vector<double> weights;
-        for (const NodeSpec &node : nodes) {
-            ids.push_back(node.id.data());
-            id_lens.push_back(node.id.size());
-            weights.push_back(node.weight);
-            zones.push_back(node.zone ? node.zone->data() : nullptr);
-            zone_lens.push_back(node.zone ? node.zone->size() : 0);
-        }
-        check(ring_new(ids.data(), id_lens.data(), weights.data(), zones.data(), zone_lens.data(), nodes.size(),
-                       vnodes, seed, &handle_));
+        Arrays a(nodes);
+        check(ring_new(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(), a.zone_lens.data(),
+                       nodes.size(), vnodes, seed, &handle_));
+    }
+
+    /// Builds a ring on any algorithm ("ring", "ketama", "ketama-spy",
+    /// "libketama", "nginx", "jump", "rendezvous", "maglev", "slots"); a
+    /// table_size of 0 means the default (Maglev only). Throws Error.
+    static Ring with_algorithm(const std::vector<NodeSpec> &nodes, const std::string &algorithm, uint64_t seed = 0,
+                               uint32_t table_size = 0) {
+        ring_options_t options{};
+        options.algorithm = algorithm.c_str();
+        options.seed = seed;
+        options.table_size = table_size;
+        Arrays a(nodes);
+        ring_t *handle = nullptr;
+        check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),
+                                    a.zone_lens.data(), nodes.size(), &options, &handle));
+        return Ring(Adopt{}, handle);
     }
 
     /// Builds a ring from its JSON config. Throws Error.
@@ -67,6 +74,9 @@ class Ring {
         check(ring_new_from_json(json.data(), json.size(), &handle));
         return Ring(Adopt{}, handle);
     }
+
+    /// The algorithm's name.
+    std::string_view algorithm() const noexcept { return ring_algorithm(handle_); }
 
     Ring(const Ring &other) noexcept : handle_(ring_clone(other.handle_)) {}
     Ring(Ring &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
@@ -156,6 +166,22 @@ class Ring {
   private:
     struct Adopt {};
     Ring(Adopt, ring_t *handle) noexcept : handle_(handle) {}
+
+    /// The parallel arrays the C constructors take, viewing `nodes`.
+    struct Arrays {
+        std::vector<const char *> ids, zones;
+        std::vector<size_t> id_lens, zone_lens;
+        std::vector<double> weights;
+        explicit Arrays(const std::vector<NodeSpec> &nodes) {
+            for (const NodeSpec &node : nodes) {
+                ids.push_back(node.id.data());
+                id_lens.push_back(node.id.size());
+                weights.push_back(node.weight);
+                zones.push_back(node.zone ? node.zone->data() : nullptr);
+                zone_lens.push_back(node.zone ? node.zone->size() : 0);
+            }
+        }
+    };
 
     static const uint8_t *bytes(std::string_view text) noexcept {
         return reinterpret_cast<const uint8_t *>(text.data());

@@ -44,7 +44,8 @@ pub enum ring_result {
     RING_EMPTY_ID = 3,
     /// Two nodes share an id (ids are compared as bytes).
     RING_DUPLICATE_ID = 4,
-    /// A weight was NaN, infinite or negative.
+    /// A weight was NaN, infinite or negative, or one the algorithm cannot
+    /// express (fractional ketama/nginx weights, jump weights other than 1).
     RING_INVALID_WEIGHT = 5,
     /// `vnodes` was 0.
     RING_ZERO_VNODES = 6,
@@ -68,6 +69,14 @@ pub enum ring_result {
     RING_SEED_MISMATCH = 15,
     /// An output buffer was shorter than the result needs.
     RING_BUFFER_TOO_SMALL = 16,
+    /// A Maglev table size was not prime, below the node count or above 2^24.
+    RING_INVALID_TABLE_SIZE = 17,
+    /// A ketama server id was not `host`, `host:port` or `[ipv6]:port`.
+    RING_INVALID_ADDRESS = 18,
+    /// A hash given to a `*_by_hash` call is wider than the algorithm's key hash.
+    RING_HASH_OUT_OF_RANGE = 19,
+    /// Two rings compared by a diff use different algorithms.
+    RING_ALGORITHM_MISMATCH = 20,
 }
 
 use ring_result::*;
@@ -81,7 +90,7 @@ pub extern "C" fn ring_result_str(result: u32) -> *const c_char {
         2 => "internal panic caught at the C boundary\0",
         3 => "node id is empty\0",
         4 => "duplicate node id\0",
-        5 => "invalid weight: must be finite and >= 0\0",
+        5 => "invalid weight for this algorithm\0",
         6 => "vnodes must be at least 1\0",
         7 => "too many points\0",
         8 => "ring has no points (no node with weight > 0)\0",
@@ -93,6 +102,10 @@ pub extern "C" fn ring_result_str(result: u32) -> *const c_char {
         14 => "unknown node\0",
         15 => "rings have different seeds\0",
         16 => "output buffer too small\0",
+        17 => "invalid Maglev table size\0",
+        18 => "invalid server address\0",
+        19 => "hash out of range for this algorithm\0",
+        20 => "rings use different algorithms\0",
         _ => "unknown result code\0",
     };
     text.as_ptr().cast()
@@ -131,6 +144,10 @@ pub(crate) fn core_error(error: RingError) -> ring_result {
         RingError::EmptyRing => RING_EMPTY_RING,
         RingError::InvalidConfig { .. } => RING_INVALID_CONFIG,
         RingError::UnsupportedFormat { .. } => RING_UNSUPPORTED_FORMAT,
+        RingError::InvalidTableSize { .. } => RING_INVALID_TABLE_SIZE,
+        RingError::InvalidAddress { .. } => RING_INVALID_ADDRESS,
+        RingError::HashOutOfRange { .. } => RING_HASH_OUT_OF_RANGE,
+        RingError::AlgorithmMismatch { .. } => RING_ALGORITHM_MISMATCH,
         // A variant added to the core without a code here: still an error, never a crash.
         _ => RING_PANIC,
     };

@@ -3,7 +3,7 @@
 use std::ffi::{CString, c_char};
 use std::sync::Arc;
 
-use shardring::{Node, Ring};
+use shardring::{Algorithm, Node, Ring};
 
 use crate::ring_result::{self, *};
 use crate::{boundary, bytes, core_error, fail, non_null, out_slice, text, write, write_str};
@@ -38,7 +38,9 @@ fn hand_out(ring: Ring, out_ring: *mut *mut ring_t) {
     unsafe { write(out_ring, into_handle(ring)) }
 }
 
-/// Builds a ring from `node_count` nodes given as parallel arrays.
+/// Builds a ring from `node_count` nodes given as parallel arrays, on the
+/// default algorithm (`"ring"`). Same as `ring_new_with_options` with
+/// options `{ NULL, vnodes, seed, 0 }`.
 ///
 /// - `ids[i]` points to `id_lens[i]` bytes of UTF-8 (not NUL-terminated; copied).
 /// - `weights[i]` is the node's relative capacity (finite, >= 0; 0 = drained);
@@ -71,32 +73,143 @@ pub unsafe extern "C" fn ring_new(
 ) -> ring_result {
     boundary(|| {
         non_null!(out_ring);
-        if node_count > 0 {
-            non_null!(ids, id_lens);
-        }
-        if zones.is_null() != zone_lens.is_null() {
-            return Err(fail(RING_NULL_ARGUMENT, "`zones` and `zone_lens` must both be NULL or both be set".into()));
-        }
-        let mut nodes = Vec::with_capacity(node_count);
-        for i in 0..node_count {
-            // SAFETY: the caller guarantees `node_count` elements in each non-NULL array,
-            // and `ids[i]` valid for `id_lens[i]` bytes.
-            let id = unsafe { text(*ids.add(i), *id_lens.add(i), &format!("ids[{i}]")) }?;
-            // SAFETY: `weights` is NULL or holds `node_count` elements.
-            let weight = if weights.is_null() { 1.0 } else { unsafe { *weights.add(i) } };
-            let mut node = Node::new(id, weight);
-            // SAFETY: both zone arrays are NULL, or non-NULL with `node_count` elements.
-            let zone = if zones.is_null() { std::ptr::null() } else { unsafe { *zones.add(i) } };
-            if !zone.is_null() {
-                // SAFETY: the caller guarantees `zones[i]` valid for `zone_lens[i]` bytes.
-                node = node.with_zone(unsafe { text(zone, *zone_lens.add(i), &format!("zones[{i}]")) }?);
-            }
-            nodes.push(node);
-        }
+        // SAFETY: forwarded from this function's own contract.
+        let nodes = unsafe { read_nodes(ids, id_lens, weights, zones, zone_lens, node_count) }?;
         let ring = Ring::builder().vnodes(vnodes).seed(seed).nodes(nodes).build().map_err(core_error)?;
         hand_out(ring, out_ring);
         Ok(())
     })
+}
+
+/// Algorithm and parameters for `ring_new_with_options`. Zero-initialise it
+/// (`ring_options_t options = {0};`) for the defaults, then set fields.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ring_options_t {
+    /// NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
+    /// `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
+    /// `"maglev"` or `"slots"` (`core/SPEC.md`).
+    pub algorithm: *const c_char,
+    /// Points per unit of weight, `ring` only; 0 = default (160).
+    pub vnodes: u32,
+    /// Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`);
+    /// must be 0 for the others.
+    pub seed: u64,
+    /// Maglev table size, a prime; 0 = default (65,537). `maglev` only.
+    pub table_size: u32,
+}
+
+/// Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
+/// parameters from `options` (NULL = all defaults: the `ring` algorithm,
+/// 160 vnodes, seed 0). Ketama ids are servers (`host:port`); ketama and
+/// nginx weights are whole numbers; jump weights are 1.
+///
+/// On success writes a new handle to `*out_ring`; release it with
+/// `ring_free`. Errors: those of `ring_new`, plus `RING_INVALID_CONFIG` (an
+/// unknown algorithm, or a parameter it does not take),
+/// `RING_INVALID_TABLE_SIZE`, `RING_INVALID_ADDRESS`.
+///
+/// # Safety
+/// As `ring_new`; `options` is NULL or points to a `ring_options_t` whose
+/// `algorithm` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_new_with_options(
+    ids: *const *const c_char,
+    id_lens: *const usize,
+    weights: *const f64,
+    zones: *const *const c_char,
+    zone_lens: *const usize,
+    node_count: usize,
+    options: *const ring_options_t,
+    out_ring: *mut *mut ring_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_ring);
+        // SAFETY: forwarded from this function's own contract.
+        let nodes = unsafe { read_nodes(ids, id_lens, weights, zones, zone_lens, node_count) }?;
+        let mut builder = Ring::builder().nodes(nodes);
+        if !options.is_null() {
+            // SAFETY: non-NULL options point to a ring_options_t by contract.
+            let options = unsafe { *options };
+            if !options.algorithm.is_null() {
+                // SAFETY: a non-NULL algorithm is NUL-terminated by contract.
+                let name = unsafe { std::ffi::CStr::from_ptr(options.algorithm) };
+                let name = name
+                    .to_str()
+                    .map_err(|e| fail(RING_INVALID_UTF8, format!("`options.algorithm` is not valid UTF-8: {e}")))?;
+                builder = builder.algorithm(name.parse::<Algorithm>().map_err(core_error)?);
+            }
+            if options.vnodes != 0 {
+                builder = builder.vnodes(options.vnodes);
+            }
+            builder = builder.seed(options.seed);
+            if options.table_size != 0 {
+                builder = builder.table_size(options.table_size);
+            }
+        }
+        hand_out(builder.build().map_err(core_error)?, out_ring);
+        Ok(())
+    })
+}
+
+/// Reads the parallel node arrays of `ring_new`.
+///
+/// # Safety
+/// As `ring_new`.
+unsafe fn read_nodes(
+    ids: *const *const c_char,
+    id_lens: *const usize,
+    weights: *const f64,
+    zones: *const *const c_char,
+    zone_lens: *const usize,
+    node_count: usize,
+) -> Result<Vec<Node>, ring_result> {
+    if node_count > 0 {
+        non_null!(ids, id_lens);
+    }
+    if zones.is_null() != zone_lens.is_null() {
+        return Err(fail(RING_NULL_ARGUMENT, "`zones` and `zone_lens` must both be NULL or both be set".into()));
+    }
+    let mut nodes = Vec::with_capacity(node_count);
+    for i in 0..node_count {
+        // SAFETY: the caller guarantees `node_count` elements in each non-NULL array,
+        // and `ids[i]` valid for `id_lens[i]` bytes.
+        let id = unsafe { text(*ids.add(i), *id_lens.add(i), &format!("ids[{i}]")) }?;
+        // SAFETY: `weights` is NULL or holds `node_count` elements.
+        let weight = if weights.is_null() { 1.0 } else { unsafe { *weights.add(i) } };
+        let mut node = Node::new(id, weight);
+        // SAFETY: both zone arrays are NULL, or non-NULL with `node_count` elements.
+        let zone = if zones.is_null() { std::ptr::null() } else { unsafe { *zones.add(i) } };
+        if !zone.is_null() {
+            // SAFETY: the caller guarantees `zones[i]` valid for `zone_lens[i]` bytes.
+            node = node.with_zone(unsafe { text(zone, *zone_lens.add(i), &format!("zones[{i}]")) }?);
+        }
+        nodes.push(node);
+    }
+    Ok(nodes)
+}
+
+/// The ring's algorithm name (`"ring"`, `"ketama"`, ...): a static
+/// NUL-terminated string, or NULL when `ring` is NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn ring_algorithm(ring: *const ring_t) -> *const c_char {
+    if ring.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: a non-NULL handle is live by contract.
+    let algorithm = unsafe { &(*ring).ring }.algorithm();
+    let name: &'static [u8] = match algorithm {
+        Algorithm::Ketama => b"ketama\0",
+        Algorithm::KetamaSpy => b"ketama-spy\0",
+        Algorithm::Libketama => b"libketama\0",
+        Algorithm::Nginx => b"nginx\0",
+        Algorithm::Jump => b"jump\0",
+        Algorithm::Rendezvous => b"rendezvous\0",
+        Algorithm::Maglev => b"maglev\0",
+        Algorithm::Slots => b"slots\0",
+        _ => b"ring\0",
+    };
+    name.as_ptr().cast()
 }
 
 /// Builds a ring from a JSON ring config (`json_len` bytes of UTF-8, not
@@ -294,11 +407,13 @@ pub unsafe extern "C" fn ring_get_node(
     })
 }
 
-/// Places a precomputed key hash (from `ring_hash_key`, or XXH3-64 of the
-/// key under the ring's seed): writes to `*out_index` the index of the node
-/// owning the first point >= `hash`, wrapping past the end.
+/// Places a precomputed key hash (from `ring_hash_key`; on the default
+/// algorithm, XXH3-64 of the key under the ring's seed): writes to
+/// `*out_index` the index of the node owning it (on a continuum, the first
+/// point >= `hash`, wrapping past the end).
 ///
-/// Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
+/// Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`, `RING_HASH_OUT_OF_RANGE` (a hash wider
+/// than the algorithm's: 32 bits for ketama and nginx, 14 for slots).
 ///
 /// # Safety
 /// `ring` must be a live handle; `out_index` writable.
@@ -345,7 +460,7 @@ pub unsafe extern "C" fn ring_get_node_batch(
         }
         // SAFETY: live handle by contract.
         let ring = unsafe { ring_ref(ring) }?;
-        if ring.point_count() == 0 {
+        if ring.live_node_count() == 0 {
             return Err(core_error(shardring::RingError::EmptyRing));
         }
         // Check every key before writing, so a bad key leaves the output untouched.

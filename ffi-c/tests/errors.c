@@ -112,6 +112,45 @@ int main(void) {
     ring_free(empty);
     ring_free(seeded);
 
+    /* Algorithms and their parameters. */
+    ring_options_t options = {0};
+    options.algorithm = "consistent";
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &options, &ring) == RING_INVALID_CONFIG, "unknown");
+    CHECK(last_error_has("\"consistent\"") && last_error_has("maglev"), "names it and the choices: %s", ring_last_error());
+    options.algorithm = "maglev";
+    options.table_size = 65535;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &options, &ring) == RING_INVALID_TABLE_SIZE, "65535");
+    CHECK(last_error_has("65535") && last_error_has("prime"), "names the size: %s", ring_last_error());
+    options.algorithm = "ketama";
+    options.table_size = 0;
+    const char *servers[] = {"10.0.0.1:99999"};
+    size_t server_lens[] = {14};
+    CHECK(ring_new_with_options(servers, server_lens, NULL, NULL, NULL, 1, &options, &ring) == RING_INVALID_ADDRESS,
+          "port 99999");
+    CHECK(last_error_has("99999"), "names the port: %s", ring_last_error());
+    double half[] = {0.5};
+    CHECK(ring_new_with_options(ids, lens, half, NULL, NULL, 1, &options, &ring) == RING_INVALID_WEIGHT, "ketama 0.5");
+    CHECK(last_error_has("whole numbers"), "states the rule: %s", ring_last_error());
+    options.seed = 9;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 1, &options, &ring) == RING_INVALID_CONFIG, "ketama seed");
+    options.algorithm = "jump";
+    options.seed = 0;
+    double two[] = {1.0, 2.0};
+    CHECK(ring_new_with_options(ids, lens, two, NULL, NULL, 2, &options, &ring) == RING_INVALID_WEIGHT, "jump weight 2");
+    options.algorithm = "slots";
+    ring_t *slots = NULL, *plain = NULL;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &options, &slots) == RING_OK, "slots ring");
+    index = 42;
+    CHECK(ring_get_node_by_hash(slots, 16384, &index) == RING_HASH_OUT_OF_RANGE && index == 42, "slot 16384");
+    CHECK(ring_get_node_by_hash(slots, 16383, &index) == RING_OK && index == 1, "slot 16383 is the second node's");
+    CHECK(strcmp(ring_algorithm(slots), "slots") == 0 && ring_algorithm(NULL) == NULL, "ring_algorithm");
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, NULL, &plain) == RING_OK, "NULL options");
+    CHECK(strcmp(ring_algorithm(plain), "ring") == 0, "NULL options mean the ring algorithm");
+    CHECK(ring_diff(plain, slots, &diff) == RING_ALGORITHM_MISMATCH, "diff across algorithms");
+    CHECK(last_error_has("ring") && last_error_has("slots"), "names both: %s", ring_last_error());
+    ring_free(slots);
+    ring_free(plain);
+
     /* Reference counting and messages. */
     ring_t *second = ring_clone(ring);
     CHECK(second == ring, "ring_clone returns the same handle");

@@ -36,6 +36,7 @@ static void run_case(json_t *c) {
     size_t *lens = calloc(count + 1, sizeof *lens);
     size_t *zone_lens = calloc(count + 1, sizeof *zone_lens);
     double *weights = calloc(count + 1, sizeof *weights);
+    int listed_slots = 0;
     for (size_t i = 0; i < count; i++) {
         json_t *node = json_array_get(nodes, i);
         ids[i] = json_string_value(json_object_get(node, "id"));
@@ -44,18 +45,33 @@ static void run_case(json_t *c) {
         json_t *zone = json_object_get(node, "zone");
         zones[i] = zone ? json_string_value(zone) : NULL;
         zone_lens[i] = zone ? json_string_length(zone) : 0;
+        listed_slots |= json_object_get(node, "slots") != NULL;
     }
     uint32_t vnodes = (uint32_t)json_integer_value(json_object_get(config, "vnodes"));
     uint64_t seed = (uint64_t)json_integer_value(json_object_get(config, "seed"));
 
+    const char *algorithm = json_string_value(json_object_get(config, "algorithm"));
     ring_t *ring = NULL, *from_json = NULL;
-    ring_result rc = ring_new(ids, lens, weights, zones, zone_lens, count, vnodes, seed, &ring);
-    CHECK(rc == RING_OK, "%s: ring_new -> %u (%s)", name, rc, ring_last_error());
     char *text = json_dumps(config, JSON_COMPACT);
-    rc = ring_new_from_json(text, strlen(text), &from_json);
+    ring_result rc = ring_new_from_json(text, strlen(text), &from_json);
     CHECK(rc == RING_OK, "%s: ring_new_from_json -> %u (%s)", name, rc, ring_last_error());
     free(text);
+    if (strcmp(algorithm, "ring") == 0) {
+        rc = ring_new(ids, lens, weights, zones, zone_lens, count, vnodes, seed, &ring);
+        CHECK(rc == RING_OK, "%s: ring_new -> %u (%s)", name, rc, ring_last_error());
+    } else if (listed_slots) {
+        /* Listed slot ranges exist only in configs. */
+        ring = ring_clone(from_json);
+    } else {
+        ring_options_t options = {0};
+        options.algorithm = algorithm;
+        options.seed = seed;
+        options.table_size = (uint32_t)json_integer_value(json_object_get(config, "table_size"));
+        rc = ring_new_with_options(ids, lens, weights, zones, zone_lens, count, &options, &ring);
+        CHECK(rc == RING_OK, "%s: ring_new_with_options -> %u (%s)", name, rc, ring_last_error());
+    }
     if (!ring || !from_json) goto done;
+    CHECK(strcmp(ring_algorithm(ring), algorithm) == 0, "%s: ring_algorithm", name);
     uint64_t fingerprint = strtoull(json_string_value(json_object_get(c, "fingerprint")), NULL, 16);
     CHECK(ring_fingerprint(ring) == fingerprint && ring_fingerprint(from_json) == fingerprint, "%s: fingerprint", name);
 

@@ -63,6 +63,13 @@ int main() {
     CHECK(error_code([&] { ring.without_node("zz"); }) == RING_UNKNOWN_NODE, "unknown node throws");
     CHECK(error_code([&] { ring.node_id(7); }) == RING_INDEX_OUT_OF_RANGE, "index throws");
     CHECK(error_code([] { shardring::Ring::from_json("{"); }) == RING_INVALID_CONFIG, "bad JSON throws");
+    shardring::Ring maglev = shardring::Ring::with_algorithm({{"a"}, {"b"}, {"c"}}, "maglev", 0, 251);
+    CHECK(maglev.algorithm() == "maglev" && maglev.to_json().find("\"table_size\": 251") != std::string::npos,
+          "Maglev ring with a table size");
+    CHECK(error_code([] { shardring::Ring::with_algorithm({{"a"}}, "maglev", 0, 250); }) == RING_INVALID_TABLE_SIZE,
+          "non-prime table throws");
+    CHECK(error_code([] { shardring::Ring::with_algorithm({{"a"}}, "chord"); }) == RING_INVALID_CONFIG,
+          "unknown algorithm throws");
     try {
         shardring::Ring({{"a", -1.0}});
     } catch (const shardring::Error &e) {
