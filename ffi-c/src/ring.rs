@@ -191,13 +191,16 @@ unsafe fn read_nodes(
 
 /// The ring's algorithm name (`"ring"`, `"ketama"`, ...): a static
 /// NUL-terminated string, or NULL when `ring` is NULL.
+///
+/// # Safety
+/// `ring` must be NULL or a live handle.
 #[unsafe(no_mangle)]
-pub extern "C" fn ring_algorithm(ring: *const ring_t) -> *const c_char {
-    if ring.is_null() {
+pub unsafe extern "C" fn ring_algorithm(ring: *const ring_t) -> *const c_char {
+    // SAFETY: NULL or a live handle by contract.
+    let Ok(ring) = (unsafe { ring_ref(ring) }) else {
         return std::ptr::null();
-    }
-    // SAFETY: a non-NULL handle is live by contract.
-    let algorithm = unsafe { &(*ring).ring }.algorithm();
+    };
+    let algorithm = ring.algorithm();
     let name: &'static [u8] = match algorithm {
         Algorithm::Ketama => b"ketama\0",
         Algorithm::KetamaSpy => b"ketama-spy\0",
