@@ -19,7 +19,9 @@ pub(crate) fn to_py_err(error: RingError) -> PyErr {
         RingError::EmptyId { .. }
         | RingError::DuplicateId { .. }
         | RingError::InvalidWeight { .. }
-        | RingError::EmptyZone { .. } => "InvalidNodeError",
+        | RingError::EmptyZone { .. }
+        | RingError::InvalidAddress { .. } => "InvalidNodeError",
+        RingError::HashOutOfRange { .. } => "HashOutOfRangeError",
         RingError::UnknownNode { .. } => "UnknownNodeError",
         RingError::EmptyRing => "EmptyRingError",
         _ => "InvalidConfigError",
@@ -48,5 +50,7 @@ fn _shardring(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analysis::diff, m)?)?;
     m.add_function(wrap_pyfunction!(ring::_ring_from_json, m)?)?;
     m.add("PLACEMENT_FORMAT", shardring::PLACEMENT_FORMAT)?;
+    let names = shardring::Algorithm::ALL.map(shardring::Algorithm::name);
+    m.add("ALGORITHMS", pyo3::types::PyTuple::new(m.py(), names)?)?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyMapping, PyString, PyTuple};
 
-use shardring::{Node, Ring};
+use shardring::{Algorithm, Node, Ring};
 
 use crate::analysis::PyBalance;
 use crate::keys::{key_bytes, pack_keys};
@@ -36,23 +36,30 @@ impl Snapshot {
     }
 }
 
-/// Ring(nodes, *, vnodes=160, seed=0)
+/// Ring(nodes, *, algorithm="ring", vnodes=None, seed=0, table_size=None)
 ///
 /// A consistent-hash ring (placement format 1, core/SPEC.md).
 ///
 /// nodes: a list of node ids (weight 1.0 each) or of `Node(id, weight,
 /// zone)` objects, or a dict id -> weight. A weight is relative capacity,
-/// finite and >= 0 (0 = drained: a member owning no keys); a node owns
-/// round(vnodes * weight) points. vnodes: points per unit of weight (>= 1).
-/// seed: seed of the XXH3-64 key and point hashes, 0 <= seed < 2**64.
+/// finite and >= 0 (0 = drained: a member owning no keys); on the "ring"
+/// algorithm a node owns round(vnodes * weight) points.
+/// algorithm: "ring", "ketama", "ketama-spy", "libketama" (memcached
+/// clients, ids "host:port", whole-number weights), "nginx", "jump" (weights
+/// 1), "rendezvous", "maglev" or "slots" (Redis Cluster).
+/// vnodes: points per unit of weight (>= 1, default 160), "ring" only.
+/// seed: seed of the XXH3 hashes, 0 <= seed < 2**64 ("ring", "jump",
+/// "rendezvous", "maglev"). table_size: Maglev table size, a prime (default 65537).
 ///
 /// Keys are str (hashed as UTF-8) or bytes-like; "abc" and b"abc" land on the
 /// same node. Lookups read one whole snapshot even while another thread calls
 /// add_node, remove_node or set_weight.
 ///
 /// Raises InvalidNodeError (a ValueError) for an empty or duplicate id, a NaN,
-/// infinite or negative weight or an empty zone; InvalidConfigError (a
-/// ValueError) for vnodes 0 or more than 2**24 points; TypeError for nodes of
+/// infinite or negative weight, a weight the algorithm cannot express, a bad
+/// ketama address or an empty zone; InvalidConfigError (a ValueError) for
+/// vnodes 0, more than 2**24 points, an unknown algorithm, a parameter the
+/// algorithm does not take or a bad Maglev table size; TypeError for nodes of
 /// another type.
 #[pyclass(frozen, module = "shardring", name = "Ring")]
 pub struct PyRing {
@@ -137,10 +144,25 @@ fn to_nodes(nodes: &Bound<'_, PyAny>) -> PyResult<Vec<Node>> {
 #[pymethods]
 impl PyRing {
     #[new]
-    #[pyo3(signature = (nodes, *, vnodes = 160, seed = 0))]
-    fn new(py: Python<'_>, nodes: &Bound<'_, PyAny>, vnodes: u32, seed: u64) -> PyResult<PyRing> {
+    #[pyo3(signature = (nodes, *, algorithm = "ring", vnodes = None, seed = 0, table_size = None))]
+    fn new(
+        py: Python<'_>,
+        nodes: &Bound<'_, PyAny>,
+        algorithm: &str,
+        vnodes: Option<u32>,
+        seed: u64,
+        table_size: Option<u32>,
+    ) -> PyResult<PyRing> {
         let nodes = to_nodes(nodes)?;
-        let ring = py.detach(|| Ring::builder().vnodes(vnodes).seed(seed).nodes(nodes).build()).map_err(to_py_err)?;
+        let algorithm: Algorithm = algorithm.parse().map_err(to_py_err)?;
+        let mut builder = Ring::builder().algorithm(algorithm).seed(seed).nodes(nodes);
+        if let Some(vnodes) = vnodes {
+            builder = builder.vnodes(vnodes);
+        }
+        if let Some(size) = table_size {
+            builder = builder.table_size(size);
+        }
+        let ring = py.detach(|| builder.build()).map_err(to_py_err)?;
         Ok(PyRing::from_ring(py, ring))
     }
 
@@ -159,10 +181,22 @@ impl PyRing {
         self.current.load().ring.to_config().to_json()
     }
 
-    /// Points per unit of weight.
+    /// The placement algorithm's name ("ring", "ketama", ...).
     #[getter]
-    fn vnodes(&self) -> u32 {
+    fn algorithm(&self) -> &'static str {
+        self.current.load().ring.algorithm().name()
+    }
+
+    /// Points per unit of weight ("ring" only; None otherwise).
+    #[getter]
+    fn vnodes(&self) -> Option<u32> {
         self.current.load().ring.vnodes()
+    }
+
+    /// Maglev table size ("maglev" only; None otherwise).
+    #[getter]
+    fn table_size(&self) -> Option<u32> {
+        self.current.load().ring.table_size()
     }
 
     /// Seed of the key and point hashes.
@@ -171,7 +205,7 @@ impl PyRing {
         self.current.load().ring.seed()
     }
 
-    /// Total number of points on the ring.
+    /// Total number of points on the ring (0 for jump, rendezvous, maglev and slots).
     #[getter]
     fn point_count(&self) -> usize {
         self.current.load().ring.point_count()
@@ -193,8 +227,10 @@ impl PyRing {
         snapshot.ring.nodes().iter().map(|n| class.call1((n.id(), n.weight(), n.zone()))).collect()
     }
 
-    /// hash_key(key) -> int: the key's position on the ring, XXH3-64 of its
-    /// bytes under the ring's seed, in [0, 2**64).
+    /// hash_key(key) -> int: the key's hash under the ring's algorithm: XXH3-64
+    /// of its bytes under the seed, in [0, 2**64) ("ring", "jump",
+    /// "rendezvous", "maglev"); the first 4 bytes of MD5, little-endian
+    /// (ketama modes); CRC-32 ("nginx"); the Redis Cluster slot ("slots").
     fn hash_key(&self, key: &Bound<'_, PyAny>) -> PyResult<u64> {
         Ok(self.current.load().ring.hash_key(&*key_bytes(key)?))
     }
@@ -324,9 +360,10 @@ impl PyRing {
         let more =
             if ring.nodes().len() > 5 { format!(", ... {} more", ring.nodes().len() - 5) } else { String::new() };
         format!(
-            "Ring([{}{more}], vnodes={}, seed={}, points={}, fingerprint={:#018x})",
+            "Ring([{}{more}], algorithm={:?}, {}seed={}, points={}, fingerprint={:#018x})",
             shown.join(", "),
-            ring.vnodes(),
+            ring.algorithm().name(),
+            ring.vnodes().map(|v| format!("vnodes={v}, ")).unwrap_or_default(),
             ring.seed(),
             ring.point_count(),
             ring.fingerprint()

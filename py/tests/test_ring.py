@@ -154,7 +154,7 @@ def test_json_pickle_and_repr_round_trip():
     unpickled = pickle.loads(pickle.dumps(ring))
     assert unpickled.fingerprint == ring.fingerprint
     assert [unpickled.get(k) for k in KEYS[:100]] == [ring.get(k) for k in KEYS[:100]]
-    assert repr(ring).startswith('Ring(["a", "b"], vnodes=40, seed=9223372036854775813, points=100')
+    assert repr(ring).startswith('Ring(["a", "b"], algorithm="ring", vnodes=40, seed=9223372036854775813, points=100')
 
 
 @pytest.mark.parametrize(

@@ -11,15 +11,24 @@ the ring's seed; a ``str`` key is hashed as its UTF-8 bytes, so ``"abc"`` and
 True
 """
 
-from ._errors import EmptyRingError, InvalidConfigError, InvalidNodeError, RingError, UnknownNodeError
+from ._errors import (
+    EmptyRingError,
+    HashOutOfRangeError,
+    InvalidConfigError,
+    InvalidNodeError,
+    RingError,
+    UnknownNodeError,
+)
 from ._node import Node
-from ._shardring import PLACEMENT_FORMAT, Balance, Diff, Ring, Spread, diff, hash_key
+from ._shardring import ALGORITHMS, PLACEMENT_FORMAT, Balance, Diff, Ring, Spread, diff, hash_key
 
 __all__ = [
+    "ALGORITHMS",
     "PLACEMENT_FORMAT",
     "Balance",
     "Diff",
     "EmptyRingError",
+    "HashOutOfRangeError",
     "InvalidConfigError",
     "InvalidNodeError",
     "Node",

@@ -10,7 +10,8 @@ class RingError(Exception):
 
 
 class InvalidNodeError(RingError, ValueError):
-    """A node id is empty or repeated, a weight is NaN, infinite or negative, or a zone is empty."""
+    """A node id is empty or repeated, a weight is NaN, infinite, negative or not one the
+    algorithm can express, a ketama server address is malformed, or a zone is empty."""
 
 
 class UnknownNodeError(RingError, KeyError):
@@ -22,7 +23,13 @@ class UnknownNodeError(RingError, KeyError):
 
 
 class InvalidConfigError(RingError, ValueError):
-    """Bad ring parameters (vnodes 0, too many points) or an unreadable JSON config."""
+    """Bad ring parameters (vnodes 0, too many points, an unknown algorithm, a parameter the
+    algorithm does not take, a bad Maglev table size) or an unreadable JSON config."""
+
+
+class HashOutOfRangeError(RingError, ValueError):
+    """A hash given to get_by_hash is wider than the algorithm's key hash
+    (32 bits for ketama and nginx, 14 for slots)."""
 
 
 class EmptyRingError(RingError, LookupError):

@@ -1,16 +1,18 @@
 """Type stubs of the compiled extension (checked by mypy.stubtest in the tests)."""
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Final, Union, final
+from typing import Final, Literal, Optional, Union, final
 
 from ._node import Node
 
 _Key = Union[str, bytes, bytearray, memoryview]
 _NodeLike = Union[str, Node]
+_Algorithm = Literal["ring", "ketama", "ketama-spy", "libketama", "nginx", "jump", "rendezvous", "maglev", "slots"]
 
-__all__ = ["PLACEMENT_FORMAT", "Balance", "Diff", "Ring", "Spread", "_ring_from_json", "diff", "hash_key"]
+__all__ = ["ALGORITHMS", "PLACEMENT_FORMAT", "Balance", "Diff", "Ring", "Spread", "_ring_from_json", "diff", "hash_key"]
 
 PLACEMENT_FORMAT: Final[int]
+ALGORITHMS: Final[tuple[str, ...]]
 
 def hash_key(key: _Key, seed: int = 0) -> int: ...
 def diff(old: Ring, new: Ring) -> Diff: ...
@@ -22,14 +24,20 @@ class Ring:
         cls,
         nodes: Union[Iterable[_NodeLike], Mapping[str, float]],
         *,
-        vnodes: int = 160,
+        algorithm: _Algorithm = "ring",
+        vnodes: Optional[int] = None,
         seed: int = 0,
+        table_size: Optional[int] = None,
     ) -> Ring: ...
     @staticmethod
     def from_json(config: str) -> Ring: ...
     def to_json(self) -> str: ...
     @property
-    def vnodes(self) -> int: ...
+    def algorithm(self) -> str: ...
+    @property
+    def vnodes(self) -> Optional[int]: ...
+    @property
+    def table_size(self) -> Optional[int]: ...
     @property
     def seed(self) -> int: ...
     @property
