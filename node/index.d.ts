@@ -22,7 +22,10 @@ export declare class Ring {
    * objects, or an object mapping id to weight (in its key order); a
    * `TypeError` for anything else. Throws an `Error` with `code` `RING_EMPTY_ID`,
    * `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
-   * `RING_ZERO_VNODES` or `RING_TOO_MANY_POINTS`; a `RangeError` for a bad seed.
+   * `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`, `RING_INVALID_CONFIG` (an
+   * unknown algorithm or a parameter it does not take),
+   * `RING_INVALID_TABLE_SIZE` or `RING_INVALID_ADDRESS`; a `RangeError`
+   * for a bad seed, vnodes or table size.
    */
   constructor(nodes: Array<string | NodeInit> | Record<string, number>, options?: RingOptions)
   /**
@@ -44,11 +47,15 @@ export declare class Ring {
   get size(): number
   /** Whether a node with this id is a member. */
   has(id: string): boolean
-  /** Points per unit of weight. */
-  get vnodes(): number
+  /** The placement algorithm's name (`"ring"`, `"ketama"`, ...). */
+  get algorithm(): string
+  /** Points per unit of weight (`"ring"` only; `null` otherwise). */
+  get vnodes(): number | null
+  /** Maglev table size (`"maglev"` only; `null` otherwise). */
+  get tableSize(): number | null
   /** Seed of the key and point hashes. */
   get seed(): bigint
-  /** Total number of points on the ring. */
+  /** Total number of points on the ring (0 for jump, rendezvous, maglev and slots). */
   get pointCount(): number
   /**
    * A stable 64-bit digest (bigint) of the ring's vnodes, seed and set of
@@ -57,8 +64,10 @@ export declare class Ring {
    */
   get fingerprint(): bigint
   /**
-   * The key's position on the ring: XXH3-64 of its bytes under the ring's
-   * seed, as a bigint in [0, 2^64).
+   * The key's hash under the ring's algorithm, as a bigint: XXH3-64 of its
+   * bytes under the seed (`"ring"`, `"jump"`, `"rendezvous"`, `"maglev"`),
+   * the first 4 bytes of MD5 little-endian (ketama modes), CRC-32
+   * (`"nginx"`), or the Redis Cluster slot (`"slots"`).
    */
   hashKey(key: string | Uint8Array): bigint
   /**
@@ -67,9 +76,10 @@ export declare class Ring {
    */
   get(key: string | Uint8Array): string
   /**
-   * The id of the node owning ring position `hash` (a bigint in
-   * [0, 2^64), e.g. from `hashKey`). Throws `RING_EMPTY_RING`, or a
-   * `RangeError` for a hash outside [0, 2^64).
+   * The id of the node owning key hash `hash` (a bigint, e.g. from
+   * `hashKey`). Throws `RING_EMPTY_RING`, `RING_HASH_OUT_OF_RANGE` for a
+   * hash wider than the algorithm's (32 bits for ketama and nginx, 14 for
+   * slots), or a `RangeError` for a hash outside [0, 2^64).
    */
   getByHash(hash: bigint): string
   /**
@@ -105,6 +115,9 @@ export declare class Ring {
    */
   ownership(): Record<string, number>
 }
+
+/** The names of every placement algorithm, as the `algorithm` option takes them. */
+export declare function algorithms(): Array<string>
 
 /** Per-node key counts of a sample and how evenly they spread. */
 export interface Balance {
@@ -181,13 +194,23 @@ export interface RingDiff {
 
 /** Options of the `Ring` constructor. */
 export interface RingOptions {
-  /** Points per unit of weight (integer >= 1); default 160. */
+  /**
+   * Placement algorithm: `"ring"` (default), `"ketama"`, `"ketama-spy"`,
+   * `"libketama"` (memcached clients; ids `host:port`, whole-number
+   * weights), `"nginx"`, `"jump"` (weights 1), `"rendezvous"`, `"maglev"`
+   * or `"slots"` (Redis Cluster). See core/SPEC.md.
+   */
+  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots'
+  /** Points per unit of weight (integer >= 1); default 160. `"ring"` only. */
   vnodes?: number
   /**
    * Seed of the XXH3-64 key and point hashes: an integer in [0, 2^64),
-   * as a number (up to 2^53) or a bigint; default 0.
+   * as a number (up to 2^53) or a bigint; default 0. `"ring"`, `"jump"`,
+   * `"rendezvous"` and `"maglev"` only.
    */
   seed?: number | bigint
+  /** Maglev table size, a prime; default 65,537. `"maglev"` only. */
+  tableSize?: number
 }
 
 /** Spread of per-node loads against a reference (1.0 is perfect). */

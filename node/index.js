@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.Ring = nativeBinding.Ring
+module.exports.algorithms = nativeBinding.algorithms
 module.exports.diff = nativeBinding.diff
 module.exports.hashKey = nativeBinding.hashKey
 module.exports.PLACEMENT_FORMAT = nativeBinding.PLACEMENT_FORMAT

@@ -1,9 +1,12 @@
 // Types of the shardring npm package: the native binding's generated types
 // (index.d.ts) plus the methods shardring.js adds to Ring.
-import type { Balance } from './index'
+import type { Balance, RingOptions } from './index'
 
 export { Ring, diff, hashKey, PLACEMENT_FORMAT } from './index'
 export type { Balance, Flow, MovedArc, NodeInit, RingDiff, RingOptions, Spread } from './index'
+
+/** The names of every placement algorithm, as the `algorithm` option takes them. */
+export declare const ALGORITHMS: ReadonlyArray<NonNullable<RingOptions['algorithm']>>
 
 declare module './index' {
   interface Ring extends Iterable<string> {

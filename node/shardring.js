@@ -9,6 +9,9 @@ const native = require('./index.js')
 
 const { Ring, diff, hashKey, PLACEMENT_FORMAT } = native
 
+/** The names of every placement algorithm, as the `algorithm` option takes them. */
+const ALGORITHMS = Object.freeze(native.algorithms())
+
 function invalidArgType(message) {
   const error = new TypeError(message)
   error.code = 'ERR_INVALID_ARG_TYPE'
@@ -86,4 +89,4 @@ Ring.prototype.toJSON = function toJSON() {
   return JSON.parse(this.toJSONString())
 }
 
-module.exports = { Ring, diff, hashKey, PLACEMENT_FORMAT }
+module.exports = { ALGORITHMS, Ring, diff, hashKey, PLACEMENT_FORMAT }

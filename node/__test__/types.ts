@@ -1,6 +1,6 @@
 // Type-checked by `tsc --noEmit` in `npm test`: the public types describe the
 // whole surface, the methods shardring.js adds included.
-import { Ring, diff, hashKey, PLACEMENT_FORMAT, type Balance, type RingDiff } from '../shardring.js'
+import { ALGORITHMS, Ring, diff, hashKey, PLACEMENT_FORMAT, type Balance, type RingDiff } from '../shardring.js'
 
 const ring: Ring = new Ring([{ id: 'a', weight: 2, zone: 'east' }, 'b'], { vnodes: 160, seed: 7n })
 const fromMap: Ring = new Ring({ a: 1, b: 2 })
@@ -17,4 +17,12 @@ const format: number = PLACEMENT_FORMAT
 ring.addNode({ id: 'c' })
 ring.setWeight('c', 0.5)
 ring.removeNode('c')
+const maglev = new Ring(['a', 'b'], { algorithm: 'maglev', tableSize: 251 })
+const algorithm: string = maglev.algorithm
+const size: number | null = maglev.tableSize
+const vnodes: number | null = maglev.vnodes
+const names: ReadonlyArray<string> = ALGORITHMS
+// @ts-expect-error: not an algorithm name
+new Ring(['a'], { algorithm: 'chord' })
+void [algorithm, size, vnodes, names]
 void [owner, owners, list, byHash, ids, balance.byWeight.cv, change.movedShare, shares, text, format, ring.fingerprint]

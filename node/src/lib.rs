@@ -145,11 +145,20 @@ fn to_node(node: Either<String, NodeInit>) -> Node {
 /// Options of the `Ring` constructor.
 #[napi(object)]
 pub struct RingOptions {
-    /// Points per unit of weight (integer >= 1); default 160.
+    /// Placement algorithm: `"ring"` (default), `"ketama"`, `"ketama-spy"`,
+    /// `"libketama"` (memcached clients; ids `host:port`, whole-number
+    /// weights), `"nginx"`, `"jump"` (weights 1), `"rendezvous"`, `"maglev"`
+    /// or `"slots"` (Redis Cluster). See core/SPEC.md.
+    #[napi(ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots'")]
+    pub algorithm: Option<String>,
+    /// Points per unit of weight (integer >= 1); default 160. `"ring"` only.
     pub vnodes: Option<f64>,
     /// Seed of the XXH3-64 key and point hashes: an integer in [0, 2^64),
-    /// as a number (up to 2^53) or a bigint; default 0.
+    /// as a number (up to 2^53) or a bigint; default 0. `"ring"`, `"jump"`,
+    /// `"rendezvous"` and `"maglev"` only.
     pub seed: Option<Either<f64, BigInt>>,
+    /// Maglev table size, a prime; default 65,537. `"maglev"` only.
+    pub table_size: Option<f64>,
 }
 
 /// A JS number that must be a whole number in [0, max]; a `RangeError` names it otherwise.
@@ -273,7 +282,10 @@ impl Ring {
     /// objects, or an object mapping id to weight (in its key order); a
     /// `TypeError` for anything else. Throws an `Error` with `code` `RING_EMPTY_ID`,
     /// `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
-    /// `RING_ZERO_VNODES` or `RING_TOO_MANY_POINTS`; a `RangeError` for a bad seed.
+    /// `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`, `RING_INVALID_CONFIG` (an
+    /// unknown algorithm or a parameter it does not take),
+    /// `RING_INVALID_TABLE_SIZE` or `RING_INVALID_ADDRESS`; a `RangeError`
+    /// for a bad seed, vnodes or table size.
     #[napi(
         constructor,
         ts_args_type = "nodes: Array<string | NodeInit> | Record<string, number>, options?: RingOptions"
@@ -297,18 +309,22 @@ impl Ring {
         } else {
             return Err(shape_error(&env));
         };
-        let (vnodes, seed) = match options {
-            Some(RingOptions { vnodes, seed }) => (
-                vnodes
-                    .map(|v| whole_number(&env, "vnodes", v, f64::from(u32::MAX)).map(|v| v as u32))
-                    .transpose()?
-                    .unwrap_or(shardring::DEFAULT_VNODES),
-                seed.map(|s| u64_value(&env, "seed", s)).transpose()?.unwrap_or(shardring::DEFAULT_SEED),
-            ),
-            None => (shardring::DEFAULT_VNODES, shardring::DEFAULT_SEED),
-        };
-        let ring = shardring::Ring::builder().vnodes(vnodes).seed(seed).nodes(nodes).build();
-        Ok(Ring::wrap(ring.map_err(|e| throw(&env, e))?))
+        let mut builder = shardring::Ring::builder().nodes(nodes);
+        if let Some(RingOptions { algorithm, vnodes, seed, table_size }) = options {
+            if let Some(name) = algorithm {
+                builder = builder.algorithm(name.parse().map_err(|e| throw(&env, e))?);
+            }
+            if let Some(v) = vnodes {
+                builder = builder.vnodes(whole_number(&env, "vnodes", v, f64::from(u32::MAX))? as u32);
+            }
+            if let Some(s) = seed {
+                builder = builder.seed(u64_value(&env, "seed", s)?);
+            }
+            if let Some(t) = table_size {
+                builder = builder.table_size(whole_number(&env, "tableSize", t, f64::from(u32::MAX))? as u32);
+            }
+        }
+        Ok(Ring::wrap(builder.build().map_err(|e| throw(&env, e))?))
     }
 
     /// Builds a ring from a JSON ring config string (the format every binding
@@ -352,10 +368,22 @@ impl Ring {
         self.ring.position(&id).is_some()
     }
 
-    /// Points per unit of weight.
+    /// The placement algorithm's name (`"ring"`, `"ketama"`, ...).
     #[napi(getter)]
-    pub fn vnodes(&self) -> u32 {
+    pub fn algorithm(&self) -> &'static str {
+        self.ring.algorithm().name()
+    }
+
+    /// Points per unit of weight (`"ring"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn vnodes(&self) -> Option<u32> {
         self.ring.vnodes()
+    }
+
+    /// Maglev table size (`"maglev"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn table_size(&self) -> Option<u32> {
+        self.ring.table_size()
     }
 
     /// Seed of the key and point hashes.
@@ -364,7 +392,7 @@ impl Ring {
         BigInt::from(self.ring.seed())
     }
 
-    /// Total number of points on the ring.
+    /// Total number of points on the ring (0 for jump, rendezvous, maglev and slots).
     #[napi(getter)]
     pub fn point_count(&self) -> u32 {
         self.ring.point_count() as u32
@@ -378,8 +406,10 @@ impl Ring {
         BigInt::from(self.ring.fingerprint())
     }
 
-    /// The key's position on the ring: XXH3-64 of its bytes under the ring's
-    /// seed, as a bigint in [0, 2^64).
+    /// The key's hash under the ring's algorithm, as a bigint: XXH3-64 of its
+    /// bytes under the seed (`"ring"`, `"jump"`, `"rendezvous"`, `"maglev"`),
+    /// the first 4 bytes of MD5 little-endian (ketama modes), CRC-32
+    /// (`"nginx"`), or the Redis Cluster slot (`"slots"`).
     #[napi(ts_args_type = "key: string | Uint8Array")]
     pub fn hash_key(&self, env: Env, key: Unknown<'_>) -> Result<BigInt> {
         with_key(&env, key, |bytes| BigInt::from(self.ring.hash_key(bytes)))
@@ -393,9 +423,10 @@ impl Ring {
         Ok(self.ring.nodes()[index].id().to_owned())
     }
 
-    /// The id of the node owning ring position `hash` (a bigint in
-    /// [0, 2^64), e.g. from `hashKey`). Throws `RING_EMPTY_RING`, or a
-    /// `RangeError` for a hash outside [0, 2^64).
+    /// The id of the node owning key hash `hash` (a bigint, e.g. from
+    /// `hashKey`). Throws `RING_EMPTY_RING`, `RING_HASH_OUT_OF_RANGE` for a
+    /// hash wider than the algorithm's (32 bits for ketama and nginx, 14 for
+    /// slots), or a `RangeError` for a hash outside [0, 2^64).
     #[napi]
     pub fn get_by_hash(&self, env: Env, hash: BigInt) -> Result<String> {
         let hash = u64_value(&env, "hash", Either::B(hash))?;
@@ -514,6 +545,12 @@ pub fn diff(env: Env, old_ring: &Ring, new_ring: &Ring) -> Result<RingDiff> {
 pub fn hash_key(env: Env, key: Unknown<'_>, seed: Option<Either<f64, BigInt>>) -> Result<BigInt> {
     let seed = seed.map(|s| u64_value(&env, "seed", s)).transpose()?.unwrap_or(shardring::DEFAULT_SEED);
     with_key(&env, key, |bytes| BigInt::from(shardring::hash_key(bytes, seed)))
+}
+
+/// The names of every placement algorithm, as the `algorithm` option takes them.
+#[napi]
+pub fn algorithms() -> Vec<&'static str> {
+    shardring::Algorithm::ALL.map(shardring::Algorithm::name).to_vec()
 }
 
 /// The placement format this build implements (see core/SPEC.md).

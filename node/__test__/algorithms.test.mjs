@@ -1,0 +1,69 @@
+// Every algorithm through the Node binding: the peers' own recorded
+// placements, parameters, errors and derived rings.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+const { ALGORITHMS, Ring, diff } = require('../shardring.js')
+
+const peer = JSON.parse(readFileSync(new URL('../../testdata/peer/libmemcached-ketama.json', import.meta.url), 'utf8'))
+const servers = peer.servers.map((s) => ({ id: `${s.host}:${s.port}`, weight: s.weight }))
+
+for (const [algorithm, cases] of [['ketama', 'cases'], ['ketama-spy', 'spy_cases']]) {
+  test(`${algorithm} places like libmemcached's own fixture`, () => {
+    const ring = new Ring(servers, { algorithm })
+    const keys = peer[cases].map((c) => c.key)
+    const want = peer[cases].map((c) => `${c.server}:11211`)
+    assert.deepEqual(ring.getMany(keys), want)
+    assert.deepEqual(keys.map((k) => ring.get(k)), want)
+    if (algorithm === 'ketama') assert.deepEqual(keys.map((k) => ring.hashKey(k)), peer.cases.map((c) => BigInt(c.key_hash)))
+  })
+}
+
+test('libketama, nginx and slots hash like their peers', () => {
+  const libketama = new Ring({ '127.0.0.1:11211': 600, '127.0.0.1:11212': 400 }, { algorithm: 'libketama' })
+  assert.equal(libketama.pointCount, 320)
+  assert.equal(libketama.hashKey('test'), 3446378249n)
+  assert.equal(libketama.get('test'), '127.0.0.1:11211')
+  assert.equal(new Ring(['a'], { algorithm: 'nginx' }).hashKey('123456789'), 0xcbf43926n)
+  const slots = new Ring(['a', 'b', 'c'], { algorithm: 'slots' })
+  assert.equal(slots.hashKey('somekey'), 11058n)
+  assert.equal(slots.get('{user1000}.following'), slots.get('{user1000}.followers'))
+  assert.deepEqual([0n, 5460n, 5461n, 16383n].map((s) => slots.getByHash(s)), ['a', 'a', 'b', 'c'])
+  assert.throws(() => slots.getByHash(16384n), { code: 'RING_HASH_OUT_OF_RANGE', message: /16384/ })
+})
+
+for (const algorithm of ALGORITHMS) {
+  test(`${algorithm}: derives, round-trips and lists every node`, () => {
+    const ids = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:11211`)
+    const ring = new Ring(ids, { algorithm })
+    assert.equal(ring.algorithm, algorithm)
+    const grown = ring.withNode({ id: '10.0.0.9:11211' })
+    const keys = Array.from({ length: 2000 }, (_, i) => `key-${i}`)
+    const before = ring.getMany(keys)
+    const after = grown.getMany(keys)
+    const moved = after.filter((owner, i) => owner !== before[i]).length / keys.length
+    assert.ok(moved > 0.1 && moved < 0.26, `${algorithm} moved ${moved}`)
+    const copy = Ring.fromJSON(grown.toJSONString())
+    assert.equal(copy.algorithm, algorithm)
+    assert.equal(copy.fingerprint, grown.fingerprint)
+    assert.deepEqual(copy.getMany(keys), after)
+    assert.deepEqual(grown.getN('k', 9).sort(), [...grown].sort())
+  })
+}
+
+test('parameters and errors name the value', () => {
+  const maglev = new Ring(['a', 'b'], { algorithm: 'maglev', tableSize: 251 })
+  assert.equal(maglev.tableSize, 251)
+  assert.equal(maglev.vnodes, null)
+  assert.equal(new Ring(['a']).vnodes, 160)
+  assert.throws(() => new Ring(['a'], { algorithm: 'maglev', tableSize: 65535 }), { code: 'RING_INVALID_TABLE_SIZE', message: /65535/ })
+  assert.throws(() => new Ring(['a'], { algorithm: 'maglev', tableSize: 2.5 }), RangeError)
+  assert.throws(() => new Ring(['a'], { algorithm: 'chord' }), { code: 'RING_INVALID_CONFIG', message: /"chord"/ })
+  assert.throws(() => new Ring(['a'], { algorithm: 'ketama', vnodes: 100 }), { code: 'RING_INVALID_CONFIG', message: /vnodes/ })
+  assert.throws(() => new Ring({ a: 1, b: 2 }, { algorithm: 'jump' }), { code: 'RING_INVALID_WEIGHT', message: /jump has no weights/ })
+  assert.throws(() => new Ring(['10.0.0.1:99999'], { algorithm: 'ketama' }), { code: 'RING_INVALID_ADDRESS', message: /99999/ })
+  assert.throws(() => diff(new Ring(['a']), new Ring(['a'], { algorithm: 'jump' })), { code: 'RING_ALGORITHM_MISMATCH' })
+})
