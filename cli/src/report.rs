@@ -27,12 +27,15 @@ pub fn stats(out: &mut impl Write, ring: &Ring, sample: Option<&Balance>) -> io:
     let total_weight: f64 = ring.nodes().iter().map(|n| n.weight()).sum();
     let max = shares.iter().map(|(_, s)| *s).fold(0.0, f64::max);
     let width = ring.nodes().iter().map(|n| n.id().len()).max().unwrap_or(4).max(4);
+    let parameters = match (ring.vnodes(), ring.table_size()) {
+        (Some(vnodes), _) => format!("{} points, vnodes {vnodes}", ring.point_count()),
+        (None, Some(size)) => format!("algorithm {}, table size {size}", ring.algorithm()),
+        (None, None) => format!("algorithm {}, {} points", ring.algorithm(), ring.point_count()),
+    };
     writeln!(
         out,
-        "{} nodes, {} points, vnodes {}, seed {}, fingerprint {:016x}",
+        "{} nodes, {parameters}, seed {}, fingerprint {:016x}",
         ring.nodes().len(),
-        ring.point_count(),
-        ring.vnodes(),
         ring.seed(),
         ring.fingerprint()
     )?;

@@ -4,7 +4,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 
-use shardring::{Node, Ring, RingError, hash_key};
+use shardring::{Algorithm, Node, Ring, RingError, hash_key};
 
 use crate::CliError;
 
@@ -24,6 +24,22 @@ pub struct Args {
     /// the moved shares as an SVG chart into this file.
     #[arg(long)]
     plot: Option<std::path::PathBuf>,
+    /// Instead of the classic experiments, compare algorithms on N -> N+1
+    /// nodes: an algorithm name (ring, ketama, ketama-spy, libketama, nginx,
+    /// jump, rendezvous, maglev, slots) or "all".
+    #[arg(long, value_name = "NAME|all", value_parser = selection)]
+    algorithm: Option<Selection>,
+}
+
+/// The algorithms `--algorithm` names.
+#[derive(Clone)]
+struct Selection(Vec<Algorithm>);
+
+fn selection(name: &str) -> Result<Selection, String> {
+    match name {
+        "all" => Ok(Selection(Algorithm::ALL.to_vec())),
+        _ => name.parse().map(|a| Selection(vec![a])).map_err(|e: RingError| e.to_string()),
+    }
 }
 
 fn ring(count: u32, vnodes: u32) -> Result<Ring, RingError> {
@@ -52,6 +68,9 @@ fn moved(count: usize, before: impl Fn(usize) -> usize, after: impl Fn(usize) ->
 
 /// Runs the experiments, writing the report to `out`.
 pub fn run(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
+    if let Some(Selection(algorithms)) = &args.algorithm {
+        return compare(args, algorithms, out);
+    }
     let (n, vnodes) = (args.nodes, args.vnodes);
     let keys: Vec<String> = (0..args.keys).map(|i| format!("key:{i:08}")).collect();
     let hashes: Vec<u64> = keys.iter().map(|k| hash_key(k.as_bytes(), 0)).collect();
@@ -130,5 +149,59 @@ pub fn run(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
     for (node, share) in weighted.ownership() {
         writeln!(out, "  {} weight {}: {:.2}% of the hash space", node.id(), node.weight(), 100.0 * share)?;
     }
+    Ok(())
+}
+
+/// Each algorithm on N -> N+1 equal nodes: what moves, balance, and costs.
+fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Result<(), CliError> {
+    let n = args.nodes;
+    let keys: Vec<String> = (0..args.keys).map(|i| format!("key:{i:08}")).collect();
+    let total = keys.len() as u64;
+    // Server-style ids, which every algorithm accepts (ketama parses them).
+    let id = |i: u32| format!("10.0.{}.{}:11211", i / 250, i % 250 + 1);
+    writeln!(out, "{n} -> {} equal nodes, {} keys (ideal move {:.2}%)", n + 1, keys.len(), 100.0 / f64::from(n + 1))?;
+    writeln!(
+        out,
+        "{:<11} {:>7} {:>7} {:>9} {:>6} {:>10} {:>10} {:>10}",
+        "algorithm", "moved", "to new", "max/mean", "CV", "build", "lookup", "memory"
+    )?;
+    for &algorithm in algorithms {
+        let vnodes = (algorithm == Algorithm::Ring).then_some(args.vnodes);
+        let build = || {
+            let mut builder = Ring::builder().algorithm(algorithm).nodes((0..n).map(|i| Node::new(id(i), 1.0)));
+            if let Some(v) = vnodes {
+                builder = builder.vnodes(v);
+            }
+            builder.build()
+        };
+        let started = std::time::Instant::now();
+        let base = build()?;
+        let build_time = started.elapsed();
+        let grown = base.with_node(Node::new(id(n), 1.0))?;
+        let bar = progress(total, algorithm.name());
+        let mut before = vec![0usize; keys.len()];
+        let started = std::time::Instant::now();
+        base.get_indices(&keys, &mut before)?;
+        let lookup = started.elapsed().as_secs_f64() * 1e9 / keys.len() as f64;
+        let mut after = vec![0usize; keys.len()];
+        grown.get_indices(&keys, &mut after)?;
+        bar.finish_and_clear();
+        let moved = before.iter().zip(&after).filter(|(b, a)| grown.nodes()[**a].id() != base.nodes()[**b].id());
+        let (moved, to_new) = moved.fold((0u64, 0u64), |(m, t), (_, &a)| (m + 1, t + u64::from(a == n as usize)));
+        let balance = base.balance(&keys)?.by_node;
+        writeln!(
+            out,
+            "{:<11} {:>6.2}% {:>6.2}% {:>9.3} {:>6.3} {:>8.2}ms {:>7.1} ns {:>7.1} KiB",
+            algorithm.name(),
+            100.0 * moved as f64 / total as f64,
+            100.0 * to_new as f64 / total as f64,
+            balance.max_over_mean,
+            balance.cv,
+            build_time.as_secs_f64() * 1e3,
+            lookup,
+            base.placement_bytes() as f64 / 1024.0
+        )?;
+    }
+    writeln!(out, "lookup: batch placement of every key (hash included); memory: the placement structure")?;
     Ok(())
 }

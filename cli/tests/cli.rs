@@ -96,6 +96,32 @@ fn simulate_reports_each_experiment_and_draws_the_chart() {
 }
 
 #[test]
+fn simulate_compares_every_algorithm() {
+    let out = stdout(&["simulate", "--algorithm", "all", "--keys", "20000", "--nodes", "5"]);
+    let rows: Vec<&str> = out.lines().skip(2).take(9).collect();
+    let names: Vec<&str> = rows.iter().map(|r| r.split_whitespace().next().unwrap()).collect();
+    assert_eq!(names, shardring::Algorithm::ALL.map(|a| a.name()));
+    let percent = |cell: &str| cell.trim_end_matches('%').parse::<f64>().unwrap();
+    for row in rows {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        let (moved, to_new) = (percent(cells[1]), percent(cells[2]));
+        // 5 -> 6 nodes: about a sixth moves, nearly all of it to the new node.
+        assert!((10.0..25.0).contains(&moved) && to_new <= moved && to_new > 0.8 * moved, "{row}");
+    }
+    let one = stdout(&["simulate", "--algorithm", "jump", "--keys", "1000"]);
+    assert_eq!(one.lines().filter(|l| l.starts_with("jump ")).count(), 1, "{one}");
+}
+
+#[test]
+fn configs_of_other_algorithms_place_through_the_library() {
+    let ring = ring("memcached.json");
+    let out = stdout(&["lookup", &data("memcached.json"), "user:1", "SVa_]_V41)"]);
+    assert_eq!(out, format!("user:1\t{}\nSVa_]_V41)\t10.0.1.7:11211\n", ring.get("user:1").unwrap().id()));
+    let stats = stdout(&["stats", &data("memcached.json")]);
+    assert!(stats.starts_with("3 nodes, algorithm ketama, 472 points, seed 0"), "{stats}");
+}
+
+#[test]
 fn bad_input_is_one_line_naming_the_file_and_value_with_exit_code_2() {
     let cases: [(Vec<String>, &str); 6] = [
         (vec!["stats".into(), data("missing.json")], "missing.json: No such file or directory"),

@@ -29,6 +29,12 @@ impl Continuum {
         Continuum { points, owners, index, shift }
     }
 
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.points.len() * size_of::<u64>()
+            + self.owners.len() * size_of::<u32>()
+            + self.index.starts.len() * size_of::<u32>()
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.points.len()
     }

@@ -43,6 +43,10 @@ impl Rendezvous {
         Rendezvous { candidates }
     }
 
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.candidates.len() * size_of::<(u64, f64, u32)>()
+    }
+
     /// The score of a node for a key hash: `u = (top 53 bits of
     /// fmix64(key_hash ^ node_hash) + 0.5) / 2^53`, score `-weight / ln(u)`.
     #[inline]

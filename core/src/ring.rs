@@ -329,6 +329,17 @@ impl Ring {
         }
     }
 
+    /// Heap bytes of the placement structure (points, owners and index, or
+    /// the lookup table, or per-node scores), excluding the node list.
+    pub fn placement_bytes(&self) -> usize {
+        match &self.placement {
+            Placement::Continuum(c) => c.heap_bytes(),
+            Placement::Jump => 0,
+            Placement::Rendezvous(r) => r.heap_bytes(),
+            Placement::Table(table) => table.len() * size_of::<u32>(),
+        }
+    }
+
     /// The continuum's points in ring order as (position in the algorithm's
     /// hash space, index into [`Ring::nodes`]); empty for algorithms
     /// without points.

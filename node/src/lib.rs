@@ -149,7 +149,9 @@ pub struct RingOptions {
     /// `"libketama"` (memcached clients; ids `host:port`, whole-number
     /// weights), `"nginx"`, `"jump"` (weights 1), `"rendezvous"`, `"maglev"`
     /// or `"slots"` (Redis Cluster). See core/SPEC.md.
-    #[napi(ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots'")]
+    #[napi(
+        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots'"
+    )]
     pub algorithm: Option<String>,
     /// Points per unit of weight (integer >= 1); default 160. `"ring"` only.
     pub vnodes: Option<f64>,
