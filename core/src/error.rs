@@ -141,6 +141,21 @@ pub enum RingError {
         /// Algorithm of the second ring.
         right: &'static str,
     },
+
+    /// A bounded-loads balance factor `1 + epsilon` with `epsilon` not
+    /// finite and `> 0`.
+    #[error("invalid epsilon {epsilon}: bounded loads need a finite epsilon > 0 (balance factor 1 + epsilon)")]
+    InvalidEpsilon {
+        /// The rejected epsilon.
+        epsilon: f64,
+    },
+
+    /// A load release for a node whose load is already 0.
+    #[error("node {id:?} has no load to release")]
+    NoLoad {
+        /// The node id.
+        id: String,
+    },
 }
 
 /// "at least N", or "more than 2^64" when the count saturated.
@@ -169,6 +184,8 @@ impl RingError {
             RingError::InvalidAddress { .. } => "RING_INVALID_ADDRESS",
             RingError::HashOutOfRange { .. } => "RING_HASH_OUT_OF_RANGE",
             RingError::AlgorithmMismatch { .. } => "RING_ALGORITHM_MISMATCH",
+            RingError::InvalidEpsilon { .. } => "RING_INVALID_EPSILON",
+            RingError::NoLoad { .. } => "RING_NO_LOAD",
         }
     }
 }

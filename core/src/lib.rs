@@ -29,6 +29,7 @@
 mod algorithm;
 mod analysis;
 mod batch;
+mod bounded;
 mod config;
 mod continuum;
 mod error;
@@ -45,6 +46,7 @@ pub mod slots;
 pub use algorithm::Algorithm;
 pub use analysis::{Balance, Flow, MovedArc, RingDiff, Spread};
 pub use batch::KeyBatch;
+pub use bounded::{Lease, LoadTracker};
 pub use config::{NodeConfig, PLACEMENT_FORMAT, RingConfig};
 pub use error::RingError;
 pub use hash::{hash_key, hash_point};

@@ -550,6 +550,28 @@ impl Ring {
         Ok(found)
     }
 
+    /// Visits each node that can own keys once, in the preference order of
+    /// `hash` (without the zones rule), until `visit` returns true.
+    pub(crate) fn walk_distinct(&self, hash: u64, mut visit: impl FnMut(usize) -> bool) {
+        let mut small = 0u64;
+        let mut large: Vec<bool> = if self.nodes.len() > 64 { vec![false; self.nodes.len()] } else { Vec::new() };
+        let mut seen = 0;
+        self.walk(hash, |node| {
+            let fresh = if large.is_empty() {
+                let fresh = small & (1 << node) == 0;
+                small |= 1 << node;
+                fresh
+            } else {
+                !std::mem::replace(&mut large[node], true)
+            };
+            if !fresh {
+                return false;
+            }
+            seen += 1;
+            visit(node) || seen == self.live_nodes
+        });
+    }
+
     /// Visits candidate owners of `hash` in preference order (a node may
     /// repeat; every node that can own keys appears), until `visit` returns true.
     fn walk(&self, hash: u64, mut visit: impl FnMut(usize) -> bool) {

@@ -1,0 +1,245 @@
+//! Consistent hashing with bounded loads (Mirrokni, Thorup and
+//! Zadimoghaddam, "Consistent Hashing with Bounded Loads", SODA 2018;
+//! arXiv 1608.01350, 2016). Used by Vimeo's proxies and, as
+//! `hash_balance_factor`, by Envoy's ring hash and Maglev balancers.
+//!
+//! A [`LoadTracker`] counts live assignments per node over a ring snapshot.
+//! With balance factor `c = 1 + epsilon`, a node's capacity is
+//! `max(1, ceil(c * (T + 1) * w / W))`, where `T` is the total load before
+//! the request, `w` the node's weight and `W` the total weight. An acquire
+//! walks the key's preference order (distinct nodes, as `get_n` lists them
+//! but without the zones rule) and takes the first node under capacity.
+//! The capacities sum to at least `c * (T + 1) > T`, so some node always
+//! has room and the walk ends.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard};
+
+use crate::error::RingError;
+use crate::ring::Ring;
+
+/// One assignment made by [`LoadTracker::acquire`]: the node now holding
+/// one more unit of load, and how many distinct nodes were tried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// Id of the node the request went to; pass it to [`LoadTracker::release`].
+    pub id: Arc<str>,
+    /// Index of that node in [`LoadTracker::ring`]`().nodes()` at the time of the acquire.
+    pub index: usize,
+    /// Distinct nodes tried, including the one taken (1 = the key's own owner).
+    pub probes: u32,
+}
+
+/// Live load per node over a ring snapshot, with bounded-load placement.
+///
+/// `Send + Sync`: acquires and releases from many threads only update
+/// atomics under a shared read guard, so they never wait for each other;
+/// [`LoadTracker::swap`] takes the guard exclusively and waits for calls
+/// in flight. Deterministic: the same sequence of calls from one thread
+/// gives the same assignments.
+#[derive(Debug)]
+pub struct LoadTracker {
+    balance: f64,
+    state: RwLock<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    ring: Arc<Ring>,
+    ids: Vec<Arc<str>>,
+    positions: HashMap<Arc<str>, usize>,
+    /// Load per node, parallel to the ring's nodes.
+    loads: Vec<AtomicU64>,
+    /// Sum of `loads`, updated before them on acquire and after on release.
+    total: AtomicU64,
+    /// Per node, `weight / total weight` (0 for drained nodes).
+    shares: Vec<f64>,
+}
+
+impl State {
+    fn new(ring: Arc<Ring>, previous: Option<&State>) -> State {
+        let ids: Vec<Arc<str>> = ring.nodes().iter().map(|n| Arc::from(n.id())).collect();
+        let positions = ids.iter().enumerate().map(|(i, id)| (id.clone(), i)).collect();
+        let loads: Vec<AtomicU64> = ids
+            .iter()
+            .map(|id| {
+                let carried = previous.and_then(|p| p.positions.get(id).map(|&i| p.loads[i].load(Ordering::Relaxed)));
+                AtomicU64::new(carried.unwrap_or(0))
+            })
+            .collect();
+        let total = AtomicU64::new(loads.iter().map(|l| l.load(Ordering::Relaxed)).sum());
+        let weight: f64 = ring.nodes().iter().map(|n| n.weight()).sum();
+        let shares = ring.nodes().iter().map(|n| if weight > 0.0 { n.weight() / weight } else { 0.0 }).collect();
+        State { ring, ids, positions, loads, total, shares }
+    }
+}
+
+impl LoadTracker {
+    /// A tracker with every load 0 and balance factor `1 + epsilon`.
+    ///
+    /// Errors: [`RingError::InvalidEpsilon`] unless `epsilon` is finite and
+    /// `> 0` (the paper's `epsilon`; Envoy's `hash_balance_factor` 125 is
+    /// epsilon 0.25).
+    pub fn new(ring: Arc<Ring>, epsilon: f64) -> Result<LoadTracker, RingError> {
+        if !(epsilon.is_finite() && epsilon > 0.0) {
+            return Err(RingError::InvalidEpsilon { epsilon });
+        }
+        Ok(LoadTracker { balance: 1.0 + epsilon, state: RwLock::new(State::new(ring, None)) })
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        // A panic while holding the guard cannot leave the atomics half-updated.
+        self.state.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The balance factor `c = 1 + epsilon`.
+    pub fn balance_factor(&self) -> f64 {
+        self.balance
+    }
+
+    /// The ring snapshot loads are tracked over.
+    pub fn ring(&self) -> Arc<Ring> {
+        self.read().ring.clone()
+    }
+
+    /// Capacity of a node with weight share `share` when the total load,
+    /// this request included, is `total`: `max(1, ceil(c * total * share))`.
+    fn capacity(&self, total: u64, share: f64) -> u64 {
+        ((self.balance * total as f64 * share).ceil() as u64).max(1)
+    }
+
+    /// Assigns a request for `key` (bytes; a string is its UTF-8 bytes) to
+    /// the first node in the key's preference order whose load is below its
+    /// capacity, and adds one to that node's load.
+    ///
+    /// Errors: [`RingError::EmptyRing`] when no node can own keys.
+    pub fn acquire(&self, key: impl AsRef<[u8]>) -> Result<Lease, RingError> {
+        let state = self.read();
+        if state.ring.live_node_count() == 0 {
+            return Err(RingError::EmptyRing);
+        }
+        let hash = state.ring.hash_key(key);
+        state.total.fetch_add(1, Ordering::AcqRel);
+        loop {
+            // The total now counts this request; capacities sum to more than
+            // the loads already placed, so a pass finds room unless other
+            // threads fill it first, and then the next pass sees their load.
+            let total = state.total.load(Ordering::Acquire);
+            let mut tried: Vec<usize> = Vec::new();
+            let mut found = None;
+            state.ring.walk_distinct(hash, |node| {
+                tried.push(node);
+                let cap = self.capacity(total, state.shares[node]);
+                let taken = state.loads[node].fetch_update(Ordering::AcqRel, Ordering::Acquire, |load| {
+                    (load < cap).then_some(load + 1)
+                });
+                if taken.is_ok() {
+                    found = Some(node);
+                }
+                found.is_some()
+            });
+            if let Some(index) = found {
+                return Ok(Lease { id: state.ids[index].clone(), index, probes: tried.len() as u32 });
+            }
+        }
+    }
+
+    /// Removes one unit of load from node `id`.
+    ///
+    /// Errors: [`RingError::UnknownNode`] when `id` is not in the current
+    /// ring (for example after a swap removed it: its load left with it),
+    /// [`RingError::NoLoad`] when its load is already 0.
+    pub fn release(&self, id: &str) -> Result<(), RingError> {
+        let state = self.read();
+        let &index = state.positions.get(id).ok_or_else(|| RingError::UnknownNode { id: id.to_owned() })?;
+        state.loads[index]
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |load| load.checked_sub(1))
+            .map_err(|_| RingError::NoLoad { id: id.to_owned() })?;
+        state.total.fetch_sub(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Replaces the ring (typically with one derived from it). Nodes in both
+    /// keep their load; nodes that left drop theirs; new nodes start at 0.
+    pub fn swap(&self, ring: Arc<Ring>) {
+        let mut state = self.state.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let next = State::new(ring, Some(&state));
+        *state = next;
+    }
+
+    /// Current load per node, parallel to [`LoadTracker::ring`]`().nodes()`.
+    pub fn loads(&self) -> Vec<u64> {
+        self.read().loads.iter().map(|l| l.load(Ordering::Acquire)).collect()
+    }
+
+    /// Sum of all loads.
+    pub fn total_load(&self) -> u64 {
+        self.read().total.load(Ordering::Acquire)
+    }
+
+    /// The capacity node `index` would have for the next request:
+    /// `max(1, ceil(c * (total + 1) * weight / total weight))`; `None` when
+    /// out of range.
+    pub fn capacity_of(&self, index: usize) -> Option<u64> {
+        let state = self.read();
+        let total = state.total.load(Ordering::Acquire) + 1;
+        state.shares.get(index).map(|&share| self.capacity(total, share))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Node;
+
+    fn ring(weights: &[f64]) -> Arc<Ring> {
+        let nodes = weights.iter().enumerate().map(|(i, &w)| Node::new(format!("n{i}"), w));
+        Arc::new(Ring::builder().nodes(nodes).build().unwrap())
+    }
+
+    #[test]
+    fn one_hot_key_spills_in_preference_order() {
+        let tracker = LoadTracker::new(ring(&[1.0; 4]), 0.25).unwrap();
+        let ring = tracker.ring();
+        let mut order = vec![0; 4];
+        ring.get_n_indices("hot", &mut order).unwrap();
+        let leases: Vec<Lease> = (0..100).map(|_| tracker.acquire("hot").unwrap()).collect();
+        // Every request went to the first node of the preference list with room.
+        assert_eq!(leases[0].index, order[0]);
+        assert_eq!(leases[0].probes, 1);
+        let loads = tracker.loads();
+        assert_eq!(loads.iter().sum::<u64>(), 100);
+        // ceil(1.25 * 100 / 4) = 32 at most per node.
+        assert!(loads.iter().all(|&l| l <= 32), "{loads:?}");
+        assert!(leases.iter().any(|l| l.probes == 4));
+        for lease in &leases {
+            tracker.release(&lease.id).unwrap();
+        }
+        assert_eq!(tracker.total_load(), 0);
+        assert!(matches!(tracker.release("n0"), Err(RingError::NoLoad { .. })));
+        assert!(matches!(tracker.release("zz"), Err(RingError::UnknownNode { .. })));
+    }
+
+    #[test]
+    fn epsilon_must_be_positive_and_finite() {
+        for epsilon in [0.0, -0.5, f64::NAN, f64::INFINITY] {
+            let err = LoadTracker::new(ring(&[1.0]), epsilon).unwrap_err();
+            assert!(matches!(err, RingError::InvalidEpsilon { .. }), "{epsilon}");
+        }
+    }
+
+    #[test]
+    fn loads_carry_over_a_swap_by_id() {
+        let tracker = LoadTracker::new(ring(&[1.0, 1.0, 1.0]), 1.0).unwrap();
+        for i in 0..30 {
+            tracker.acquire(format!("k{i}")).unwrap();
+        }
+        let before = tracker.loads();
+        let grown = tracker.ring().without_node("n0").unwrap().with_node(Node::new("n9", 1.0)).unwrap();
+        tracker.swap(Arc::new(grown));
+        assert_eq!(tracker.loads(), vec![before[1], before[2], 0]);
+        assert_eq!(tracker.total_load(), before[1] + before[2]);
+        assert!(matches!(tracker.release("n0"), Err(RingError::UnknownNode { .. })));
+    }
+}
