@@ -103,7 +103,7 @@ test-rust:
 # The C suites, each under valgrind memcheck (zero errors, zero leaks), the C++
 # wrapper's test, and the example built from a staged install via pkg-config
 # and statically against libring.a.
-C_TESTS := vectors errors api threads
+C_TESTS := vectors errors api threads bounded
 test-c: build-c
 	for t in $(C_TESTS); do cc $(CFLAGS) -pthread ffi-c/tests/$$t.c $(LDRING) -ljansson -lm -o build/c-$$t; done
 	c++ -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude ffi-c/tests/wrapper.cpp $(LDRING) -o build/cpp-wrapper
@@ -111,6 +111,7 @@ test-c: build-c
 	$(VALGRIND) build/c-errors
 	$(VALGRIND) build/c-api
 	$(VALGRIND) build/c-threads
+	$(VALGRIND) build/c-bounded
 	$(VALGRIND) build/cpp-wrapper
 	$(MAKE) -s install PREFIX=$(CURDIR)/build/stage
 	PKG_CONFIG_PATH=build/stage/lib/pkgconfig; export PKG_CONFIG_PATH; \

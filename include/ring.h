@@ -100,6 +100,14 @@ enum ring_result
    * Two rings compared by a diff use different algorithms.
    */
   RING_ALGORITHM_MISMATCH = 20,
+  /**
+   * A bounded-loads epsilon was not finite and > 0.
+   */
+  RING_INVALID_EPSILON = 21,
+  /**
+   * A load release for a node whose load is already 0.
+   */
+  RING_NO_LOAD = 22,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -124,6 +132,14 @@ typedef struct ring_diff_t ring_diff_t;
  * `ring_free`. Safe to read from many threads at once.
  */
 typedef struct ring_t ring_t;
+
+/**
+ * Live load per node over a ring, placing requests with bounded loads
+ * (Mirrokni, Thorup and Zadimoghaddam, 2017). Create with
+ * `ring_tracker_new`, release with `ring_tracker_free`. Safe to use from
+ * many threads at once: acquires and releases never wait for each other.
+ */
+typedef struct ring_tracker_t ring_tracker_t;
 
 /**
  * Algorithm and parameters for `ring_new_with_options`. Zero-initialise it
@@ -227,6 +243,9 @@ ring_result ring_new_with_options(const char *const *ids,
 /**
  * The ring's algorithm name (`"ring"`, `"ketama"`, ...): a static
  * NUL-terminated string, or NULL when `ring` is NULL.
+ *
+ * # Safety
+ * `ring` must be NULL or a live handle.
  */
 const char *ring_algorithm(const ring_t *ring);
 
@@ -545,6 +564,90 @@ ring_result ring_diff_flow(const ring_diff_t *diff,
                            size_t *out_from_len,
                            const char **out_to,
                            size_t *out_to_len);
+
+/**
+ * Creates a tracker over a snapshot of `ring` (the ring handle may be freed
+ * afterwards) with every load 0 and balance factor `1 + epsilon`: a node's
+ * capacity is `max(1, ceil((1 + epsilon) * (total load + 1) * weight / total weight))`.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_EPSILON` (epsilon not finite and > 0).
+ *
+ * # Safety
+ * `ring` must be a live handle; `out_tracker` writable.
+ */
+ring_result ring_tracker_new(const ring_t *ring, double epsilon, ring_tracker_t **out_tracker);
+
+/**
+ * Frees a tracker. NULL is a no-op.
+ *
+ * # Safety
+ * `tracker` must be NULL or a live handle, not used afterwards.
+ */
+void ring_tracker_free(ring_tracker_t *tracker);
+
+/**
+ * Assigns a request for `key` (`key_len` bytes) to the first node in the
+ * key's preference order that is under capacity and adds one to its load.
+ * Writes the node's index (in the tracker's current ring), optionally its
+ * id (`out_id`/`out_id_len` may both be NULL; the id stays valid until the
+ * next `ring_tracker_swap` or `ring_tracker_free`), and the number of
+ * distinct nodes tried (`out_probes` may be NULL; 1 = the key's owner).
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`. Nothing is written on error.
+ *
+ * # Safety
+ * `tracker` must be a live handle; `key` valid for `key_len` bytes; the
+ * non-NULL outputs writable.
+ */
+ring_result ring_tracker_acquire(const ring_tracker_t *tracker,
+                                 const uint8_t *key,
+                                 size_t key_len,
+                                 size_t *out_index,
+                                 const char **out_id,
+                                 size_t *out_id_len,
+                                 uint32_t *out_probes);
+
+/**
+ * Removes one unit of load from node `id` (`id_len` bytes of UTF-8).
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`
+ * (not in the current ring, e.g. removed by a swap: its load left with
+ * it), `RING_NO_LOAD` (its load is already 0).
+ *
+ * # Safety
+ * `tracker` must be a live handle; `id` valid for `id_len` bytes.
+ */
+ring_result ring_tracker_release(const ring_tracker_t *tracker, const char *id, size_t id_len);
+
+/**
+ * Moves the tracker onto a snapshot of `ring`, typically one derived from
+ * its current ring: nodes in both keep their load, nodes that left drop
+ * theirs, new nodes start at 0. Ids returned by earlier acquires become invalid.
+ *
+ * Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `tracker` and `ring` must be live handles.
+ */
+ring_result ring_tracker_swap(const ring_tracker_t *tracker, const ring_t *ring);
+
+/**
+ * Writes the load of node `index` (in the current ring) to `*out_load`.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INDEX_OUT_OF_RANGE`.
+ *
+ * # Safety
+ * `tracker` must be a live handle; `out_load` writable.
+ */
+ring_result ring_tracker_load(const ring_tracker_t *tracker, size_t index, uint64_t *out_load);
+
+/**
+ * The total load over all nodes (0 when `tracker` is NULL).
+ *
+ * # Safety
+ * `tracker` must be NULL or a live handle.
+ */
+uint64_t ring_tracker_total_load(const ring_tracker_t *tracker);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -131,9 +131,8 @@ impl LoadTracker {
             state.ring.walk_distinct(hash, |node| {
                 tried.push(node);
                 let cap = self.capacity(total, state.shares[node]);
-                let taken = state.loads[node].fetch_update(Ordering::AcqRel, Ordering::Acquire, |load| {
-                    (load < cap).then_some(load + 1)
-                });
+                let taken = state.loads[node]
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |load| (load < cap).then_some(load + 1));
                 if taken.is_ok() {
                     found = Some(node);
                 }

@@ -19,6 +19,7 @@
 
 mod ring;
 mod analysis;
+mod bounded;
 
 use std::cell::RefCell;
 use std::ffi::{CString, c_char};
@@ -27,6 +28,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use shardring::RingError;
 
 pub use analysis::*;
+pub use bounded::*;
 pub use ring::*;
 
 /// Result code of every fallible `ring_*` function. Values are explicit and
@@ -77,6 +79,10 @@ pub enum ring_result {
     RING_HASH_OUT_OF_RANGE = 19,
     /// Two rings compared by a diff use different algorithms.
     RING_ALGORITHM_MISMATCH = 20,
+    /// A bounded-loads epsilon was not finite and > 0.
+    RING_INVALID_EPSILON = 21,
+    /// A load release for a node whose load is already 0.
+    RING_NO_LOAD = 22,
 }
 
 use ring_result::*;
@@ -106,6 +112,8 @@ pub extern "C" fn ring_result_str(result: u32) -> *const c_char {
         18 => "invalid server address\0",
         19 => "hash out of range for this algorithm\0",
         20 => "rings use different algorithms\0",
+        21 => "epsilon must be finite and > 0\0",
+        22 => "node has no load to release\0",
         _ => "unknown result code\0",
     };
     text.as_ptr().cast()
@@ -148,6 +156,8 @@ pub(crate) fn core_error(error: RingError) -> ring_result {
         RingError::InvalidAddress { .. } => RING_INVALID_ADDRESS,
         RingError::HashOutOfRange { .. } => RING_HASH_OUT_OF_RANGE,
         RingError::AlgorithmMismatch { .. } => RING_ALGORITHM_MISMATCH,
+        RingError::InvalidEpsilon { .. } => RING_INVALID_EPSILON,
+        RingError::NoLoad { .. } => RING_NO_LOAD,
         // A variant added to the core without a code here: still an error, never a crash.
         _ => RING_PANIC,
     };
