@@ -3,6 +3,7 @@
 //! the `shardring` crate.
 
 mod analysis;
+mod bounded;
 mod keys;
 mod ring;
 
@@ -22,6 +23,7 @@ pub(crate) fn to_py_err(error: RingError) -> PyErr {
         | RingError::EmptyZone { .. }
         | RingError::InvalidAddress { .. } => "InvalidNodeError",
         RingError::HashOutOfRange { .. } => "HashOutOfRangeError",
+        RingError::NoLoad { .. } => "NoLoadError",
         RingError::UnknownNode { .. } => "UnknownNodeError",
         RingError::EmptyRing => "EmptyRingError",
         _ => "InvalidConfigError",
@@ -44,6 +46,8 @@ pub(crate) fn package_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<
 fn _shardring(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ring::PyRing>()?;
     m.add_class::<analysis::PyDiff>()?;
+    m.add_class::<bounded::PyLoadTracker>()?;
+    m.add_class::<bounded::PyLease>()?;
     m.add_class::<analysis::PyBalance>()?;
     m.add_class::<analysis::PySpread>()?;
     m.add_function(wrap_pyfunction!(keys::hash_key, m)?)?;

@@ -16,11 +16,23 @@ from ._errors import (
     HashOutOfRangeError,
     InvalidConfigError,
     InvalidNodeError,
+    NoLoadError,
     RingError,
     UnknownNodeError,
 )
 from ._node import Node
-from ._shardring import ALGORITHMS, PLACEMENT_FORMAT, Balance, Diff, Ring, Spread, diff, hash_key
+from ._shardring import (
+    ALGORITHMS,
+    PLACEMENT_FORMAT,
+    Balance,
+    Diff,
+    Lease,
+    LoadTracker,
+    Ring,
+    Spread,
+    diff,
+    hash_key,
+)
 
 __all__ = [
     "ALGORITHMS",
@@ -31,6 +43,9 @@ __all__ = [
     "HashOutOfRangeError",
     "InvalidConfigError",
     "InvalidNodeError",
+    "Lease",
+    "LoadTracker",
+    "NoLoadError",
     "Node",
     "Ring",
     "RingError",

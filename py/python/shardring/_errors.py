@@ -34,3 +34,7 @@ class HashOutOfRangeError(RingError, ValueError):
 
 class EmptyRingError(RingError, LookupError):
     """A lookup on a ring with no node of weight > 0."""
+
+
+class NoLoadError(RingError, ValueError):
+    """A load release for a node whose load is already 0 (or a lease released twice)."""

@@ -1,0 +1,168 @@
+//! `shardring.LoadTracker` and `shardring.Lease`: bounded loads (the core's
+//! `LoadTracker`), with a context manager that releases on exit.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use shardring::{LoadTracker, RingError};
+
+use crate::keys::key_bytes;
+use crate::ring::PyRing;
+use crate::to_py_err;
+
+/// LoadTracker(ring, epsilon)
+///
+/// Consistent hashing with bounded loads (Mirrokni, Thorup and
+/// Zadimoghaddam, 2017): counts live requests per node over a snapshot of
+/// `ring` and sends each request to the first node in its key's preference
+/// order that is under capacity, max(1, ceil((1 + epsilon) * (total load + 1)
+/// * weight / total weight)). epsilon: a float > 0 (Envoy's
+/// hash_balance_factor 125 is epsilon 0.25).
+///
+/// >>> with tracker.acquire("user:42") as node:
+/// ...     serve(node)               # released when the block exits
+///
+/// Thread-safe: acquires and releases from many threads never wait for each
+/// other. Raises InvalidConfigError (a ValueError) for a bad epsilon.
+#[pyclass(frozen, module = "shardring", name = "LoadTracker")]
+pub struct PyLoadTracker {
+    tracker: Arc<LoadTracker>,
+}
+
+#[pymethods]
+impl PyLoadTracker {
+    #[new]
+    fn new(ring: &PyRing, epsilon: f64) -> PyResult<PyLoadTracker> {
+        let ring = Arc::new(ring.snapshot().ring.clone());
+        Ok(PyLoadTracker { tracker: Arc::new(LoadTracker::new(ring, epsilon).map_err(to_py_err)?) })
+    }
+
+    /// acquire(key) -> Lease: assigns a request for `key` (str or bytes-like)
+    /// to a node under capacity and adds one to its load. Release it with
+    /// `lease.release()` or by using the lease as a context manager. Raises
+    /// EmptyRingError when no node has weight > 0.
+    fn acquire(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyLease> {
+        let key = key_bytes(key)?;
+        let lease = self.tracker.acquire(&*key).map_err(to_py_err)?;
+        Ok(PyLease {
+            tracker: self.tracker.clone(),
+            node: PyString::new(py, &lease.id).unbind(),
+            probes: lease.probes,
+            released: AtomicBool::new(false),
+        })
+    }
+
+    /// release(node): removes one unit of load from node `node` (an id).
+    /// Raises UnknownNodeError when it is not in the current ring (a swap
+    /// removed it, with its load), NoLoadError when its load is already 0.
+    fn release(&self, node: &str) -> PyResult<()> {
+        self.tracker.release(node).map_err(to_py_err)
+    }
+
+    /// swap(ring): moves onto a snapshot of `ring` (typically derived from
+    /// the current one). Nodes in both keep their load, nodes that left drop
+    /// theirs, new nodes start at 0.
+    fn swap(&self, py: Python<'_>, ring: &PyRing) {
+        let ring = Arc::new(ring.snapshot().ring.clone());
+        py.detach(|| self.tracker.swap(ring));
+    }
+
+    /// Current load per node id, in node order.
+    #[getter]
+    fn loads<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let ring = self.tracker.ring();
+        let loads = PyDict::new(py);
+        for (node, load) in ring.nodes().iter().zip(self.tracker.loads()) {
+            loads.set_item(node.id(), load)?;
+        }
+        Ok(loads)
+    }
+
+    /// Sum of all loads.
+    #[getter]
+    fn total_load(&self) -> u64 {
+        self.tracker.total_load()
+    }
+
+    /// The balance factor 1 + epsilon.
+    #[getter]
+    fn balance_factor(&self) -> f64 {
+        self.tracker.balance_factor()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "LoadTracker(nodes={}, balance_factor={}, total_load={})",
+            self.tracker.ring().nodes().len(),
+            self.tracker.balance_factor(),
+            self.tracker.total_load()
+        )
+    }
+}
+
+/// One request's assignment: `node` (the id) and `probes` (distinct nodes
+/// tried; 1 = the key's own owner). Release exactly once, with `release()`
+/// or by leaving a `with` block (which gives `node`).
+#[pyclass(frozen, module = "shardring", name = "Lease")]
+pub struct PyLease {
+    tracker: Arc<LoadTracker>,
+    node: Py<PyString>,
+    probes: u32,
+    released: AtomicBool,
+}
+
+#[pymethods]
+impl PyLease {
+    /// Id of the node the request went to.
+    #[getter]
+    fn node(&self, py: Python<'_>) -> Py<PyString> {
+        self.node.clone_ref(py)
+    }
+
+    /// Distinct nodes tried, including the one taken.
+    #[getter]
+    fn probes(&self) -> u32 {
+        self.probes
+    }
+
+    /// Whether the lease was released.
+    #[getter]
+    fn released(&self) -> bool {
+        self.released.load(Ordering::Acquire)
+    }
+
+    /// release(): gives the load back. Raises NoLoadError when this lease
+    /// was already released; UnknownNodeError when a swap removed its node.
+    fn release(&self, py: Python<'_>) -> PyResult<()> {
+        if self.released.swap(true, Ordering::AcqRel) {
+            let id = self.node.bind(py).to_str()?.to_owned();
+            return Err(to_py_err(RingError::NoLoad { id }));
+        }
+        self.tracker.release(self.node.bind(py).to_str()?).map_err(to_py_err)
+    }
+
+    fn __enter__(&self, py: Python<'_>) -> Py<PyString> {
+        self.node.clone_ref(py)
+    }
+
+    /// Releases unless already released; exceptions from the block propagate.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        if !self.released.load(Ordering::Acquire) {
+            match self.release(py) {
+                // A swap removed the node: its load left with it.
+                Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(py) => {}
+                other => other?,
+            }
+        }
+        Ok(false)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let released = if self.released.load(Ordering::Acquire) { "True" } else { "False" };
+        format!("Lease(node={:?}, probes={}, released={released})", self.node.bind(py).to_string(), self.probes)
+    }
+}
