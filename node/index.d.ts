@@ -10,6 +10,46 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * Consistent hashing with bounded loads (Mirrokni, Thorup and
+ * Zadimoghaddam, 2017): live load per node over a snapshot of a ring; each
+ * request goes to the first node in its key's preference order under
+ * capacity `max(1, ceil((1 + epsilon) * (total load + 1) * weight / total weight))`.
+ * Shared by worker threads only through the ring's config: each thread
+ * keeps its own tracker.
+ */
+export declare class LoadTracker {
+  /**
+   * A tracker over `ring`'s current snapshot with every load 0. Throws
+   * `RING_INVALID_EPSILON` unless `epsilon` is finite and > 0 (Envoy's
+   * `hash_balance_factor` 125 is epsilon 0.25).
+   */
+  constructor(ring: Ring, epsilon: number)
+  /**
+   * Assigns a request for `key` and adds one to its node's load; use
+   * `acquire`, which adds `release()`. Throws `RING_EMPTY_RING`.
+   */
+  _acquire(key: string | Uint8Array): Acquired
+  /**
+   * Removes one unit of load from node `node`. Throws `RING_UNKNOWN_NODE`
+   * (not in the current ring: a swap removed it, with its load) or
+   * `RING_NO_LOAD` (its load is already 0).
+   */
+  release(node: string): void
+  /**
+   * Moves onto `ring`'s current snapshot (typically derived from the
+   * tracker's): nodes in both keep their load, nodes that left drop
+   * theirs, new nodes start at 0.
+   */
+  swap(ring: Ring): void
+  /** Current load per node id, in node order. */
+  get loads(): Record<string, number>
+  /** Sum of all loads. */
+  get totalLoad(): number
+  /** The balance factor `1 + epsilon`. */
+  get balanceFactor(): number
+}
+
+/**
  * A consistent-hash ring (placement format 1, core/SPEC.md). Keys are
  * strings (hashed as UTF-8), Buffers or Uint8Arrays; a string and its UTF-8
  * Buffer land on the same node. Derivation (`withNode`, `withoutNode`,
@@ -114,6 +154,14 @@ export declare class Ring {
    * from arc lengths: `{ [id]: share }`, shares in [0, 1] summing to 1.
    */
   ownership(): Record<string, number>
+}
+
+/** Where `_acquire` sent a request. */
+export interface Acquired {
+  /** Id of the node the request went to. */
+  node: string
+  /** Distinct nodes tried, including the one taken (1 = the key's owner). */
+  probes: number
 }
 
 /** The names of every placement algorithm, as the `algorithm` option takes them. */

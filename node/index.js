@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.LoadTracker = nativeBinding.LoadTracker
 module.exports.Ring = nativeBinding.Ring
 module.exports.algorithms = nativeBinding.algorithms
 module.exports.diff = nativeBinding.diff

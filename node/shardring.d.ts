@@ -1,14 +1,25 @@
 // Types of the shardring npm package: the native binding's generated types
 // (index.d.ts) plus the methods shardring.js adds to Ring.
-import type { Balance, RingOptions } from './index'
+import type { Acquired, Balance, RingOptions } from './index'
 
-export { Ring, diff, hashKey, PLACEMENT_FORMAT } from './index'
-export type { Balance, Flow, MovedArc, NodeInit, RingDiff, RingOptions, Spread } from './index'
+export { LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT } from './index'
+export type { Acquired, Balance, Flow, MovedArc, NodeInit, RingDiff, RingOptions, Spread } from './index'
 
 /** The names of every placement algorithm, as the `algorithm` option takes them. */
 export declare const ALGORITHMS: ReadonlyArray<NonNullable<RingOptions['algorithm']>>
 
+/** A request's assignment from `LoadTracker.acquire`. */
+export interface Lease extends Acquired {
+  /** Gives the load back, exactly once; throws `RING_NO_LOAD` when called again. */
+  release(): void
+}
+
 declare module './index' {
+  interface LoadTracker {
+    /** Assigns a request for `key` to a node under capacity. Throws `RING_EMPTY_RING`. */
+    acquire(key: string | Uint8Array): Lease
+  }
+
   interface Ring extends Iterable<string> {
     /** The owner of every key, in key order; the batch crosses napi once. Throws as `get`. */
     getMany(keys: ReadonlyArray<string | Uint8Array>): string[]

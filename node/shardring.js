@@ -7,7 +7,7 @@
 
 const native = require('./index.js')
 
-const { Ring, diff, hashKey, PLACEMENT_FORMAT } = native
+const { LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT } = native
 
 /** The names of every placement algorithm, as the `algorithm` option takes them. */
 const ALGORITHMS = Object.freeze(native.algorithms())
@@ -89,4 +89,25 @@ Ring.prototype.toJSON = function toJSON() {
   return JSON.parse(this.toJSONString())
 }
 
-module.exports = { ALGORITHMS, Ring, diff, hashKey, PLACEMENT_FORMAT }
+/**
+ * Assigns a request for `key` to a node under capacity: `{ node, probes,
+ * release() }`. `release()` gives the load back exactly once; a second call
+ * throws an Error with code `RING_NO_LOAD`.
+ */
+LoadTracker.prototype.acquire = function acquire(key) {
+  const lease = this._acquire(key)
+  const tracker = this
+  let released = false
+  lease.release = function release() {
+    if (released) {
+      const error = new Error(`lease for node ${JSON.stringify(lease.node)} was already released`)
+      error.code = 'RING_NO_LOAD'
+      throw error
+    }
+    released = true
+    tracker.release(lease.node)
+  }
+  return lease
+}
+
+module.exports = { ALGORITHMS, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT }

@@ -1,6 +1,6 @@
 // Type-checked by `tsc --noEmit` in `npm test`: the public types describe the
 // whole surface, the methods shardring.js adds included.
-import { ALGORITHMS, Ring, diff, hashKey, PLACEMENT_FORMAT, type Balance, type RingDiff } from '../shardring.js'
+import { ALGORITHMS, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT, type Balance, type RingDiff } from '../shardring.js'
 
 const ring: Ring = new Ring([{ id: 'a', weight: 2, zone: 'east' }, 'b'], { vnodes: 160, seed: 7n })
 const fromMap: Ring = new Ring({ a: 1, b: 2 })
@@ -24,5 +24,10 @@ const vnodes: number | null = maglev.vnodes
 const names: ReadonlyArray<string> = ALGORITHMS
 // @ts-expect-error: not an algorithm name
 new Ring(['a'], { algorithm: 'chord' })
-void [algorithm, size, vnodes, names]
+const tracker = new LoadTracker(maglev, 0.25)
+const lease = tracker.acquire('key')
+const leased: string = lease.node
+const probes: number = lease.probes
+lease.release()
+void [algorithm, size, vnodes, names, leased, probes, tracker.totalLoad]
 void [owner, owners, list, byHash, ids, balance.byWeight.cv, change.movedShare, shares, text, format, ring.fingerprint]

@@ -3,6 +3,8 @@
 //! entry point is `shardring.js`, which packs key batches into one string or
 //! buffer so they cross the napi boundary once.
 
+mod bounded;
+
 use std::sync::Arc;
 
 use indexmap::IndexMap;
