@@ -1,6 +1,7 @@
 //! `shardring`: answers "what happens if...?" about a ring before anyone
 //! touches a cluster. Ring configs are the core's JSON config files.
 
+mod bounded;
 mod plot;
 mod report;
 mod simulate;

@@ -29,6 +29,17 @@ pub struct Args {
     /// jump, rendezvous, maglev, slots) or "all".
     #[arg(long, value_name = "NAME|all", value_parser = selection)]
     algorithm: Option<Selection>,
+    /// Instead of the classic experiments, run consistent hashing with
+    /// bounded loads at these epsilons (comma-separated, each > 0) against
+    /// the plain ring: uniform and skewed keys, and a node failing at 80%
+    /// utilisation. --keys is the number of requests held at once.
+    #[arg(long, value_name = "EPSILON[,EPSILON...]", value_delimiter = ',', value_parser = epsilon)]
+    bounded: Option<Vec<f64>>,
+}
+
+fn epsilon(text: &str) -> Result<f64, String> {
+    let value: f64 = text.parse().map_err(|_| format!("{text:?} is not a number"))?;
+    if value.is_finite() && value > 0.0 { Ok(value) } else { Err(format!("epsilon must be finite and > 0, got {text}")) }
 }
 
 /// The algorithms `--algorithm` names.
@@ -70,6 +81,9 @@ fn moved(count: usize, before: impl Fn(usize) -> usize, after: impl Fn(usize) ->
 pub fn run(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
     if let Some(Selection(algorithms)) = &args.algorithm {
         return compare(args, algorithms, out);
+    }
+    if let Some(epsilons) = &args.bounded {
+        return crate::bounded::run(args.nodes, args.vnodes, args.keys as usize, epsilons, out);
     }
     let (n, vnodes) = (args.nodes, args.vnodes);
     let keys: Vec<String> = (0..args.keys).map(|i| format!("key:{i:08}")).collect();
