@@ -53,7 +53,8 @@ enum ring_result
    */
   RING_EMPTY_RING = 8,
   /**
-   * A JSON config could not be read.
+   * A JSON config could not be read, or a parameter is invalid for the
+   * algorithm (an unknown algorithm, one it does not take, bad slot ranges).
    */
   RING_INVALID_CONFIG = 9,
   /**
@@ -405,8 +406,10 @@ ring_result ring_get_nodes(const ring_t *ring,
                            size_t *out_count);
 
 /**
- * XXH3-64 of the key bytes under the ring's seed: the key's position on the
- * ring. Returns 0 for a NULL ring or a NULL key with non-zero length.
+ * The key's hash under the ring's algorithm: XXH3-64 of the key bytes under
+ * the seed (`ring`, `jump`, `rendezvous`, `maglev`), the first 4 bytes of
+ * MD5 little-endian (ketama modes), CRC-32 (`nginx`) or the Redis Cluster
+ * slot (`slots`). Returns 0 for a NULL ring or a NULL key with non-zero length.
  *
  * # Safety
  * `ring` must be NULL or a live handle; `key` valid for `key_len` bytes.
@@ -415,8 +418,9 @@ uint64_t ring_hash_key(const ring_t *ring, const uint8_t *key, size_t key_len);
 
 /**
  * The ring's config fingerprint: a stable 64-bit digest of its algorithm,
- * vnodes, seed and set of nodes (order-independent; `core/SPEC.md`), so two
- * processes can check they hold the same ring. 0 for NULL.
+ * parameters and set of nodes (`core/SPEC.md`; node order counts only where
+ * it places keys: jump, and fresh slot ranges), so two processes can check
+ * they hold the same ring. 0 for NULL.
  *
  * # Safety
  * `ring` must be NULL or a live handle.

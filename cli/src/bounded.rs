@@ -49,7 +49,11 @@ pub fn run(nodes: u32, vnodes: u32, requests: usize, epsilons: &[f64], out: &mut
     );
     let n = ring.nodes().len();
     writeln!(out, "{nodes} nodes x {vnodes} vnodes, {requests} requests held at once")?;
-    writeln!(out, "{:<36} {:>10} {:>10} {:>11} {:>10}", "keys / placement", "max/mean", "bound", "mean probes", "max probes")?;
+    writeln!(
+        out,
+        "{:<36} {:>10} {:>10} {:>11} {:>10}",
+        "keys / placement", "max/mean", "bound", "mean probes", "max probes"
+    )?;
     let workloads = workloads(requests);
     for (name, keys) in &workloads {
         let keys: Vec<String> = keys.iter().map(|&k| key(k)).collect();
@@ -92,7 +96,11 @@ fn cascade(
 ) -> Result<(), CliError> {
     let n = ring.nodes().len();
     writeln!(out, "\nfailure of one node at 80% utilisation (server capacity = requests / (0.8 x nodes))")?;
-    writeln!(out, "{:<36} {:>16} {:>18} {:>14}", "keys / placement", "busiest before", "busiest survivor", "over capacity")?;
+    writeln!(
+        out,
+        "{:<36} {:>16} {:>18} {:>14}",
+        "keys / placement", "busiest before", "busiest survivor", "over capacity"
+    )?;
     for (name, keys) in workloads {
         let keys: Vec<String> = keys.iter().map(|&k| key(k)).collect();
         let capacity = keys.len() as f64 / (0.8 * n as f64);
@@ -125,7 +133,8 @@ fn cascade(
         report(out, "plain ring", &loads, &after)?;
         for &epsilon in epsilons {
             let tracker = LoadTracker::new(ring.clone(), epsilon)?;
-            let placed: Vec<usize> = keys.iter().map(|k| tracker.acquire(k).map(|l| l.index)).collect::<Result<_, _>>()?;
+            let placed: Vec<usize> =
+                keys.iter().map(|k| tracker.acquire(k).map(|l| l.index)).collect::<Result<_, _>>()?;
             let before = tracker.loads();
             tracker.swap(survivors.clone());
             // The failed node's requests come back and are placed again.

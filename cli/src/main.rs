@@ -109,7 +109,7 @@ fn main() -> ExitCode {
 /// A ring that can place keys: errors name the config file when it has no points.
 fn load_placing(path: &Path) -> Result<Ring, CliError> {
     let ring = load(path)?;
-    if ring.point_count() == 0 {
+    if ring.live_node_count() == 0 {
         return Err(CliError::Ring { path: path.display().to_string(), source: RingError::EmptyRing });
     }
     Ok(ring)

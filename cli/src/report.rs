@@ -30,7 +30,10 @@ pub fn stats(out: &mut impl Write, ring: &Ring, sample: Option<&Balance>) -> io:
     let parameters = match (ring.vnodes(), ring.table_size()) {
         (Some(vnodes), _) => format!("{} points, vnodes {vnodes}", ring.point_count()),
         (None, Some(size)) => format!("algorithm {}, table size {size}", ring.algorithm()),
-        (None, None) => format!("algorithm {}, {} points", ring.algorithm(), ring.point_count()),
+        (None, None) if ring.point_count() > 0 => {
+            format!("algorithm {}, {} points", ring.algorithm(), ring.point_count())
+        }
+        (None, None) => format!("algorithm {}", ring.algorithm()),
     };
     writeln!(
         out,

@@ -39,7 +39,11 @@ pub struct Args {
 
 fn epsilon(text: &str) -> Result<f64, String> {
     let value: f64 = text.parse().map_err(|_| format!("{text:?} is not a number"))?;
-    if value.is_finite() && value > 0.0 { Ok(value) } else { Err(format!("epsilon must be finite and > 0, got {text}")) }
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(format!("epsilon must be finite and > 0, got {text}"))
+    }
 }
 
 /// The algorithms `--algorithm` names.

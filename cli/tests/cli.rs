@@ -119,6 +119,21 @@ fn configs_of_other_algorithms_place_through_the_library() {
     assert_eq!(out, format!("user:1\t{}\nSVa_]_V41)\t10.0.1.7:11211\n", ring.get("user:1").unwrap().id()));
     let stats = stdout(&["stats", &data("memcached.json")]);
     assert!(stats.starts_with("3 nodes, algorithm ketama, 472 points, seed 0"), "{stats}");
+    // Table and point-free algorithms place too.
+    let dir = std::env::temp_dir().join(format!("shardring-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for algorithm in ["jump", "rendezvous", "maglev", "slots"] {
+        let path = dir.join(format!("{algorithm}.json"));
+        let config =
+            format!(r#"{{"format_version": 1, "algorithm": "{algorithm}", "nodes": [{{"id": "a"}}, {{"id": "b"}}]}}"#);
+        std::fs::write(&path, &config).unwrap();
+        let ring = Ring::from_json(&config).unwrap();
+        let out = stdout(&["lookup", path.to_str().unwrap(), "user:1"]);
+        assert_eq!(out, format!("user:1\t{}\n", ring.get("user:1").unwrap().id()), "{algorithm}");
+        let diff = stdout(&["diff", path.to_str().unwrap(), path.to_str().unwrap()]);
+        assert!(diff.contains("0.00"), "{algorithm}: {diff}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -14,6 +14,7 @@ use crate::algorithm::Algorithm;
 use crate::continuum::Continuum;
 use crate::error::RingError;
 use crate::node::Node;
+use crate::ring::{MAX_POINTS, too_many};
 
 /// Port libmemcached leaves out of point strings (`MEMCACHED_DEFAULT_PORT`).
 pub const DEFAULT_MEMCACHED_PORT: u16 = 11211;
@@ -77,10 +78,17 @@ fn whole_weight(node: &Node) -> Result<u64, RingError> {
 /// Checks every weight and address; nodes with weight 0 are left out of the
 /// continuum and of the server count, as if absent.
 pub(crate) fn validate(algorithm: Algorithm, nodes: &[Node]) -> Result<(), RingError> {
+    let mut servers = std::collections::HashMap::new();
     for node in nodes {
         whole_weight(node)?;
         if algorithm != Algorithm::Libketama {
-            host_port(node.id())?;
+            // Two ids for one server ("h" and "h:11211") would hash the same points.
+            if let Some(first) = servers.insert(host_port(node.id())?, node.id()) {
+                return Err(RingError::InvalidAddress {
+                    id: node.id().to_owned(),
+                    reason: format!("names the same server as {first:?}"),
+                });
+            }
         }
     }
     Ok(())
@@ -117,6 +125,13 @@ pub(crate) fn build(algorithm: Algorithm, nodes: &[Node]) -> Result<Continuum, R
     validate(algorithm, nodes)?;
     let weights: Vec<u64> = nodes.iter().map(whole_weight).collect::<Result<_, _>>()?;
     let digests = digests(algorithm, &weights);
+    let mut total = 0u64;
+    for (node, &count) in nodes.iter().zip(&digests) {
+        total += u64::from(count) * 4;
+        if total > MAX_POINTS {
+            return Err(too_many(node.id(), total));
+        }
+    }
     let mut tagged: Vec<(u64, u32)> = Vec::with_capacity(digests.iter().map(|&d| d as usize * 4).sum());
     let mut label = String::new();
     for (index, (node, &count)) in nodes.iter().zip(&digests).enumerate() {

@@ -58,7 +58,15 @@ fn point_count(node: &Node) -> Result<u64, RingError> {
 /// Checks weights and the total point count.
 pub(crate) fn validate(nodes: &[Node]) -> Result<(), RingError> {
     let mut total = 0u64;
+    let mut servers = std::collections::HashMap::new();
     for node in nodes {
+        // Two ids nginx hashes alike ("unix:/s" and "UNIX:/s") would share every point.
+        if let Some(first) = servers.insert(host_port(node.id().as_bytes()), node.id()) {
+            return Err(RingError::InvalidAddress {
+                id: node.id().to_owned(),
+                reason: format!("hashes as the same server as {first:?}"),
+            });
+        }
         total += point_count(node)?;
         if total > MAX_POINTS {
             return Err(too_many(node.id(), total));

@@ -3,7 +3,8 @@
 //! weighted by the logarithmic method (Schindelhauer and Schomaker, 2005;
 //! the form used by Tarantool's vshard and Ceph's straw2).
 //!
-//! Each node `i` scores a key `-weight_i / ln(u_i)`, where `u_i` in (0, 1) is
+//! Each node `i` scores a key `-w_i / ln(u_i)` (`w_i` its weight over the
+//! largest weight), where `u_i` in (0, 1) is
 //! uniform from the key's and the node's hashes; the key goes to the highest
 //! score, and its preference list is the nodes by descending score. A node
 //! of weight `w` wins a share `w / W` of keys, and adding, removing or
@@ -25,7 +26,8 @@ pub(crate) fn fmix64(mut h: u64) -> u64 {
     h ^ (h >> 33)
 }
 
-/// Per node: XXH3-64 of its id under the ring's seed, and its weight.
+/// Per node: XXH3-64 of its id under the ring's seed, and its weight over
+/// the largest weight (in (0, 1], so scores stay finite).
 #[derive(Debug, Clone)]
 pub(crate) struct Rendezvous {
     /// `(node hash, weight, index)` for nodes of weight > 0, ascending by id bytes.
@@ -34,9 +36,11 @@ pub(crate) struct Rendezvous {
 
 impl Rendezvous {
     pub(crate) fn new(nodes: &[Node], seed: u64) -> Rendezvous {
+        // Weights relative to the largest keep every score finite.
+        let max_weight = nodes.iter().map(Node::weight).fold(0.0, f64::max);
         let mut candidates: Vec<(u64, f64, u32)> = (0..nodes.len())
             .filter(|&i| nodes[i].weight() > 0.0)
-            .map(|i| (xxh3_64_with_seed(nodes[i].id().as_bytes(), seed), nodes[i].weight(), i as u32))
+            .map(|i| (xxh3_64_with_seed(nodes[i].id().as_bytes(), seed), nodes[i].weight() / max_weight, i as u32))
             .collect();
         candidates
             .sort_unstable_by(|a, b| nodes[a.2 as usize].id().as_bytes().cmp(nodes[b.2 as usize].id().as_bytes()));
@@ -48,7 +52,8 @@ impl Rendezvous {
     }
 
     /// The score of a node for a key hash: `u = (top 53 bits of
-    /// fmix64(key_hash ^ node_hash) + 0.5) / 2^53`, score `-weight / ln(u)`.
+    /// fmix64(key_hash ^ node_hash) + 0.5) / 2^53`, score `-w / ln(u)` with
+    /// `w` the weight over the largest weight.
     #[inline]
     fn score(key_hash: u64, node_hash: u64, weight: f64) -> f64 {
         let u = ((fmix64(key_hash ^ node_hash) >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64);

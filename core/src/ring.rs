@@ -58,7 +58,12 @@ impl Params {
             return Err(unused(format!("vnodes ({v})")));
         }
         if let Some(s) = seed.filter(|&s| s != 0 && !algorithm.uses_seed()) {
-            return Err(unused(format!("seed ({s}); it hashes exactly as its peer system, unseeded,")));
+            return Err(RingError::InvalidConfig {
+                message: format!(
+                    "seed ({s}) does not apply to algorithm {:?}: it hashes exactly as its peer system does, unseeded",
+                    algorithm.name()
+                ),
+            });
         }
         if let Some(t) = table_size.filter(|_| algorithm != Algorithm::Maglev) {
             return Err(unused(format!("table_size ({t})")));
@@ -234,8 +239,14 @@ impl Ring {
         slots: SlotSource,
         point_hash: PointHash,
     ) -> Result<Ring, RingError> {
+        let mut total_weight = 0.0;
         for (position, node) in nodes.iter().enumerate() {
             node.validate(position)?;
+            total_weight += node.weight();
+            if !total_weight.is_finite() {
+                let rule = "the weights must sum to a finite number (below about 1.8e308)";
+                return Err(RingError::InvalidWeight { id: node.id().to_owned(), weight: node.weight(), rule });
+            }
         }
         check_unique(&nodes)?;
         let placement = match params.algorithm {
@@ -253,10 +264,13 @@ impl Ring {
                 maglev::validate(params.table_size, nodes.len())?;
                 Placement::Table(maglev::build(&nodes, params.seed, params.table_size))
             }
-            Algorithm::Slots => Placement::Table(match slots {
-                SlotSource::Fresh => slots::contiguous(&nodes),
-                SlotSource::Explicit(ranges) => slots::explicit(&nodes, &ranges)?,
-                SlotSource::Rebalance(previous) => slots::rebalance(&nodes, &previous),
+            Algorithm::Slots => Placement::Table({
+                slots::validate(&nodes)?;
+                match slots {
+                    SlotSource::Fresh => slots::contiguous(&nodes),
+                    SlotSource::Explicit(ranges) => slots::explicit(&nodes, &ranges)?,
+                    SlotSource::Rebalance(previous) => slots::rebalance(&nodes, &previous),
+                }
             }),
         };
         Ok(Ring::assemble(nodes, params, placement, point_hash))
@@ -580,10 +594,17 @@ impl Ring {
             Placement::Jump => jump::walk(hash, self.nodes.len(), visit),
             Placement::Rendezvous(r) => r.walk(hash, visit),
             Placement::Table(table) => {
+                // Visit each run of equal owners once: Redis slot ranges are
+                // thousands of slots long.
                 let (after, before) = table.split_at(self.table_slot(hash, table.len()));
-                for &owner in before.iter().chain(after) {
-                    if visit(owner as usize) {
-                        return;
+                for part in [before, after] {
+                    let mut rest = part;
+                    while let Some(&owner) = rest.first() {
+                        if visit(owner as usize) {
+                            return;
+                        }
+                        let run = rest.iter().position(|&o| o != owner).unwrap_or(rest.len());
+                        rest = &rest[run..];
                     }
                 }
             }

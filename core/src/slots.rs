@@ -52,19 +52,33 @@ pub fn key_slot(key: &[u8]) -> u16 {
     crc16(tagged.unwrap_or(key)) % SLOT_COUNT as u16
 }
 
+/// Checks that every node of weight > 0 can hold a slot.
+///
+/// Errors: [`RingError::InvalidConfig`] for more than 16,384 such nodes.
+pub(crate) fn validate(nodes: &[Node]) -> Result<(), RingError> {
+    let live = nodes.iter().filter(|n| n.weight() > 0.0).count();
+    if live > SLOT_COUNT {
+        return Err(RingError::InvalidConfig {
+            message: format!("{live} nodes of weight > 0 cannot each hold one of the 16384 Redis Cluster slots"),
+        });
+    }
+    Ok(())
+}
+
 /// The fresh assignment: contiguous ranges as `redis-cli --cluster create`
 /// computes them, generalised to weights (a node's range spans
-/// `16384 * w / W` slots in float32).
+/// `(float)(w / W) * 16384` slots, with `w / W` in binary64, which for
+/// equal weights is exactly redis-cli's `16384 / (float)n`).
 pub(crate) fn contiguous(nodes: &[Node]) -> Vec<u32> {
     let live: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].weight() > 0.0).collect();
     if live.is_empty() {
         return Vec::new();
     }
-    let total = live.iter().map(|&i| nodes[i].weight()).sum::<f64>() as f32;
+    let total = live.iter().map(|&i| nodes[i].weight()).sum::<f64>();
     let mut table = vec![NONE; SLOT_COUNT];
     let (mut first, mut cursor) = (0i64, 0f32);
     for (k, &i) in live.iter().enumerate() {
-        let span = nodes[i].weight() as f32 / total * SLOT_COUNT as f32;
+        let span = (nodes[i].weight() / total) as f32 * SLOT_COUNT as f32;
         let mut last = f64::from(cursor + span - 1.0).round() as i64;
         if last > SLOT_COUNT as i64 || k == live.len() - 1 {
             last = SLOT_COUNT as i64 - 1;
@@ -87,6 +101,9 @@ pub(crate) fn explicit(nodes: &[Node], ranges: &[Vec<RangeInclusive<u16>>]) -> R
     let invalid = |message: String| RingError::InvalidConfig { message };
     let mut table = vec![NONE; SLOT_COUNT];
     for (i, node_ranges) in ranges.iter().enumerate() {
+        if nodes[i].weight() == 0.0 && !node_ranges.is_empty() {
+            return Err(invalid(format!("node {:?} has weight 0 (drained) but is given slots", nodes[i].id())));
+        }
         for range in node_ranges {
             let (start, end) = (*range.start(), *range.end());
             if start > end {
@@ -118,17 +135,25 @@ pub(crate) fn rebalance(nodes: &[Node], previous: &[Option<u32>]) -> Vec<u32> {
     if total == 0.0 {
         return Vec::new();
     }
-    // Largest-remainder targets, ties by node order.
+    let mut count = vec![0usize; nodes.len()];
+    previous.iter().flatten().for_each(|&owner| count[owner as usize] += 1);
+    // Targets: each node's exact share rounded down, and the slots left over
+    // one each to the nodes already holding more than that (so they keep
+    // them), then by largest remainder, then in node order.
     let exact: Vec<f64> = nodes.iter().map(|n| n.weight() / total * SLOT_COUNT as f64).collect();
     let mut target: Vec<usize> = exact.iter().map(|&e| e.floor() as usize).collect();
-    let mut order: Vec<usize> = (0..nodes.len()).collect();
-    order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())).then(a.cmp(&b)));
+    let mut order: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].weight() > 0.0).collect();
+    let holds_more = |i: usize| count[i] > target[i];
+    order.sort_by(|&a, &b| {
+        holds_more(b)
+            .cmp(&holds_more(a))
+            .then((exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())))
+            .then(a.cmp(&b))
+    });
     let short = SLOT_COUNT - target.iter().sum::<usize>();
     for &i in order.iter().take(short) {
         target[i] += 1;
     }
-    let mut count = vec![0usize; nodes.len()];
-    previous.iter().flatten().for_each(|&owner| count[owner as usize] += 1);
     let mut table: Vec<u32> = previous.iter().map(|owner| owner.unwrap_or(NONE)).collect();
     // Over-target nodes free their highest slots.
     for slot in (0..SLOT_COUNT).rev() {
@@ -180,6 +205,32 @@ mod tests {
         assert_eq!(key_slot(b"foo{}{bar}"), crc16(b"foo{}{bar}") % 16_384);
         assert_eq!(key_slot(b"foo{bar"), crc16(b"foo{bar") % 16_384);
         assert_eq!(key_slot(b"foo{{bar}}zap"), crc16(b"{bar") % 16_384);
+    }
+
+    #[test]
+    fn equal_spans_are_redis_clis_float32_division() {
+        // (float)(1.0 / n) * 16384 must equal redis-cli's 16384 / (float)n.
+        for n in 1..=SLOT_COUNT as u32 {
+            let ours = (1.0 / f64::from(n)) as f32 * SLOT_COUNT as f32;
+            assert_eq!(ours.to_bits(), (SLOT_COUNT as f32 / n as f32).to_bits(), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn rebalancing_an_unchanged_cluster_moves_nothing() {
+        for n in [3usize, 7, 1000, 5000] {
+            let nodes: Vec<Node> = (0..n).map(|i| Node::new(format!("n{i}"), 1.0)).collect();
+            let fresh = contiguous(&nodes);
+            let same = rebalance(&nodes, &fresh.iter().map(|&o| Some(o)).collect::<Vec<_>>());
+            assert_eq!(fresh, same, "{n} nodes");
+            let mut grown = nodes.clone();
+            grown.push(Node::new("new", 1.0));
+            let after = rebalance(&grown, &fresh.iter().map(|&o| Some(o)).collect::<Vec<_>>());
+            let moved: Vec<(u32, u32)> =
+                fresh.iter().zip(&after).filter(|(a, b)| a != b).map(|(&a, &b)| (a, b)).collect();
+            assert!(moved.iter().all(|&(_, to)| to == n as u32), "{n} nodes: a slot moved between old nodes");
+            assert_eq!(moved.len(), SLOT_COUNT / (n + 1), "{n} nodes");
+        }
     }
 
     #[test]

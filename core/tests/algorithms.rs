@@ -268,6 +268,71 @@ fn bad_parameters_name_the_value() {
 }
 
 #[test]
+fn extreme_weights_fail_cleanly_or_place_proportionally() {
+    // Weights whose sum overflows are rejected up front, for every algorithm.
+    for algorithm in [Algorithm::Slots, Algorithm::Rendezvous, Algorithm::Maglev] {
+        let err = Ring::builder().algorithm(algorithm).node("a", 1e308).node("b", 1e308).build().unwrap_err();
+        assert!(matches!(err, RingError::InvalidWeight { ref id, .. } if id == "b"), "{algorithm}: {err}");
+        let ring = Ring::builder().algorithm(algorithm).node("a", 1e308).node("b", 1.0).build().unwrap();
+        let err = ring.with_weight("b", 1e308).unwrap_err();
+        assert!(err.to_string().contains("finite"), "{algorithm}: {err}");
+    }
+    // Huge but summable weights keep rendezvous scores finite: 10:1.
+    let ring = Ring::builder().algorithm(Algorithm::Rendezvous).node("a", 1e308).node("b", 1e307).build().unwrap();
+    let shares: Vec<f64> = ring.ownership().iter().map(|&(_, s)| s).collect();
+    assert!((shares[0] - 10.0 / 11.0).abs() < 1e-12 && (shares.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    let keys: Vec<String> = (0..20_000).map(|i| format!("k{i}")).collect();
+    let b = ring.balance(&keys).unwrap().counts[1] as f64 / 20_000.0;
+    assert!((b - 1.0 / 11.0).abs() < 0.01, "{b}");
+    // Tiny and huge slot weights still give proportional contiguous ranges.
+    for weight in [1e-46, 1e38] {
+        let ring = Ring::builder()
+            .algorithm(Algorithm::Slots)
+            .nodes((0..4).map(|i| Node::new(format!("n{i}"), weight)))
+            .build()
+            .unwrap();
+        let sizes: Vec<usize> = ring.slot_ranges().unwrap().iter().map(|r| r.iter().map(|r| r.len()).sum()).collect();
+        assert_eq!(sizes, [4096; 4], "weight {weight}");
+    }
+}
+
+#[test]
+fn compatibility_modes_reject_aliases_and_oversized_rings() {
+    let err = Ring::builder().algorithm(Algorithm::Ketama).node("h", 1.0).node("h:11211", 1.0).build().unwrap_err();
+    assert!(
+        matches!(err, RingError::InvalidAddress { ref id, .. } if id == "h:11211") && err.to_string().contains("\"h\"")
+    );
+    let err =
+        Ring::builder().algorithm(Algorithm::Nginx).node("unix:/s", 1.0).node("UNIX:/s", 1.0).build().unwrap_err();
+    assert!(matches!(err, RingError::InvalidAddress { .. }), "{err}");
+    let servers = (0..110_000).map(|i| Node::new(format!("10.{}.{}.{}", i >> 16, (i >> 8) & 255, i & 255), 1.0));
+    let err = Ring::builder().algorithm(Algorithm::Ketama).nodes(servers).build().unwrap_err();
+    assert!(matches!(err, RingError::TooManyPoints { .. }), "{err}");
+}
+
+#[test]
+fn slots_keep_drained_nodes_empty_and_fit_the_slot_count() {
+    let err = Ring::builder()
+        .algorithm(Algorithm::Slots)
+        .node("a", 0.0)
+        .node("b", 1.0)
+        .slot_ranges("a", [0..=16383])
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("weight 0"), "{err}");
+    let many = (0..16_385).map(|i| Node::new(format!("n{i}"), 1.0));
+    let err = Ring::builder().algorithm(Algorithm::Slots).nodes(many).build().unwrap_err();
+    assert!(err.to_string().contains("16385 nodes"), "{err}");
+    // Re-weighting to the same weight moves nothing.
+    let ring = Ring::builder()
+        .algorithm(Algorithm::Slots)
+        .nodes((0..3).map(|i| Node::new(format!("n{i}"), 1.0)))
+        .build()
+        .unwrap();
+    assert_eq!(ring.with_weight("n0", 1.0).unwrap().fingerprint(), ring.fingerprint());
+}
+
+#[test]
 fn explicit_slot_ranges_are_checked_and_round_trip() {
     let build = |ranges: &[(&str, std::ops::RangeInclusive<u16>)]| {
         let mut builder = Ring::builder().algorithm(Algorithm::Slots).node("a", 1.0).node("b", 1.0);

@@ -55,7 +55,8 @@ pub enum ring_result {
     RING_TOO_MANY_POINTS = 7,
     /// Lookup on a ring with no points (no node with weight > 0).
     RING_EMPTY_RING = 8,
-    /// A JSON config could not be read.
+    /// A JSON config could not be read, or a parameter is invalid for the
+    /// algorithm (an unknown algorithm, one it does not take, bad slot ranges).
     RING_INVALID_CONFIG = 9,
     /// A JSON config names a placement format this build does not implement.
     RING_UNSUPPORTED_FORMAT = 10,
@@ -100,7 +101,7 @@ pub extern "C" fn ring_result_str(result: u32) -> *const c_char {
         6 => "vnodes must be at least 1\0",
         7 => "too many points\0",
         8 => "ring has no points (no node with weight > 0)\0",
-        9 => "invalid JSON ring config\0",
+        9 => "invalid ring config or parameter\0",
         10 => "unsupported placement format version\0",
         11 => "invalid UTF-8\0",
         12 => "index out of range\0",

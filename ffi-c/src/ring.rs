@@ -512,8 +512,10 @@ pub unsafe extern "C" fn ring_get_nodes(
     })
 }
 
-/// XXH3-64 of the key bytes under the ring's seed: the key's position on the
-/// ring. Returns 0 for a NULL ring or a NULL key with non-zero length.
+/// The key's hash under the ring's algorithm: XXH3-64 of the key bytes under
+/// the seed (`ring`, `jump`, `rendezvous`, `maglev`), the first 4 bytes of
+/// MD5 little-endian (ketama modes), CRC-32 (`nginx`) or the Redis Cluster
+/// slot (`slots`). Returns 0 for a NULL ring or a NULL key with non-zero length.
 ///
 /// # Safety
 /// `ring` must be NULL or a live handle; `key` valid for `key_len` bytes.
@@ -527,8 +529,9 @@ pub unsafe extern "C" fn ring_hash_key(ring: *const ring_t, key: *const u8, key_
 }
 
 /// The ring's config fingerprint: a stable 64-bit digest of its algorithm,
-/// vnodes, seed and set of nodes (order-independent; `core/SPEC.md`), so two
-/// processes can check they hold the same ring. 0 for NULL.
+/// parameters and set of nodes (`core/SPEC.md`; node order counts only where
+/// it places keys: jump, and fresh slot ranges), so two processes can check
+/// they hold the same ring. 0 for NULL.
 ///
 /// # Safety
 /// `ring` must be NULL or a live handle.
