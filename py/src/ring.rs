@@ -149,10 +149,12 @@ impl PyRing {
         py: Python<'_>,
         nodes: &Bound<'_, PyAny>,
         algorithm: &str,
-        vnodes: Option<u32>,
+        vnodes: Option<&Bound<'_, PyAny>>,
         seed: u64,
-        table_size: Option<u32>,
+        table_size: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyRing> {
+        let vnodes = vnodes.map(|v| u32_argument("vnodes", v)).transpose()?;
+        let table_size = table_size.map(|t| u32_argument("table_size", t)).transpose()?;
         let nodes = to_nodes(nodes)?;
         let algorithm: Algorithm = algorithm.parse().map_err(to_py_err)?;
         let mut builder = Ring::builder().algorithm(algorithm).seed(seed).nodes(nodes);
@@ -247,7 +249,16 @@ impl PyRing {
 
     /// get_by_hash(hash) -> str: the id of the node owning ring position
     /// `hash` (an int in [0, 2**64), e.g. from hash_key). Raises EmptyRingError.
-    fn get_by_hash(&self, py: Python<'_>, hash: u64) -> PyResult<Py<PyString>> {
+    fn get_by_hash(&self, py: Python<'_>, hash: &Bound<'_, PyAny>) -> PyResult<Py<PyString>> {
+        let hash: u64 = match hash.extract() {
+            Ok(hash) => hash,
+            // An int beyond 64 bits is out of range for every algorithm.
+            Err(_) if hash.is_instance_of::<pyo3::types::PyInt>() => {
+                let message = format!("hash {hash} is out of range: key hashes are below 2^64");
+                return Err(PyErr::from_type(crate::package_class(py, "HashOutOfRangeError")?, message));
+            }
+            Err(e) => return Err(e),
+        };
         let snapshot = self.current.load();
         let index = snapshot.ring.index_by_hash(hash).map_err(to_py_err)?;
         Ok(snapshot.id(py, index))
@@ -374,6 +385,18 @@ impl PyRing {
         let rebuild = py.import("shardring._shardring")?.getattr("_ring_from_json")?;
         Ok((rebuild, (self.to_json(),)))
     }
+}
+
+/// An int argument in [0, 2**32): a ValueError naming it otherwise, a
+/// TypeError for bools and non-ints.
+fn u32_argument(name: &str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    if value.is_instance_of::<pyo3::types::PyBool>() || !value.is_instance_of::<pyo3::types::PyInt>() {
+        let kind = value.get_type().name()?;
+        return Err(PyTypeError::new_err(format!("{name} must be an int, got {kind}")));
+    }
+    value.extract::<u32>().map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!("{name} must be an int from 0 to 4294967295, got {value}"))
+    })
 }
 
 /// Unpickles a Ring from its JSON config.

@@ -87,3 +87,16 @@ def test_parameters_and_errors_name_the_value():
         shardring.Ring(["10.0.0.1:99999"], algorithm="ketama")
     with pytest.raises(shardring.InvalidConfigError, match="different algorithms"):
         shardring.diff(shardring.Ring(["a"]), shardring.Ring(["a"], algorithm="jump"))
+
+
+def test_integer_arguments_name_themselves():
+    with pytest.raises(ValueError, match="table_size must be an int from 0 to 4294967295, got 4294967296"):
+        shardring.Ring(["a"], algorithm="maglev", table_size=2**32)
+    with pytest.raises(ValueError, match="vnodes .* got -1"):
+        shardring.Ring(["a"], vnodes=-1)
+    with pytest.raises(TypeError, match="table_size must be an int, got bool"):
+        shardring.Ring(["a"], algorithm="maglev", table_size=True)
+    with pytest.raises(shardring.HashOutOfRangeError, match="2\\^64"):
+        shardring.Ring(["a"]).get_by_hash(2**64)
+    with pytest.raises(shardring.HashOutOfRangeError):
+        shardring.Ring(["a"]).get_by_hash(-1)
