@@ -113,6 +113,23 @@ fn simulate_compares_every_algorithm() {
 }
 
 #[test]
+fn simulate_bounded_keeps_every_node_within_its_bound() {
+    let out = stdout(&["simulate", "--bounded", "0.05,1", "--keys", "20000"]);
+    let rows: Vec<Vec<&str>> =
+        out.lines().filter(|l| l.trim_start().starts_with("bounded, epsilon")).map(|l| l.split_whitespace().collect()).collect();
+    // Three workloads and the failure scenario for each, two epsilons each.
+    assert_eq!(rows.len(), 12, "{out}");
+    for row in &rows[..6] {
+        let (max_over_mean, bound): (f64, f64) = (row[3].parse().unwrap(), row[4].parse().unwrap());
+        assert!(max_over_mean <= bound + 1e-9, "{row:?}");
+    }
+    assert!(out.contains("Zipf s = 1.1") && out.contains("failure of one node at 80% utilisation"));
+    let err = shardring().args(["simulate", "--bounded", "0"]).output().unwrap();
+    assert_eq!(err.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&err.stderr).contains("epsilon must be finite and > 0, got 0"));
+}
+
+#[test]
 fn configs_of_other_algorithms_place_through_the_library() {
     let ring = ring("memcached.json");
     let out = stdout(&["lookup", &data("memcached.json"), "user:1", "SVa_]_V41)"]);

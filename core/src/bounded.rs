@@ -126,10 +126,10 @@ impl LoadTracker {
             // the loads already placed, so a pass finds room unless other
             // threads fill it first, and then the next pass sees their load.
             let total = state.total.load(Ordering::Acquire);
-            let mut tried: Vec<usize> = Vec::new();
+            let mut probes = 0u32;
             let mut found = None;
             state.ring.walk_distinct(hash, |node| {
-                tried.push(node);
+                probes += 1;
                 let cap = self.capacity(total, state.shares[node]);
                 let taken = state.loads[node]
                     .fetch_update(Ordering::AcqRel, Ordering::Acquire, |load| (load < cap).then_some(load + 1));
@@ -139,7 +139,7 @@ impl LoadTracker {
                 found.is_some()
             });
             if let Some(index) = found {
-                return Ok(Lease { id: state.ids[index].clone(), index, probes: tried.len() as u32 });
+                return Ok(Lease { id: state.ids[index].clone(), index, probes });
             }
         }
     }
