@@ -138,7 +138,16 @@ proptest! {
             prop_assert!(*old == new || new == "newcomer", "{} moved to {}", old, new);
         }
         let removed = added.without_node("newcomer").unwrap();
-        prop_assert_eq!(owners(&removed, &keys), owners(&before, &keys));
+        if algorithm == Algorithm::Slots {
+            // Slot rebalancing depends on history (as in Redis): the
+            // newcomer's slots go to nodes below target, not necessarily
+            // back to their donors; only its keys move.
+            for ((old, new), was) in owners(&added, &keys).iter().zip(owners(&removed, &keys)).zip(owners(&before, &keys)) {
+                prop_assert!(*old == new || old == "newcomer", "{} moved to {} (before: {})", old, new, was);
+            }
+        } else {
+            prop_assert_eq!(owners(&removed, &keys), owners(&before, &keys));
+        }
         if algorithm != Algorithm::Jump {
             let id = nodes[0].id();
             let reweighted = before.with_weight(id, nodes[0].weight() + 1.0).unwrap();
