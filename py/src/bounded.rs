@@ -50,6 +50,7 @@ impl PyLoadTracker {
         Ok(PyLease {
             tracker: self.tracker.clone(),
             node: PyString::new(py, &lease.id).unbind(),
+            id: lease.id,
             probes: lease.probes,
             released: AtomicBool::new(false),
         })
@@ -110,6 +111,8 @@ impl PyLoadTracker {
 pub struct PyLease {
     tracker: Arc<LoadTracker>,
     node: Py<PyString>,
+    /// The same id in Rust (PyString has no borrowed UTF-8 view in the 3.9 stable ABI).
+    id: Arc<str>,
     probes: u32,
     released: AtomicBool,
 }
@@ -136,12 +139,11 @@ impl PyLease {
 
     /// release(): gives the load back. Raises NoLoadError when this lease
     /// was already released; UnknownNodeError when a swap removed its node.
-    fn release(&self, py: Python<'_>) -> PyResult<()> {
+    fn release(&self) -> PyResult<()> {
         if self.released.swap(true, Ordering::AcqRel) {
-            let id = self.node.bind(py).to_str()?.to_owned();
-            return Err(to_py_err(RingError::NoLoad { id }));
+            return Err(to_py_err(RingError::NoLoad { id: self.id.to_string() }));
         }
-        self.tracker.release(self.node.bind(py).to_str()?).map_err(to_py_err)
+        self.tracker.release(&self.id).map_err(to_py_err)
     }
 
     fn __enter__(&self, py: Python<'_>) -> Py<PyString> {
@@ -152,7 +154,7 @@ impl PyLease {
     #[pyo3(signature = (*_exc))]
     fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
         if !self.released.load(Ordering::Acquire) {
-            match self.release(py) {
+            match self.release() {
                 // A swap removed the node: its load left with it.
                 Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(py) => {}
                 other => other?,
@@ -161,8 +163,8 @@ impl PyLease {
         Ok(false)
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
+    fn __repr__(&self) -> String {
         let released = if self.released.load(Ordering::Acquire) { "True" } else { "False" };
-        format!("Lease(node={:?}, probes={}, released={released})", self.node.bind(py).to_string(), self.probes)
+        format!("Lease(node={:?}, probes={}, released={released})", self.id, self.probes)
     }
 }
