@@ -32,6 +32,8 @@ test: system-deps clippy test-rust test-c test-py test-node wheels check-generat
 # boundary against the same loop in Rust.
 bench: build
 	cargo bench -p shardring
+	cargo bench -p shardring-bench
+	python3 bench/report.py
 	cc -O2 -Iinclude ffi-c/bench/get_node.c $(LDRING) -o build/bench-c
 	build/bench-c
 	cargo run -q --release -p shardring-ffi --example rust_get
@@ -40,7 +42,7 @@ bench: build
 
 # A few iterations of every benchmark, so they cannot rot (part of `make test`).
 bench-smoke: build
-	cargo test -q --release -p shardring --benches
+	cargo test -q --release -p shardring -p shardring-bench --benches
 	$(PY) py/bench/bench_vs_uhashring.py --quick
 	cd node && node bench/bench_vs_hashring.mjs --quick
 

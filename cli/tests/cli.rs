@@ -115,8 +115,11 @@ fn simulate_compares_every_algorithm() {
 #[test]
 fn simulate_bounded_keeps_every_node_within_its_bound() {
     let out = stdout(&["simulate", "--bounded", "0.05,1", "--keys", "20000"]);
-    let rows: Vec<Vec<&str>> =
-        out.lines().filter(|l| l.trim_start().starts_with("bounded, epsilon")).map(|l| l.split_whitespace().collect()).collect();
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("bounded, epsilon"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
     // Three workloads and the failure scenario for each, two epsilons each.
     assert_eq!(rows.len(), 12, "{out}");
     for row in &rows[..6] {

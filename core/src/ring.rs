@@ -377,9 +377,19 @@ impl Ring {
             Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => {
                 hash_key(key, self.params.seed)
             }
+            _ => self.peer_hash(key),
+        }
+    }
+
+    /// The compatibility modes' and slots' key hashes, kept out of line so
+    /// the XXH3 path of [`Ring::hash_key`] stays small enough to inline.
+    #[inline(never)]
+    fn peer_hash(&self, key: &[u8]) -> u64 {
+        match self.params.algorithm {
             Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama => u64::from(ketama::md5_key_hash(key)),
             Algorithm::Nginx => u64::from(nginx::crc32_key_hash(key)),
             Algorithm::Slots => u64::from(slots::key_slot(key)),
+            _ => hash_key(key, self.params.seed),
         }
     }
 
@@ -428,6 +438,15 @@ impl Ring {
     /// Owner of an in-range hash.
     #[inline]
     fn owner(&self, hash: u64) -> Result<usize, RingError> {
+        match &self.placement {
+            Placement::Continuum(c) if self.live_nodes > 0 => Ok(c.owner(hash)),
+            _ => self.owner_elsewhere(hash),
+        }
+    }
+
+    /// [`Ring::owner`] for the algorithms without a continuum, out of line.
+    #[inline(never)]
+    fn owner_elsewhere(&self, hash: u64) -> Result<usize, RingError> {
         if self.live_nodes == 0 {
             return Err(RingError::EmptyRing);
         }

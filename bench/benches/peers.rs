@@ -1,0 +1,105 @@
+//! shardring against the peer crates, side by side in one process and one
+//! run: each group holds shardring and the peer on the same nodes, points
+//! and keys (100 nodes; 100,000 distinct 30-byte keys, key hash included).
+//! `make bench` runs it and `bench/report.py` prints the ratios.
+
+use std::hint::black_box;
+use std::net::SocketAddr;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use maglev::ConsistentHasher;
+use shardring::{Algorithm, Node, Ring};
+
+const NODES: usize = 100;
+
+fn addresses() -> Vec<SocketAddr> {
+    (0..NODES).map(|i| format!("10.0.{}.{}:11211", i / 250, i % 250 + 1).parse().unwrap()).collect()
+}
+
+fn ring(algorithm: Algorithm) -> Ring {
+    let nodes = addresses().into_iter().map(|a| Node::new(a.to_string(), 1.0));
+    let builder = Ring::builder().algorithm(algorithm).nodes(nodes);
+    builder.build().unwrap()
+}
+
+/// 100,000 distinct 30-byte keys: too many for any per-key cache to help.
+fn keys() -> Vec<[u8; 30]> {
+    (0..100_000)
+        .map(|i| {
+            let mut key = [b'x'; 30];
+            key[..24].copy_from_slice(format!("user:session:{i:011}").as_bytes());
+            key
+        })
+        .collect()
+}
+
+/// Benchmarks `place` over the keys in turn.
+fn bench(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    keys: &[[u8; 30]],
+    place: impl Fn(&[u8]) -> usize,
+) {
+    let mut i = 0;
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            i = if i + 1 == keys.len() { 0 } else { i + 1 };
+            black_box(place(black_box(&keys[i])))
+        })
+    });
+}
+
+/// A virtual node of the `hashring` crate, which has no vnodes of its own.
+#[derive(Hash, PartialEq, Clone, Copy, Debug)]
+struct VNode {
+    node: usize,
+    index: u32,
+}
+
+fn continuum(c: &mut Criterion) {
+    let keys = keys();
+    let mut group = c.benchmark_group("ring, 100 nodes x 160 points");
+    group.throughput(Throughput::Elements(1));
+    let ours = ring(Algorithm::Ring);
+    bench(&mut group, "shardring ring", &keys, |k| ours.get_index(k).unwrap());
+    // pingora-ketama places keys as nginx does: the same points as our nginx mode.
+    let nginx = ring(Algorithm::Nginx);
+    bench(&mut group, "shardring nginx", &keys, |k| nginx.get_index(k).unwrap());
+    let buckets: Vec<pingora_ketama::Bucket> =
+        addresses().into_iter().map(|a| pingora_ketama::Bucket::new(a, 1)).collect();
+    let pingora = pingora_ketama::Continuum::new(&buckets);
+    bench(&mut group, "pingora-ketama", &keys, |k| pingora.node_idx(k));
+    let mut hashring = hashring::HashRing::new();
+    for node in 0..NODES {
+        hashring.batch_add((0..160).map(|index| VNode { node, index }).collect());
+    }
+    bench(&mut group, "hashring", &keys, |k| hashring.get(&k).unwrap().node);
+    group.finish();
+}
+
+fn alternatives(c: &mut Criterion) {
+    let keys = keys();
+    let mut group = c.benchmark_group("jump, 100 buckets");
+    let ours = ring(Algorithm::Jump);
+    bench(&mut group, "shardring jump", &keys, |k| ours.get_index(k).unwrap());
+    let jumphash = jumphash::JumpHasher::new();
+    bench(&mut group, "jumphash", &keys, |k| jumphash.slot(&k, NODES as u32) as usize);
+    group.finish();
+
+    let mut group = c.benchmark_group("maglev, 100 nodes, 65537 slots");
+    let ours = ring(Algorithm::Maglev);
+    bench(&mut group, "shardring maglev", &keys, |k| ours.get_index(k).unwrap());
+    let peer = maglev::Maglev::with_capacity((0..NODES).collect::<Vec<usize>>(), 65_537);
+    bench(&mut group, "maglev", &keys, |k| *peer.get(&k).unwrap());
+    group.finish();
+
+    let mut group = c.benchmark_group("rendezvous, 100 nodes");
+    let ours = ring(Algorithm::Rendezvous);
+    bench(&mut group, "shardring rendezvous", &keys, |k| ours.get_index(k).unwrap());
+    let peer = hrw_hash::HrwNodes::new(0..NODES);
+    bench(&mut group, "hrw-hash", &keys, |k| *peer.sorted(&k).next().unwrap());
+    group.finish();
+}
+
+criterion_group!(benches, continuum, alternatives);
+criterion_main!(benches);
