@@ -111,6 +111,11 @@ export declare class Ring {
    */
   hashKey(key: string | Uint8Array): bigint
   /**
+   * A native `(key) => node index` function over the current snapshot:
+   * `shardring.js` builds `get` on it, skipping napi-rs's per-call dispatch.
+   */
+  _placer(): (key: string | Uint8Array) => number
+  /**
    * The id of the node owning `key`. Throws `RING_EMPTY_RING` when no node
    * has weight > 0, `TypeError` for other key types.
    */

@@ -51,6 +51,7 @@ function pack(keys) {
 }
 
 const ids = Symbol('shardring.ids')
+const placer = Symbol('shardring.placer')
 
 // Node ids of a ring, cached until one of the mutating methods runs.
 function idsOf(ring) {
@@ -62,15 +63,40 @@ for (const name of ['addNode', 'removeNode', 'setWeight']) {
   const mutate = Ring.prototype[name]
   Ring.prototype[name] = function (...args) {
     this[ids] = undefined
+    this[placer] = undefined
     return mutate.apply(this, args)
   }
 }
 
+// A native (key) => index function bound to the current snapshot (one plain
+// Node-API call per key), created with the cached ids of the same snapshot.
+function placerOf(ring) {
+  if (ring[placer] === undefined) {
+    ring[ids] = ring.ids
+    ring[placer] = ring._placer()
+  }
+  return ring[placer]
+}
+
+Ring.prototype.get = function get(key) {
+  const place = placerOf(this)
+  return this[ids][place(key)]
+}
+
+// One native call per key beats packing the batch: joining and encoding the
+// keys alone cost more than placing them one by one.
 Ring.prototype.getMany = function getMany(keys) {
-  const indices = this._placePacked(...pack(keys))
-  const names = idsOf(this)
-  const owners = new Array(indices.length)
-  for (let i = 0; i < indices.length; i++) owners[i] = names[indices[i]]
+  if (!Array.isArray(keys)) throw invalidArgType(`keys must be an array, not ${typeName(keys)}`)
+  const place = placerOf(this)
+  const names = this[ids]
+  const owners = new Array(keys.length)
+  let i = 0
+  try {
+    for (; i < keys.length; i++) owners[i] = names[place(keys[i])]
+  } catch (error) {
+    if (error instanceof TypeError) throw invalidArgType(`key ${i}${error.message.slice(3)}`)
+    throw error
+  }
   return owners
 }
 

@@ -4,6 +4,7 @@
 //! buffer so they cross the napi boundary once.
 
 mod bounded;
+mod placer;
 
 use std::sync::Arc;
 
@@ -417,6 +418,13 @@ impl Ring {
     #[napi(ts_args_type = "key: string | Uint8Array")]
     pub fn hash_key(&self, env: Env, key: Unknown<'_>) -> Result<BigInt> {
         with_key(&env, key, |bytes| BigInt::from(self.ring.hash_key(bytes)))
+    }
+
+    /// A native `(key) => node index` function over the current snapshot:
+    /// `shardring.js` builds `get` on it, skipping napi-rs's per-call dispatch.
+    #[napi(js_name = "_placer", ts_return_type = "(key: string | Uint8Array) => number")]
+    pub fn placer_function<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        self.placer(env)
     }
 
     /// The id of the node owning `key`. Throws `RING_EMPTY_RING` when no node
