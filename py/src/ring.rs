@@ -233,6 +233,7 @@ impl PyRing {
     /// of its bytes under the seed, in [0, 2**64) ("ring", "jump",
     /// "rendezvous", "maglev"); the first 4 bytes of MD5, little-endian
     /// (ketama modes); CRC-32 ("nginx"); the Redis Cluster slot ("slots").
+    #[pyo3(signature = (key, /))]
     fn hash_key(&self, key: &Bound<'_, PyAny>) -> PyResult<u64> {
         Ok(self.current.load().ring.hash_key(&*key_bytes(key)?))
     }
@@ -240,6 +241,7 @@ impl PyRing {
     /// get(key) -> str: the id of the node owning `key` (str, hashed as
     /// UTF-8, or bytes-like). Raises EmptyRingError (a LookupError) when no
     /// node has weight > 0, TypeError for other key types.
+    #[pyo3(signature = (key, /))]
     fn get(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyString>> {
         let key = key_bytes(key)?;
         let snapshot = self.current.load();
@@ -249,6 +251,7 @@ impl PyRing {
 
     /// get_by_hash(hash) -> str: the id of the node owning ring position
     /// `hash` (an int in [0, 2**64), e.g. from hash_key). Raises EmptyRingError.
+    #[pyo3(signature = (hash, /))]
     fn get_by_hash(&self, py: Python<'_>, hash: &Bound<'_, PyAny>) -> PyResult<Py<PyString>> {
         let hash: u64 = match hash.extract() {
             Ok(hash) => hash,
@@ -269,6 +272,7 @@ impl PyRing {
     /// nodes of distinct zones first when nodes have zones; every node with
     /// weight > 0 once when n exceeds their number. Follows Dynamo's
     /// preference list. Raises as get; OverflowError for a negative n.
+    #[pyo3(signature = (key, n, /))]
     fn get_n(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<Py<PyString>>> {
         let key = key_bytes(key)?;
         let snapshot = self.current.load();
@@ -279,6 +283,7 @@ impl PyRing {
 
     /// get_many(keys) -> list[str]: the owner of every key of an iterable,
     /// in key order. Places the keys without holding the GIL. Raises as get.
+    #[pyo3(signature = (keys, /))]
     fn get_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
         let packed = pack_keys(keys)?;
         let snapshot = self.snapshot();
