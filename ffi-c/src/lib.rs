@@ -188,11 +188,16 @@ macro_rules! non_null {
 pub(crate) use non_null;
 
 /// A byte slice from a C pointer and length; a NULL pointer is allowed only
-/// with length 0.
+/// with length 0. `name` is formatted only for an error message (pass
+/// `format_args!` for computed names: batch loops must not format per key).
 ///
 /// # Safety
 /// `ptr` must be NULL or valid for reads of `len` bytes for the returned lifetime.
-pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result<&'a [u8], ring_result> {
+pub(crate) unsafe fn bytes<'a>(
+    ptr: *const u8,
+    len: usize,
+    name: impl std::fmt::Display,
+) -> Result<&'a [u8], ring_result> {
     if ptr.is_null() {
         if len == 0 {
             return Ok(&[]);
@@ -207,9 +212,13 @@ pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result
 ///
 /// # Safety
 /// As [`bytes`].
-pub(crate) unsafe fn text<'a>(ptr: *const c_char, len: usize, name: &str) -> Result<&'a str, ring_result> {
+pub(crate) unsafe fn text<'a>(
+    ptr: *const c_char,
+    len: usize,
+    name: impl std::fmt::Display,
+) -> Result<&'a str, ring_result> {
     // SAFETY: forwarded contract.
-    let raw = unsafe { bytes(ptr.cast(), len, name) }?;
+    let raw = unsafe { bytes(ptr.cast(), len, &name) }?;
     std::str::from_utf8(raw).map_err(|e| fail(RING_INVALID_UTF8, format!("`{name}` is not valid UTF-8: {e}")))
 }
 

@@ -174,7 +174,7 @@ unsafe fn read_nodes(
     for i in 0..node_count {
         // SAFETY: the caller guarantees `node_count` elements in each non-NULL array,
         // and `ids[i]` valid for `id_lens[i]` bytes.
-        let id = unsafe { text(*ids.add(i), *id_lens.add(i), &format!("ids[{i}]")) }?;
+        let id = unsafe { text(*ids.add(i), *id_lens.add(i), format_args!("ids[{i}]")) }?;
         // SAFETY: `weights` is NULL or holds `node_count` elements.
         let weight = if weights.is_null() { 1.0 } else { unsafe { *weights.add(i) } };
         let mut node = Node::new(id, weight);
@@ -182,7 +182,7 @@ unsafe fn read_nodes(
         let zone = if zones.is_null() { std::ptr::null() } else { unsafe { *zones.add(i) } };
         if !zone.is_null() {
             // SAFETY: the caller guarantees `zones[i]` valid for `zone_lens[i]` bytes.
-            node = node.with_zone(unsafe { text(zone, *zone_lens.add(i), &format!("zones[{i}]")) }?);
+            node = node.with_zone(unsafe { text(zone, *zone_lens.add(i), format_args!("zones[{i}]")) }?);
         }
         nodes.push(node);
     }
@@ -469,7 +469,7 @@ pub unsafe extern "C" fn ring_get_node_batch(
         // Check every key before writing, so a bad key leaves the output untouched.
         // SAFETY: the caller guarantees `key_count` keys, each valid for its length.
         let keys: Vec<&[u8]> = (0..key_count)
-            .map(|i| unsafe { bytes(*keys.add(i), *key_lens.add(i), &format!("keys[{i}]")) })
+            .map(|i| unsafe { bytes(*keys.add(i), *key_lens.add(i), format_args!("keys[{i}]")) })
             .collect::<Result<_, _>>()?;
         // SAFETY: writable for `out_indices_len >= key_count` elements by contract.
         let out = unsafe { out_slice(out_indices, key_count, "out_indices") }?;

@@ -24,12 +24,20 @@ impl Ring {
         // SAFETY: a live env; `NAME` is NUL-terminated; `data` is a leaked Arc
         // that the finaliser below releases exactly once.
         let status = unsafe {
-            sys::napi_create_function(env.raw(), NAME.as_ptr(), NAME.count_bytes() as isize, Some(place), data, &mut function)
+            sys::napi_create_function(
+                env.raw(),
+                NAME.as_ptr(),
+                NAME.count_bytes() as isize,
+                Some(place),
+                data,
+                &mut function,
+            )
         };
         // SAFETY: as above; on success the function now owns `data`.
         let finalised = status == sys::Status::napi_ok
-            && unsafe { sys::napi_add_finalizer(env.raw(), function, data, Some(release), ptr::null_mut(), ptr::null_mut()) }
-                == sys::Status::napi_ok;
+            && unsafe {
+                sys::napi_add_finalizer(env.raw(), function, data, Some(release), ptr::null_mut(), ptr::null_mut())
+            } == sys::Status::napi_ok;
         if !finalised {
             // SAFETY: `data` came from `Arc::into_raw` above and nothing else took it.
             drop(unsafe { Arc::from_raw(data.cast::<shardring::Ring>()) });
@@ -125,7 +133,15 @@ unsafe fn with_key_bytes<T>(
         let (mut kind, mut length, mut bytes) = (0, 0usize, ptr::null_mut());
         // SAFETY: `key` is a typed array; the outputs are writable.
         unsafe {
-            sys::napi_get_typedarray_info(env, key, &mut kind, &mut length, &mut bytes, ptr::null_mut(), ptr::null_mut())
+            sys::napi_get_typedarray_info(
+                env,
+                key,
+                &mut kind,
+                &mut length,
+                &mut bytes,
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
         };
         if kind != sys::TypedarrayType::uint8_array {
             return Err("key must be a string, Buffer or Uint8Array, not another typed array".to_owned());
