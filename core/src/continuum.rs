@@ -70,6 +70,21 @@ impl Continuum {
         self.owners[self.start(hash)] as usize
     }
 
+    /// Owners of up to 32 native hashes at once: every bucket range is read
+    /// before any point is scanned, so the independent index loads overlap
+    /// instead of each lookup waiting on its own chain of loads.
+    #[inline]
+    pub(crate) fn owners_of(&self, hashes: &[u64], out: &mut [usize]) {
+        let mut ranges = [(0u32, 0u32); 32];
+        for (range, &hash) in ranges.iter_mut().zip(hashes) {
+            *range = self.index.bucket(hash << self.shift);
+        }
+        for ((slot, &hash), &(start, end)) in out.iter_mut().zip(hashes).zip(&ranges) {
+            let i = self.index.scan(&self.points, start as usize, end as usize, hash << self.shift);
+            *slot = self.owners[if i == self.points.len() { 0 } else { i }] as usize;
+        }
+    }
+
     /// Visits owners clockwise from point `start`, once around, until `visit`
     /// returns true.
     pub(crate) fn walk(&self, start: usize, mut visit: impl FnMut(usize) -> bool) {
@@ -121,8 +136,20 @@ impl PointIndex {
     /// Index of the first point `>= hash` (`points.len()` when none is).
     #[inline]
     pub(crate) fn first_at_or_after(&self, points: &[u64], hash: u64) -> usize {
+        let (start, end) = self.bucket(hash);
+        self.scan(points, start as usize, end as usize, hash)
+    }
+
+    /// The range of points whose bucket holds `hash`'s answer.
+    #[inline]
+    pub(crate) fn bucket(&self, hash: u64) -> (u32, u32) {
         let bucket = (hash >> self.shift) as usize;
-        let (start, end) = (self.starts[bucket] as usize, self.starts[bucket + 1] as usize);
+        (self.starts[bucket], self.starts[bucket + 1])
+    }
+
+    /// Index of the first point `>= hash` within `points[start..end]`, or `end`.
+    #[inline]
+    pub(crate) fn scan(&self, points: &[u64], start: usize, end: usize, hash: u64) -> usize {
         let candidates = &points[start..end];
         let offset = if candidates.len() <= 8 {
             candidates.iter().position(|&p| p >= hash).unwrap_or(candidates.len())

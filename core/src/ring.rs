@@ -498,9 +498,7 @@ impl Ring {
                 *slot = self.hash_key(key);
                 filled += 1;
             }
-            for (slot, &hash) in chunk[..filled].iter_mut().zip(&hashes[..filled]) {
-                *slot = continuum.owner(hash);
-            }
+            continuum.owners_of(&hashes[..filled], &mut chunk[..filled]);
             placed += filled;
             if filled < chunk.len() {
                 break;
@@ -607,7 +605,18 @@ impl Ring {
 
     /// Visits candidate owners of `hash` in preference order (a node may
     /// repeat; every node that can own keys appears), until `visit` returns true.
+    #[inline]
     fn walk(&self, hash: u64, mut visit: impl FnMut(usize) -> bool) {
+        match &self.placement {
+            Placement::Continuum(c) => c.walk(c.start(hash), visit),
+            _ => self.walk_elsewhere(hash, &mut visit),
+        }
+    }
+
+    /// [`Ring::walk`] for the algorithms without a continuum, out of line so
+    /// the continuum's walk stays small.
+    #[inline(never)]
+    fn walk_elsewhere(&self, hash: u64, visit: &mut dyn FnMut(usize) -> bool) {
         match &self.placement {
             Placement::Continuum(c) => c.walk(c.start(hash), visit),
             Placement::Jump => jump::walk(hash, self.nodes.len(), visit),
