@@ -743,7 +743,8 @@ impl Ring {
         };
         match &self.placement {
             Placement::Continuum(continuum) if self.params.algorithm == Algorithm::Ring => {
-                let (mut points, mut owners) = (Vec::new(), Vec::new());
+                let (mut points, mut owners) =
+                    (Vec::with_capacity(continuum.len()), Vec::with_capacity(continuum.len()));
                 for (point, owner) in continuum.points() {
                     if let Some(owner) = shifted(owner as u32) {
                         points.push(point);
