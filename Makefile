@@ -33,12 +33,13 @@ test: system-deps clippy test-rust test-c test-py test-node wheels check-generat
 bench: build
 	cargo bench -p shardring
 	cargo bench -p shardring-bench
-	python3 bench/report.py
 	cc -O2 -Iinclude ffi-c/bench/get_node.c $(LDRING) -o build/bench-c
-	build/bench-c
-	cargo run -q --release -p shardring-ffi --example rust_get
-	$(PY) py/bench/bench_vs_uhashring.py
-	cd node && node bench/bench_vs_hashring.mjs
+	build/bench-c | tee build/bench-c.txt
+	cargo run -q --release -p shardring-ffi --example rust_get | tee build/bench-rust.txt
+	$(PY) py/bench/bench_vs_uhashring.py | tee build/bench-python.txt
+	cd node && node bench/bench_vs_hashring.mjs | tee ../build/bench-node.txt
+	@echo; echo "shardring against its peers ($$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')):"
+	@python3 bench/report.py --c build/bench-c.txt --rust build/bench-rust.txt --python build/bench-python.txt --node build/bench-node.txt
 
 # A few iterations of every benchmark, so they cannot rot (part of `make test`).
 bench-smoke: build

@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Prints shardring against its peers from the criterion results of
-`cargo bench -p shardring-bench` (target/criterion/*/*/new/*.json): one row
-per peer, with shardring's time in the same group, the peer's, and the ratio.
-Usage: python3 bench/report.py [target/criterion]"""
+"""Prints one table of shardring against its peers: the Rust rows from the
+criterion results of `cargo bench -p shardring-bench`
+(target/criterion/*/*/new/*.json), then, when their outputs are given, the
+C benchmark against the same loop in Rust and the Python and Node scripts
+against uhashring and npm hashring.
+Usage: python3 bench/report.py [--criterion DIR] [--c FILE --rust FILE]
+       [--python FILE] [--node FILE]"""
 
+import argparse
 import json
 import pathlib
+import re
 import sys
 
 # (group, shardring function, peer function)
@@ -32,20 +37,53 @@ def ns(value):
     return f"{value:,.0f} ns" if value >= 100 else f"{value:.1f} ns"
 
 
+def ns_in(text, label):
+    """The `N ns` figure on the line starting with `label`."""
+    match = re.search(re.escape(label) + r"\s+([0-9.]+) ns", text)
+    if not match:
+        sys.exit(f"no {label!r} figure in the benchmark output")
+    return float(match.group(1))
+
+
+def script_rows(text, language, peer):
+    """Rows of the Python or Node script's table: | call | ours | peer | x |."""
+    for call, ours, theirs in re.findall(r"^\| ([^|]+) \| ([0-9.]+) ns \| ([0-9.]+) ns \|", text, re.M):
+        ours, theirs = float(ours), float(theirs)
+        yield f"| {language} | {call} | {ns(ours)} | {peer}: {ns(theirs)} | {theirs / ours:.1f}x |"
+
+
 def main():
-    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "target/criterion")
-    found = medians(root)
-    print("| Rust (criterion medians) | shardring | peer | speed-up |")
-    print("|---|---:|---:|---:|")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--criterion", default="target/criterion", type=pathlib.Path)
+    parser.add_argument("--c", type=pathlib.Path, help="output of ffi-c/bench/get_node.c")
+    parser.add_argument("--rust", type=pathlib.Path, help="output of the rust_get example")
+    parser.add_argument("--python", type=pathlib.Path, help="output of py/bench/bench_vs_uhashring.py")
+    parser.add_argument("--node", type=pathlib.Path, help="output of node/bench/bench_vs_hashring.mjs")
+    args = parser.parse_args()
+    found = medians(args.criterion)
+    print("| language | call | shardring | peer | speed-up |")
+    print("|---|---|---:|---:|---:|")
     missing = []
     for group, ours, peer in PAIRS:
         if (group, ours) not in found or (group, peer) not in found:
             missing.append(f"{group}: {ours} / {peer}")
             continue
         a, b = found[(group, ours)], found[(group, peer)]
-        print(f"| {group}: `{ours}` vs `{peer}` | {ns(a)} | {ns(b)} | {b / a:.1f}x |")
+        print(f"| Rust | {group}: `{ours}` | {ns(a)} | {peer}: {ns(b)} | {b / a:.1f}x |")
     if missing:
         sys.exit("no criterion results for " + "; ".join(missing) + " (run `cargo bench -p shardring-bench` first)")
+    if args.c and args.rust:
+        c, rust = args.c.read_text(), args.rust.read_text()
+        same_loop = ns_in(rust, "Rust Ring::get_index:")
+        for label in ("C ring_get_node:", "C ring_get_node_batch:"):
+            ours = ns_in(c, label)
+            print(f"| C | `{label[2:-1]}`, 1,000,000 keys | {ns(ours)} | Rust `get_index`: {ns(same_loop)} | {same_loop / ours:.2f}x |")
+    if args.python:
+        for row in script_rows(args.python.read_text(), "Python", "uhashring"):
+            print(row)
+    if args.node:
+        for row in script_rows(args.node.read_text(), "Node", "npm hashring"):
+            print(row)
 
 
 if __name__ == "__main__":
