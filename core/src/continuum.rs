@@ -35,6 +35,21 @@ impl Continuum {
             + self.index.starts.len() * size_of::<u32>()
     }
 
+    /// This continuum without the points of node `removed`, the owners
+    /// above it renumbered one down.
+    pub(crate) fn without_owner(&self, removed: u32) -> Continuum {
+        let mut points = Vec::with_capacity(self.points.len());
+        let mut owners = Vec::with_capacity(self.owners.len());
+        for (&point, &owner) in self.points.iter().zip(&self.owners) {
+            if owner != removed {
+                points.push(point);
+                owners.push(owner - u32::from(owner > removed));
+            }
+        }
+        let index = PointIndex::new(&points);
+        Continuum { points, owners, index, shift: self.shift }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.points.len()
     }

@@ -743,15 +743,7 @@ impl Ring {
         };
         match &self.placement {
             Placement::Continuum(continuum) if self.params.algorithm == Algorithm::Ring => {
-                let (mut points, mut owners) =
-                    (Vec::with_capacity(continuum.len()), Vec::with_capacity(continuum.len()));
-                for (point, owner) in continuum.points() {
-                    if let Some(owner) = shifted(owner as u32) {
-                        points.push(point);
-                        owners.push(owner);
-                    }
-                }
-                let continuum = Continuum::new(points, owners, 64);
+                let continuum = continuum.without_owner(removed);
                 Ok(Ring::assemble(nodes, self.params, Placement::Continuum(continuum), self.point_hash))
             }
             _ => self.rebuild(nodes, shifted),
