@@ -1,11 +1,10 @@
 //! `ring_tracker_t`: consistent hashing with bounded loads over a ring.
 
 use std::ffi::c_char;
-use std::sync::Arc;
 
 use shardring::LoadTracker;
 
-use crate::ring::ring_ref;
+use crate::ring::ring_shared;
 use crate::ring_result::{self, *};
 use crate::{boundary, bytes, core_error, fail, non_null, ring_t, text, write, write_str};
 
@@ -27,8 +26,8 @@ unsafe fn tracker_ref<'a>(handle: *const ring_tracker_t) -> Result<&'a LoadTrack
     Ok(unsafe { &(*handle).tracker })
 }
 
-/// Creates a tracker over a snapshot of `ring` (the ring handle may be freed
-/// afterwards) with every load 0 and balance factor `1 + epsilon`: a node's
+/// Creates a tracker over the snapshot behind `ring` (shared; the handle may
+/// be freed afterwards) with every load 0 and balance factor `1 + epsilon`: a node's
 /// capacity is `max(1, ceil((1 + epsilon) * (total load + 1) * weight / total weight))`.
 ///
 /// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_EPSILON` (epsilon not finite and > 0).
@@ -44,8 +43,8 @@ pub unsafe extern "C" fn ring_tracker_new(
     boundary(|| {
         non_null!(out_tracker);
         // SAFETY: live handle by contract.
-        let ring = unsafe { ring_ref(ring) }?.clone();
-        let tracker = LoadTracker::new(Arc::new(ring), epsilon).map_err(core_error)?;
+        let ring = unsafe { ring_shared(ring) }?;
+        let tracker = LoadTracker::new(ring, epsilon).map_err(core_error)?;
         let handle = Box::into_raw(Box::new(ring_tracker_t { tracker }));
         // SAFETY: checked non-NULL; writable by contract.
         unsafe { write(out_tracker, handle) };
@@ -144,8 +143,8 @@ pub unsafe extern "C" fn ring_tracker_release(
 pub unsafe extern "C" fn ring_tracker_swap(tracker: *const ring_tracker_t, ring: *const ring_t) -> ring_result {
     boundary(|| {
         // SAFETY: live handles by contract.
-        let (tracker, ring) = unsafe { (tracker_ref(tracker)?, ring_ref(ring)?) };
-        tracker.swap(Arc::new(ring.clone()));
+        let (tracker, ring) = unsafe { (tracker_ref(tracker)?, ring_shared(ring)?) };
+        tracker.swap(ring);
         Ok(())
     })
 }

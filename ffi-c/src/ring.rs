@@ -13,7 +13,8 @@ use crate::{boundary, bytes, core_error, fail, non_null, out_slice, text, write,
 /// and `ring_with_weight`; add a reference with `ring_clone`; drop one with
 /// `ring_free`. Safe to read from many threads at once.
 pub struct ring_t {
-    pub(crate) ring: Ring,
+    /// Shared, so a tracker over this ring holds the same snapshot instead of a copy.
+    pub(crate) ring: Arc<Ring>,
 }
 
 /// The ring behind a handle.
@@ -28,8 +29,20 @@ pub(crate) unsafe fn ring_ref<'a>(handle: *const ring_t) -> Result<&'a Ring, rin
     Ok(unsafe { &(*handle).ring })
 }
 
+/// The snapshot behind a handle, shared.
+///
+/// # Safety
+/// As [`ring_ref`].
+pub(crate) unsafe fn ring_shared(handle: *const ring_t) -> Result<Arc<Ring>, ring_result> {
+    if handle.is_null() {
+        return Err(fail(RING_NULL_ARGUMENT, "argument `ring` is NULL".to_owned()));
+    }
+    // SAFETY: the caller holds a reference on a live handle.
+    Ok(unsafe { Arc::clone(&(*handle).ring) })
+}
+
 fn into_handle(ring: Ring) -> *mut ring_t {
-    Arc::into_raw(Arc::new(ring_t { ring })) as *mut ring_t
+    Arc::into_raw(Arc::new(ring_t { ring: Arc::new(ring) })) as *mut ring_t
 }
 
 /// Stores a new handle in `*out_ring` (checked non-NULL by the caller).
@@ -200,19 +213,12 @@ pub unsafe extern "C" fn ring_algorithm(ring: *const ring_t) -> *const c_char {
     let Ok(ring) = (unsafe { ring_ref(ring) }) else {
         return std::ptr::null();
     };
-    let algorithm = ring.algorithm();
-    let name: &'static [u8] = match algorithm {
-        Algorithm::Ketama => b"ketama\0",
-        Algorithm::KetamaSpy => b"ketama-spy\0",
-        Algorithm::Libketama => b"libketama\0",
-        Algorithm::Nginx => b"nginx\0",
-        Algorithm::Jump => b"jump\0",
-        Algorithm::Rendezvous => b"rendezvous\0",
-        Algorithm::Maglev => b"maglev\0",
-        Algorithm::Slots => b"slots\0",
-        _ => b"ring\0",
-    };
-    name.as_ptr().cast()
+    // The core's names, NUL-terminated once per process.
+    static NAMES: std::sync::OnceLock<Vec<(Algorithm, CString)>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        Algorithm::ALL.iter().map(|&a| (a, CString::new(a.name()).expect("names have no NUL"))).collect()
+    });
+    names.iter().find(|(a, _)| *a == ring.algorithm()).map_or(std::ptr::null(), |(_, name)| name.as_ptr())
 }
 
 /// Builds a ring from a JSON ring config (`json_len` bytes of UTF-8, not

@@ -16,8 +16,7 @@ use crate::to_py_err;
 /// LoadTracker(ring, epsilon)
 ///
 /// Consistent hashing with bounded loads (Mirrokni, Thorup and
-/// Zadimoghaddam, 2017): counts live requests per node over a snapshot of
-/// `ring` and sends each request to the first node in its key's preference
+/// Zadimoghaddam, 2017): counts live requests per node over `ring`'s current snapshot and sends each request to the first node in its key's preference
 /// order that is under capacity, max(1, ceil((1 + epsilon) * (total load + 1)
 /// * weight / total weight)). epsilon: a float > 0 (Envoy's
 /// hash_balance_factor 125 is epsilon 0.25).
@@ -36,7 +35,7 @@ pub struct PyLoadTracker {
 impl PyLoadTracker {
     #[new]
     fn new(ring: &PyRing, epsilon: f64) -> PyResult<PyLoadTracker> {
-        let ring = Arc::new(ring.snapshot().ring.clone());
+        let ring = Arc::clone(&ring.snapshot().ring);
         Ok(PyLoadTracker { tracker: Arc::new(LoadTracker::new(ring, epsilon).map_err(to_py_err)?) })
     }
 
@@ -67,7 +66,7 @@ impl PyLoadTracker {
     /// the current one). Nodes in both keep their load, nodes that left drop
     /// theirs, new nodes start at 0.
     fn swap(&self, py: Python<'_>, ring: &PyRing) {
-        let ring = Arc::new(ring.snapshot().ring.clone());
+        let ring = Arc::clone(&ring.snapshot().ring);
         py.detach(|| self.tracker.swap(ring));
     }
 

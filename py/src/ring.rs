@@ -21,14 +21,15 @@ const _: () = assert!(shardring::DEFAULT_VNODES == 160 && shardring::DEFAULT_SEE
 /// One ring and its node ids as Python strings (built once, so lookups
 /// return without allocating).
 pub(crate) struct Snapshot {
-    pub(crate) ring: Ring,
+    /// Shared, so a LoadTracker over this ring holds the same snapshot.
+    pub(crate) ring: Arc<Ring>,
     ids: Vec<Py<PyString>>,
 }
 
 impl Snapshot {
     fn new(py: Python<'_>, ring: Ring) -> Arc<Snapshot> {
         let ids = ring.nodes().iter().map(|n| PyString::new(py, n.id()).unbind()).collect();
-        Arc::new(Snapshot { ring, ids })
+        Arc::new(Snapshot { ring: Arc::new(ring), ids })
     }
 
     fn id(&self, py: Python<'_>, index: usize) -> Py<PyString> {
