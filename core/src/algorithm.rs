@@ -99,12 +99,6 @@ impl Algorithm {
     pub fn uses_seed(self) -> bool {
         matches!(self, Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev)
     }
-
-    /// Whether the ring has arcs of the hash space (continuum or table), so
-    /// ownership and diffs are exact rather than expected or sampled.
-    pub fn has_arcs(self) -> bool {
-        !matches!(self, Algorithm::Jump | Algorithm::Rendezvous)
-    }
 }
 
 impl fmt::Display for Algorithm {

@@ -113,7 +113,7 @@ impl Ring {
 
     /// The difference between this ring (old) and `new`: for every position
     /// of the hash space, its owner in each, compared by node id. Exact for
-    /// the algorithms with arcs ([`crate::Algorithm::has_arcs`]), in O(P + Q)
+    /// the algorithms with arcs (continuum and table algorithms), in O(P + Q)
     /// over both rings' arcs, with arcs in the algorithm's hash units. For
     /// `jump` and `rendezvous`, which have no arcs, `moved_share` and `flows`
     /// are measured on 65,536 evenly spaced hashes (standard error about

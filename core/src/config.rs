@@ -117,12 +117,12 @@ impl RingConfig {
     /// ranges (count u32, then first and last as u16 each, ascending) as
     /// listed, or, when no node lists any, as the fresh assignment gives them.
     pub fn fingerprint(&self) -> u64 {
-        let mut nodes: Vec<&NodeConfig> = self.nodes.iter().collect();
+        let mut order: Vec<usize> = (0..self.nodes.len()).collect();
         if self.algorithm != Algorithm::Jump {
             // Jump's buckets are list positions: there the order places keys.
-            nodes.sort_unstable_by(|a, b| a.id.as_bytes().cmp(b.id.as_bytes()));
+            order.sort_unstable_by(|&a, &b| self.nodes[a].id.as_bytes().cmp(self.nodes[b].id.as_bytes()));
         }
-        let mut bytes = Vec::with_capacity(64 + nodes.len() * 32);
+        let mut bytes = Vec::with_capacity(64 + self.nodes.len() * 32);
         let put_str = |bytes: &mut Vec<u8>, text: &str| {
             bytes.extend_from_slice(&(text.len() as u32).to_le_bytes());
             bytes.extend_from_slice(text.as_bytes());
@@ -136,23 +136,10 @@ impl RingConfig {
         if self.algorithm == Algorithm::Maglev {
             bytes.extend_from_slice(&self.table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE).to_le_bytes());
         }
-        let fresh_slots =
-            (self.algorithm == Algorithm::Slots && self.nodes.iter().all(|n| n.slots.is_none())).then(|| {
-                let members: Vec<Node> = self.nodes.iter().map(|n| Node::new(n.id.clone(), n.weight)).collect();
-                let table = slots::contiguous(&members);
-                let mut ranges = if table.is_empty() {
-                    vec![Vec::new(); members.len()]
-                } else {
-                    slots::ranges(&table, members.len())
-                };
-                self.nodes
-                    .iter()
-                    .zip(ranges.iter_mut())
-                    .map(|(n, r)| (n.id.as_str(), std::mem::take(r)))
-                    .collect::<Vec<_>>()
-            });
-        bytes.extend_from_slice(&(nodes.len() as u64).to_le_bytes());
-        for node in nodes {
+        let slot_lists = (self.algorithm == Algorithm::Slots).then(|| self.slot_lists());
+        bytes.extend_from_slice(&(order.len() as u64).to_le_bytes());
+        for i in order {
+            let node = &self.nodes[i];
             put_str(&mut bytes, &node.id);
             let weight = if node.weight == 0.0 { 0.0f64 } else { node.weight };
             bytes.extend_from_slice(&weight.to_bits().to_le_bytes());
@@ -163,23 +150,33 @@ impl RingConfig {
                     put_str(&mut bytes, zone);
                 }
             }
-            if self.algorithm == Algorithm::Slots {
-                let listed: Vec<[u16; 2]> = match &fresh_slots {
-                    Some(fresh) => fresh
-                        .iter()
-                        .find(|(id, _)| *id == node.id)
-                        .map(|(_, r)| r.iter().map(|r| [*r.start(), *r.end()]).collect())
-                        .unwrap_or_default(),
-                    None => node.slots.clone().unwrap_or_default(),
-                };
+            if let Some(lists) = &slot_lists {
+                let listed = &lists[i];
                 bytes.extend_from_slice(&(listed.len() as u32).to_le_bytes());
-                for [first, last] in listed {
+                for &[first, last] in listed {
                     bytes.extend_from_slice(&first.to_le_bytes());
                     bytes.extend_from_slice(&last.to_le_bytes());
                 }
             }
         }
         xxhash_rust::xxh3::xxh3_64(&bytes)
+    }
+
+    /// Each node's slot ranges, parallel to `nodes`: as listed or, when no
+    /// node lists any, as the fresh assignment gives them.
+    fn slot_lists(&self) -> Vec<Vec<[u16; 2]>> {
+        if self.nodes.iter().any(|n| n.slots.is_some()) {
+            return self.nodes.iter().map(|n| n.slots.clone().unwrap_or_default()).collect();
+        }
+        let members: Vec<Node> = self.nodes.iter().map(|n| Node::new(n.id.clone(), n.weight)).collect();
+        let table = slots::contiguous(&members);
+        if table.is_empty() {
+            return vec![Vec::new(); members.len()];
+        }
+        slots::ranges(&table, members.len())
+            .into_iter()
+            .map(|ranges| ranges.into_iter().map(|r| [*r.start(), *r.end()]).collect())
+            .collect()
     }
 
     /// Builds the ring this config describes. Errors as [`crate::RingBuilder::build`].

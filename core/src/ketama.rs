@@ -75,12 +75,13 @@ fn whole_weight(node: &Node) -> Result<u64, RingError> {
     }
 }
 
-/// Checks every weight and address; nodes with weight 0 are left out of the
-/// continuum and of the server count, as if absent.
-pub(crate) fn validate(algorithm: Algorithm, nodes: &[Node]) -> Result<(), RingError> {
+/// Checks every address and returns the whole-number weights; nodes with
+/// weight 0 are left out of the continuum and of the server count, as if absent.
+fn validate(algorithm: Algorithm, nodes: &[Node]) -> Result<Vec<u64>, RingError> {
     let mut servers = std::collections::HashMap::new();
+    let mut weights = Vec::with_capacity(nodes.len());
     for node in nodes {
-        whole_weight(node)?;
+        weights.push(whole_weight(node)?);
         if algorithm != Algorithm::Libketama {
             // Two ids for one server ("h" and "h:11211") would hash the same points.
             if let Some(first) = servers.insert(host_port(node.id())?, node.id()) {
@@ -91,7 +92,7 @@ pub(crate) fn validate(algorithm: Algorithm, nodes: &[Node]) -> Result<(), RingE
             }
         }
     }
-    Ok(())
+    Ok(weights)
 }
 
 /// Digests (groups of four points) per live server, in node order.
@@ -122,8 +123,7 @@ fn digests(algorithm: Algorithm, weights: &[u64]) -> Vec<u32> {
 /// The continuum of a ketama mode. Ties between equal points go to the
 /// earlier server, as a stable sort of libmemcached's server list leaves them.
 pub(crate) fn build(algorithm: Algorithm, nodes: &[Node]) -> Result<Continuum, RingError> {
-    validate(algorithm, nodes)?;
-    let weights: Vec<u64> = nodes.iter().map(whole_weight).collect::<Result<_, _>>()?;
+    let weights = validate(algorithm, nodes)?;
     let digests = digests(algorithm, &weights);
     let mut total = 0u64;
     for (node, &count) in nodes.iter().zip(&digests) {

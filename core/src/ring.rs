@@ -714,12 +714,9 @@ impl Ring {
         let mut nodes = self.nodes.clone();
         nodes.push(node);
         let index = nodes.len() - 1;
-        let Placement::Continuum(continuum) = &self.placement else {
+        let Some(continuum) = self.mergeable() else {
             return self.rebuild(nodes, Some);
         };
-        if self.params.algorithm != Algorithm::Ring {
-            return self.rebuild(nodes, Some);
-        }
         let count = self.checked_total(nodes[index].id(), nodes[index].weight(), 0)?;
         let (points, owners) = self.merged(continuum, &nodes, index, count, |_| true);
         let continuum = Continuum::new(points, owners, 64);
@@ -741,12 +738,12 @@ impl Ring {
             Ordering::Equal => None,
             Ordering::Greater => Some(owner - 1),
         };
-        match &self.placement {
-            Placement::Continuum(continuum) if self.params.algorithm == Algorithm::Ring => {
+        match self.mergeable() {
+            Some(continuum) => {
                 let continuum = continuum.without_owner(removed);
                 Ok(Ring::assemble(nodes, self.params, Placement::Continuum(continuum), self.point_hash))
             }
-            _ => self.rebuild(nodes, shifted),
+            None => self.rebuild(nodes, shifted),
         }
     }
 
@@ -763,15 +760,25 @@ impl Ring {
         check_weight(id, weight)?;
         let mut nodes = self.nodes.clone();
         nodes[index].set_weight(weight);
-        match &self.placement {
-            Placement::Continuum(continuum) if self.params.algorithm == Algorithm::Ring => {
+        match self.mergeable() {
+            Some(continuum) => {
                 let old = points_for(id, self.nodes[index].weight(), self.params.vnodes)?;
                 let count = self.checked_total(id, weight, old)?;
                 let (points, owners) = self.merged(continuum, &nodes, index, count, |owner| owner != index as u32);
                 let continuum = Continuum::new(points, owners, 64);
                 Ok(Ring::assemble(nodes, self.params, Placement::Continuum(continuum), self.point_hash))
             }
-            _ => self.rebuild(nodes, Some),
+            None => self.rebuild(nodes, Some),
+        }
+    }
+
+    /// The continuum when derivations can edit it in place: on the `ring`
+    /// algorithm a node's points depend only on itself. (The ketama modes'
+    /// points depend on every weight, so they rebuild.)
+    fn mergeable(&self) -> Option<&Continuum> {
+        match &self.placement {
+            Placement::Continuum(continuum) if self.params.algorithm == Algorithm::Ring => Some(continuum),
+            _ => None,
         }
     }
 
