@@ -1,6 +1,7 @@
 //! The placement algorithms a [`Ring`](crate::Ring) can run, named by the
 //! `algorithm` field of a config.
 
+use std::ffi::CStr;
 use std::fmt;
 use std::str::FromStr;
 
@@ -66,16 +67,21 @@ impl Algorithm {
     /// The name written in configs and accepted by every binding (`"ring"`,
     /// `"ketama-spy"`, ...).
     pub fn name(self) -> &'static str {
+        self.c_name().to_str().expect("algorithm names are ASCII")
+    }
+
+    /// [`Algorithm::name`] NUL-terminated, for C callers: static, never freed.
+    pub fn c_name(self) -> &'static CStr {
         match self {
-            Algorithm::Ring => "ring",
-            Algorithm::Ketama => "ketama",
-            Algorithm::KetamaSpy => "ketama-spy",
-            Algorithm::Libketama => "libketama",
-            Algorithm::Nginx => "nginx",
-            Algorithm::Jump => "jump",
-            Algorithm::Rendezvous => "rendezvous",
-            Algorithm::Maglev => "maglev",
-            Algorithm::Slots => "slots",
+            Algorithm::Ring => c"ring",
+            Algorithm::Ketama => c"ketama",
+            Algorithm::KetamaSpy => c"ketama-spy",
+            Algorithm::Libketama => c"libketama",
+            Algorithm::Nginx => c"nginx",
+            Algorithm::Jump => c"jump",
+            Algorithm::Rendezvous => c"rendezvous",
+            Algorithm::Maglev => c"maglev",
+            Algorithm::Slots => c"slots",
         }
     }
 

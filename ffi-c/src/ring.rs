@@ -213,12 +213,7 @@ pub unsafe extern "C" fn ring_algorithm(ring: *const ring_t) -> *const c_char {
     let Ok(ring) = (unsafe { ring_ref(ring) }) else {
         return std::ptr::null();
     };
-    // The core's names, NUL-terminated once per process.
-    static NAMES: std::sync::OnceLock<Vec<(Algorithm, CString)>> = std::sync::OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        Algorithm::ALL.iter().map(|&a| (a, CString::new(a.name()).expect("names have no NUL"))).collect()
-    });
-    names.iter().find(|(a, _)| *a == ring.algorithm()).map_or(std::ptr::null(), |(_, name)| name.as_ptr())
+    ring.algorithm().c_name().as_ptr()
 }
 
 /// Builds a ring from a JSON ring config (`json_len` bytes of UTF-8, not
