@@ -191,7 +191,32 @@ proptest! {
         let ideal = 1.0 / (nodes.len() + 1) as f64;
         let to_new: f64 = diff.flows.iter().filter(|f| f.to == "newcomer").map(|f| f.share).sum();
         prop_assert!((to_new - ideal).abs() < 0.01, "new node got {} of {}", to_new, ideal);
-        prop_assert!(diff.moved_share < ideal * 1.6 + 0.01, "moved {} for ideal {}", diff.moved_share, ideal);
+        // What moves between old nodes is bounded only on average (next
+        // test): a newcomer whose permutation shadows an old node's can
+        // move up to about twice its share (ids "edcn", "pr": 1.92x).
+        prop_assert!(diff.moved_share < ideal * 2.5 + 0.01, "moved {} for ideal {}", diff.moved_share, ideal);
+    }
+}
+
+/// Maglev's extra disruption is small on average: over 300 node sets of
+/// each size, adding a node moves at most 10% more than its share (measured
+/// 1.00x-1.08x for 2-10 nodes; single sets up to about 2x).
+#[test]
+fn maglev_moves_nearly_the_minimum_on_average() {
+    for n in [2usize, 5, 10] {
+        let mut ratio = 0.0;
+        for trial in 0..300u64 {
+            let ids = (0..n).map(|i| format!("{:x}", shardring::hash_key(format!("{trial}/{i}").as_bytes(), 0)));
+            let ring = Ring::builder()
+                .algorithm(Algorithm::Maglev)
+                .table_size(10_007)
+                .nodes(ids.map(|id| Node::new(id, 1.0)))
+                .build()
+                .unwrap();
+            let added = ring.with_node(Node::new("newcomer", 1.0)).unwrap();
+            ratio += ring.diff(&added).unwrap().moved_share * (n + 1) as f64 / 300.0;
+        }
+        assert!(ratio < 1.1, "{n} nodes: mean moved / ideal {ratio:.3}");
     }
 }
 
