@@ -2,7 +2,7 @@
 //! Without it (the default), the build does nothing and needs no cbindgen.
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/lib.rs");
+    println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     #[cfg(feature = "header")]
     generate_header();

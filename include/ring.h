@@ -570,8 +570,8 @@ ring_result ring_diff_flow(const ring_diff_t *diff,
                            size_t *out_to_len);
 
 /**
- * Creates a tracker over a snapshot of `ring` (the ring handle may be freed
- * afterwards) with every load 0 and balance factor `1 + epsilon`: a node's
+ * Creates a tracker over the snapshot behind `ring` (shared; the handle may
+ * be freed afterwards) with every load 0 and balance factor `1 + epsilon`: a node's
  * capacity is `max(1, ceil((1 + epsilon) * (total load + 1) * weight / total weight))`.
  *
  * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_EPSILON` (epsilon not finite and > 0).
