@@ -18,6 +18,8 @@ PAIRS = [
     ("ring, 100 nodes x 160 points", "shardring ring", "pingora-ketama"),
     ("ring, 100 nodes x 160 points", "shardring nginx", "pingora-ketama"),
     ("ring, 100 nodes x 160 points", "shardring ring", "hashring"),
+    ("ring, 100 nodes x 160 points, 1,000 keys", "shardring ring", "pingora-ketama"),
+    ("ring, 100 nodes x 160 points, 1,000 keys", "shardring ring", "hashring"),
     ("jump, 100 buckets", "shardring jump", "jumphash"),
     ("maglev, 100 nodes, 65537 slots", "shardring maglev", "maglev"),
     ("rendezvous, 100 nodes", "shardring rendezvous", "hrw-hash"),

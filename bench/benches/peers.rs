@@ -1,6 +1,7 @@
 //! shardring against the peer crates, side by side in one process and one
 //! run: each group holds shardring and the peer on the same nodes, points
-//! and keys (100 nodes; 100,000 distinct 30-byte keys, key hash included).
+//! and keys (100 nodes; 100,000 distinct 30-byte keys, key hash included;
+//! the ring group runs again on 1,000 keys, a key set that stays in cache).
 //! `make bench` runs it and `bench/report.py` prints the ratios.
 
 use std::hint::black_box;
@@ -22,9 +23,10 @@ fn ring(algorithm: Algorithm) -> Ring {
     builder.build().unwrap()
 }
 
-/// 100,000 distinct 30-byte keys: too many for any per-key cache to help.
-fn keys() -> Vec<[u8; 30]> {
-    (0..100_000)
+/// `count` distinct 30-byte keys; 100,000 are too many for any per-key
+/// cache to help and stream 3 MB through the caches.
+fn keys(count: usize) -> Vec<[u8; 30]> {
+    (0..count)
         .map(|i| {
             let mut key = [b'x'; 30];
             key[..24].copy_from_slice(format!("user:session:{i:011}").as_bytes());
@@ -57,47 +59,51 @@ struct VNode {
 }
 
 fn continuum(c: &mut Criterion) {
-    let keys = keys();
-    let mut group = c.benchmark_group("ring, 100 nodes x 160 points");
+    continuum_on(c, "ring, 100 nodes x 160 points", &keys(100_000));
+    continuum_on(c, "ring, 100 nodes x 160 points, 1,000 keys", &keys(1_000));
+}
+
+fn continuum_on(c: &mut Criterion, name: &str, keys: &[[u8; 30]]) {
+    let mut group = c.benchmark_group(name);
     group.throughput(Throughput::Elements(1));
     let ours = ring(Algorithm::Ring);
-    bench(&mut group, "shardring ring", &keys, |k| ours.get_index(k).unwrap());
+    bench(&mut group, "shardring ring", keys, |k| ours.get_index(k).unwrap());
     // pingora-ketama places keys as nginx does: the same points as our nginx mode.
     let nginx = ring(Algorithm::Nginx);
-    bench(&mut group, "shardring nginx", &keys, |k| nginx.get_index(k).unwrap());
+    bench(&mut group, "shardring nginx", keys, |k| nginx.get_index(k).unwrap());
     let buckets: Vec<pingora_ketama::Bucket> =
         addresses().into_iter().map(|a| pingora_ketama::Bucket::new(a, 1)).collect();
     let pingora = pingora_ketama::Continuum::new(&buckets);
-    bench(&mut group, "pingora-ketama", &keys, |k| pingora.node_idx(k));
+    bench(&mut group, "pingora-ketama", keys, |k| pingora.node_idx(k));
     let mut hashring = hashring::HashRing::new();
     for node in 0..NODES {
         hashring.batch_add((0..160).map(|index| VNode { node, index }).collect());
     }
-    bench(&mut group, "hashring", &keys, |k| hashring.get(&k).unwrap().node);
+    bench(&mut group, "hashring", keys, |k| hashring.get(&k).unwrap().node);
     group.finish();
 }
 
 fn alternatives(c: &mut Criterion) {
-    let keys = keys();
+    let keys = &keys(100_000);
     let mut group = c.benchmark_group("jump, 100 buckets");
     let ours = ring(Algorithm::Jump);
-    bench(&mut group, "shardring jump", &keys, |k| ours.get_index(k).unwrap());
+    bench(&mut group, "shardring jump", keys, |k| ours.get_index(k).unwrap());
     let jumphash = jumphash::JumpHasher::new();
-    bench(&mut group, "jumphash", &keys, |k| jumphash.slot(&k, NODES as u32) as usize);
+    bench(&mut group, "jumphash", keys, |k| jumphash.slot(&k, NODES as u32) as usize);
     group.finish();
 
     let mut group = c.benchmark_group("maglev, 100 nodes, 65537 slots");
     let ours = ring(Algorithm::Maglev);
-    bench(&mut group, "shardring maglev", &keys, |k| ours.get_index(k).unwrap());
+    bench(&mut group, "shardring maglev", keys, |k| ours.get_index(k).unwrap());
     let peer = maglev::Maglev::with_capacity((0..NODES).collect::<Vec<usize>>(), 65_537);
-    bench(&mut group, "maglev", &keys, |k| *peer.get(&k).unwrap());
+    bench(&mut group, "maglev", keys, |k| *peer.get(&k).unwrap());
     group.finish();
 
     let mut group = c.benchmark_group("rendezvous, 100 nodes");
     let ours = ring(Algorithm::Rendezvous);
-    bench(&mut group, "shardring rendezvous", &keys, |k| ours.get_index(k).unwrap());
+    bench(&mut group, "shardring rendezvous", keys, |k| ours.get_index(k).unwrap());
     let peer = hrw_hash::HrwNodes::new(0..NODES);
-    bench(&mut group, "hrw-hash", &keys, |k| *peer.sorted(&k).next().unwrap());
+    bench(&mut group, "hrw-hash", keys, |k| *peer.sorted(&k).next().unwrap());
     group.finish();
 }
 

@@ -166,8 +166,11 @@ impl PointIndex {
     #[inline]
     pub(crate) fn scan(&self, points: &[u64], start: usize, end: usize, hash: u64) -> usize {
         let candidates = &points[start..end];
+        // A short bucket counts its points below `hash` instead of stopping
+        // at the first one above it: the loop's length depends only on the
+        // bucket range, so no branch waits on (or mispredicts over) point loads.
         let offset = if candidates.len() <= 8 {
-            candidates.iter().position(|&p| p >= hash).unwrap_or(candidates.len())
+            candidates.iter().map(|&p| usize::from(p < hash)).sum()
         } else {
             candidates.partition_point(|&p| p < hash)
         };
