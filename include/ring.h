@@ -178,6 +178,13 @@ extern "C" {
 const char *ring_result_str(uint32_t result);
 
 /**
+ * The code's name as the header spells it (`"RING_EMPTY_RING"`), the same
+ * string as the Node binding's `error.code`: static, NUL-terminated, never
+ * NULL (`"RING_UNKNOWN_RESULT"` for a value no code has).
+ */
+const char *ring_result_name(uint32_t result);
+
+/**
  * The detailed message of the last failure on the calling thread, naming
  * the bad value (empty string when nothing failed yet). NUL-terminated,
  * owned by the library, valid until the next failing call on this thread.

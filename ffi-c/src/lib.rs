@@ -22,7 +22,7 @@ mod analysis;
 mod bounded;
 
 use std::cell::RefCell;
-use std::ffi::{CString, c_char};
+use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use shardring::RingError;
@@ -118,6 +118,39 @@ pub extern "C" fn ring_result_str(result: u32) -> *const c_char {
         _ => "unknown result code\0",
     };
     text.as_ptr().cast()
+}
+
+/// The code's name as the header spells it (`"RING_EMPTY_RING"`), the same
+/// string as the Node binding's `error.code`: static, NUL-terminated, never
+/// NULL (`"RING_UNKNOWN_RESULT"` for a value no code has).
+#[unsafe(no_mangle)]
+pub extern "C" fn ring_result_name(result: u32) -> *const c_char {
+    const NAMES: [&CStr; 23] = [
+        c"RING_OK",
+        c"RING_NULL_ARGUMENT",
+        c"RING_PANIC",
+        c"RING_EMPTY_ID",
+        c"RING_DUPLICATE_ID",
+        c"RING_INVALID_WEIGHT",
+        c"RING_ZERO_VNODES",
+        c"RING_TOO_MANY_POINTS",
+        c"RING_EMPTY_RING",
+        c"RING_INVALID_CONFIG",
+        c"RING_UNSUPPORTED_FORMAT",
+        c"RING_INVALID_UTF8",
+        c"RING_INDEX_OUT_OF_RANGE",
+        c"RING_EMPTY_ZONE",
+        c"RING_UNKNOWN_NODE",
+        c"RING_SEED_MISMATCH",
+        c"RING_BUFFER_TOO_SMALL",
+        c"RING_INVALID_TABLE_SIZE",
+        c"RING_INVALID_ADDRESS",
+        c"RING_HASH_OUT_OF_RANGE",
+        c"RING_ALGORITHM_MISMATCH",
+        c"RING_INVALID_EPSILON",
+        c"RING_NO_LOAD",
+    ];
+    NAMES.get(result as usize).copied().unwrap_or(c"RING_UNKNOWN_RESULT").as_ptr()
 }
 
 /// The detailed message of the last failure on the calling thread, naming
@@ -257,4 +290,33 @@ pub(crate) unsafe fn write_str(out_ptr: *mut *const c_char, out_len: *mut usize,
 pub(crate) unsafe fn write<T>(ptr: *mut T, value: T) {
     // SAFETY: forwarded contract.
     unsafe { ptr.write(value) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_result_name_is_its_header_spelling() {
+        for code in 0..=22u32 {
+            // SAFETY: `ring_result` is `repr(u32)` with every value in 0..=22 a variant.
+            let result: ring_result = unsafe { std::mem::transmute(code) };
+            // SAFETY: `ring_result_name` returns a static NUL-terminated string.
+            let name = unsafe { CStr::from_ptr(ring_result_name(code)) };
+            assert_eq!(name.to_str().unwrap(), format!("{result:?}"));
+        }
+        // SAFETY: as above.
+        assert_eq!(unsafe { CStr::from_ptr(ring_result_name(23)) }, c"RING_UNKNOWN_RESULT");
+    }
+
+    #[test]
+    fn core_codes_match_the_c_names() {
+        let errors = [RingError::EmptyRing, RingError::ZeroVnodes, RingError::InvalidEpsilon { epsilon: 0.0 }];
+        for error in errors {
+            let name = error.code();
+            let code = core_error(error) as u32;
+            // SAFETY: a static NUL-terminated string.
+            assert_eq!(unsafe { CStr::from_ptr(ring_result_name(code)) }.to_str().unwrap(), name);
+        }
+    }
 }
