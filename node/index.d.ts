@@ -221,7 +221,7 @@ export interface MovedArc {
 
 /** A node given to the `Ring` constructor or `withNode`/`addNode`. */
 export interface NodeInit {
-  /** Non-empty UTF-8 id. */
+  /** Non-empty id (a lone surrogate throws `RING_INVALID_UTF8`). */
   id: string
   /** Relative capacity, finite and >= 0 (0 = drained); default 1. */
   weight?: number

@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 use napi::{Env, Result, Unknown};
 use napi_derive::napi;
 
+use crate::id::Id;
 use crate::{Ring, throw, with_key};
 
 /// Where `_acquire` sent a request.
@@ -51,8 +52,8 @@ impl LoadTracker {
     /// Removes one unit of load from node `node`. Throws `RING_UNKNOWN_NODE`
     /// (not in the current ring: a swap removed it, with its load) or
     /// `RING_NO_LOAD` (its load is already 0).
-    #[napi]
-    pub fn release(&self, env: Env, node: String) -> Result<()> {
+    #[napi(ts_args_type = "node: string")]
+    pub fn release(&self, env: Env, node: Id) -> Result<()> {
         self.tracker.release(&node).map_err(|e| throw(&env, e))
     }
 

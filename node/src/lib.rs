@@ -4,18 +4,21 @@
 //! buffer so they cross the napi boundary once.
 
 mod bounded;
+mod id;
 mod placer;
 
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use napi::bindgen_prelude::{BigInt, Buffer, FromNapiValue, Uint32Array, Utf16String};
+use napi::bindgen_prelude::{BigInt, Buffer, FromNapiValue, JsObjectValue, Object, Uint32Array, Utf16String};
 use napi::{Either, Env, Error, JsValue, Result, Status, Unknown, ValueType};
 use napi_derive::napi;
 
 use std::borrow::Cow;
 
 use shardring::{KeyBatch, Node, RingError};
+
+use crate::id::Id;
 
 /// Throws `error` as a JS `Error` whose `code` is the C result name
 /// (for example `RING_INVALID_WEIGHT`) and whose message names the bad value.
@@ -31,6 +34,11 @@ fn type_error(env: &Env, message: String) -> Error {
 /// Throws a JS `RangeError` with Node's `ERR_OUT_OF_RANGE` code.
 fn range_error(env: &Env, message: String) -> Error {
     pending(env.throw_range_error(&message, Some("ERR_OUT_OF_RANGE")))
+}
+
+/// `error` when it is an exception already thrown (a bad id), else `other()`.
+fn thrown_or(error: Error, other: impl FnOnce() -> Error) -> Error {
+    if error.status == Status::PendingException { error } else { other() }
 }
 
 fn pending(thrown: Result<()>) -> Error {
@@ -119,28 +127,30 @@ fn unpack<'a>(env: &Env, joined: &'a Either<Utf16String, Buffer>, lengths: &[u32
 /// A node given to the `Ring` constructor or `withNode`/`addNode`.
 #[napi(object)]
 pub struct NodeInit {
-    /// Non-empty UTF-8 id.
-    pub id: String,
+    /// Non-empty id (a lone surrogate throws `RING_INVALID_UTF8`).
+    #[napi(ts_type = "string")]
+    pub id: Id,
     /// Relative capacity, finite and >= 0 (0 = drained); default 1.
     pub weight: Option<f64>,
     /// Failure-domain label (non-empty); preference lists take nodes of
     /// distinct zones first.
-    pub zone: Option<String>,
+    #[napi(ts_type = "string")]
+    pub zone: Option<Id>,
 }
 
 impl From<NodeInit> for Node {
     fn from(init: NodeInit) -> Node {
-        let node = Node::new(init.id, init.weight.unwrap_or(1.0));
+        let node = Node::new(init.id.0, init.weight.unwrap_or(1.0));
         match init.zone {
-            Some(zone) => node.with_zone(zone),
+            Some(zone) => node.with_zone(zone.0),
             None => node,
         }
     }
 }
 
-fn to_node(node: Either<String, NodeInit>) -> Node {
+fn to_node(node: Either<Id, NodeInit>) -> Node {
     match node {
-        Either::A(id) => Node::new(id, 1.0),
+        Either::A(id) => Node::new(id.0, 1.0),
         Either::B(init) => init.into(),
     }
 }
@@ -305,12 +315,18 @@ impl Ring {
         };
         let nodes: Vec<Node> = if nodes.is_array()? {
             // SAFETY: `nodes` is a live array of this env; the conversion checks every element.
-            let list = unsafe { <Vec<Either<String, NodeInit>>>::from_napi_value(env.raw(), nodes.raw()) };
-            list.map_err(|_| shape_error(&env))?.into_iter().map(to_node).collect()
+            let list = unsafe { <Vec<Either<Id, NodeInit>>>::from_napi_value(env.raw(), nodes.raw()) };
+            list.map_err(|e| thrown_or(e, || shape_error(&env)))?.into_iter().map(to_node).collect()
         } else if nodes.get_type()? == ValueType::Object {
             // SAFETY: `nodes` is a live object of this env; the conversion checks every value.
-            let weights = unsafe { <IndexMap<String, f64>>::from_napi_value(env.raw(), nodes.raw()) };
-            weights.map_err(|_| shape_error(&env))?.into_iter().map(|(id, weight)| Node::new(id, weight)).collect()
+            // SAFETY: `nodes` is a live object of this env.
+            let object = unsafe { Object::from_napi_value(env.raw(), nodes.raw()) }?;
+            let names = object.get_property_names()?;
+            let weight_of = |id: Id| match object.get_named_property::<f64>(&id.0) {
+                Ok(weight) => Ok(Node::new(id.0, weight)),
+                Err(_) => Err(shape_error(&env)),
+            };
+            (0..names.get_array_length()?).map(|i| weight_of(names.get_element::<Id>(i)?)).collect::<Result<_>>()?
         } else {
             return Err(shape_error(&env));
         };
@@ -351,7 +367,7 @@ impl Ring {
     #[napi(getter)]
     pub fn nodes(&self) -> Vec<NodeInit> {
         let node =
-            |n: &Node| NodeInit { id: n.id().to_owned(), weight: Some(n.weight()), zone: n.zone().map(str::to_owned) };
+            |n: &Node| NodeInit { id: Id(n.id().to_owned()), weight: Some(n.weight()), zone: n.zone().map(|z| Id(z.to_owned())) };
         self.ring.nodes().iter().map(node).collect()
     }
 
@@ -368,8 +384,8 @@ impl Ring {
     }
 
     /// Whether a node with this id is a member.
-    #[napi]
-    pub fn has(&self, id: String) -> bool {
+    #[napi(ts_args_type = "id: string")]
+    pub fn has(&self, id: Id) -> bool {
         self.ring.position(&id).is_some()
     }
 
@@ -487,41 +503,41 @@ impl Ring {
     /// added; only keys the new node now owns move. Throws
     /// `RING_DUPLICATE_ID` and the constructor's node errors.
     #[napi(ts_args_type = "node: string | NodeInit")]
-    pub fn with_node(&self, env: Env, node: Either<String, NodeInit>) -> Result<Ring> {
+    pub fn with_node(&self, env: Env, node: Either<Id, NodeInit>) -> Result<Ring> {
         Ok(Ring::wrap(self.ring.with_node(to_node(node)).map_err(|e| throw(&env, e))?))
     }
 
     /// A new ring without node `id`; only its keys move. Throws `RING_UNKNOWN_NODE`.
-    #[napi]
-    pub fn without_node(&self, env: Env, id: String) -> Result<Ring> {
+    #[napi(ts_args_type = "id: string")]
+    pub fn without_node(&self, env: Env, id: Id) -> Result<Ring> {
         Ok(Ring::wrap(self.ring.without_node(&id).map_err(|e| throw(&env, e))?))
     }
 
     /// A new ring with node `id` at `weight`: raising it moves keys only to
     /// that node, lowering it only away. Throws `RING_UNKNOWN_NODE`,
     /// `RING_INVALID_WEIGHT` or `RING_TOO_MANY_POINTS`.
-    #[napi]
-    pub fn with_weight(&self, env: Env, id: String, weight: f64) -> Result<Ring> {
+    #[napi(ts_args_type = "id: string, weight: number")]
+    pub fn with_weight(&self, env: Env, id: Id, weight: f64) -> Result<Ring> {
         Ok(Ring::wrap(self.ring.with_weight(&id, weight).map_err(|e| throw(&env, e))?))
     }
 
     /// Adds a node to this ring in place (see `withNode`).
     #[napi(ts_args_type = "node: string | NodeInit")]
-    pub fn add_node(&mut self, env: Env, node: Either<String, NodeInit>) -> Result<()> {
+    pub fn add_node(&mut self, env: Env, node: Either<Id, NodeInit>) -> Result<()> {
         self.ring = Arc::new(self.ring.with_node(to_node(node)).map_err(|e| throw(&env, e))?);
         Ok(())
     }
 
     /// Removes a node from this ring in place (see `withoutNode`).
-    #[napi]
-    pub fn remove_node(&mut self, env: Env, id: String) -> Result<()> {
+    #[napi(ts_args_type = "id: string")]
+    pub fn remove_node(&mut self, env: Env, id: Id) -> Result<()> {
         self.ring = Arc::new(self.ring.without_node(&id).map_err(|e| throw(&env, e))?);
         Ok(())
     }
 
     /// Re-weights a node of this ring in place (see `withWeight`).
-    #[napi]
-    pub fn set_weight(&mut self, env: Env, id: String, weight: f64) -> Result<()> {
+    #[napi(ts_args_type = "id: string, weight: number")]
+    pub fn set_weight(&mut self, env: Env, id: Id, weight: f64) -> Result<()> {
         self.ring = Arc::new(self.ring.with_weight(&id, weight).map_err(|e| throw(&env, e))?);
         Ok(())
     }
