@@ -103,18 +103,18 @@ clippy: $(VENV)/.ready
 test-rust:
 	cargo test -p shardring -p shardring-ffi -p shardring-cli
 
-# The C suites, each under valgrind memcheck (zero errors, zero leaks), the C++
-# wrapper's test, and the example built from a staged install via pkg-config
-# and statically against libring.a.
-C_TESTS := vectors errors api threads bounded
+# The C suites, each under valgrind memcheck and again built with
+# AddressSanitizer + UndefinedBehaviorSanitizer against libring.a (LeakSanitizer
+# on): zero errors, zero leaks either way. Then the C++ wrapper's test, and the
+# example built from a staged install via pkg-config and statically.
+C_TESTS := vectors errors api threads bounded bad_inputs
+SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 test-c: build-c
 	for t in $(C_TESTS); do cc $(CFLAGS) -pthread ffi-c/tests/$$t.c $(LDRING) -ljansson -lm -o build/c-$$t; done
+	for t in $(C_TESTS); do cc $(CFLAGS) $(SANITIZE) -pthread ffi-c/tests/$$t.c $(LIBDIR)/libring.a -ljansson -lm -ldl -o build/asan-$$t; done
 	c++ -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude ffi-c/tests/wrapper.cpp $(LDRING) -o build/cpp-wrapper
-	$(VALGRIND) build/c-vectors testdata/vectors.json
-	$(VALGRIND) build/c-errors
-	$(VALGRIND) build/c-api
-	$(VALGRIND) build/c-threads
-	$(VALGRIND) build/c-bounded
+	for t in $(C_TESTS); do $(VALGRIND) build/c-$$t testdata/vectors.json || exit 1; done
+	for t in $(C_TESTS); do ASAN_OPTIONS=detect_leaks=1 build/asan-$$t testdata/vectors.json || exit 1; done
 	$(VALGRIND) build/cpp-wrapper
 	$(MAKE) -s install PREFIX=$(CURDIR)/build/stage
 	PKG_CONFIG_PATH=build/stage/lib/pkgconfig; export PKG_CONFIG_PATH; \
@@ -139,8 +139,10 @@ test-node: build-node
 	cd node && npm test
 
 # Generated files are committed; regenerate them and fail when they changed.
-# (testdata/vectors.json is checked by `cargo test`: core/tests/vectors.rs.)
+# (testdata/vectors.json is checked by `cargo test`: core/tests/vectors.rs;
+# docs/bad-inputs.md is rendered from testdata/bad-inputs.json.)
 check-generated: build-node
 	cargo build -q -p shardring-ffi --features header
 	git diff --exit-code -- include/ring.h node/index.d.ts node/index.js \
 	  || { echo "generated files are stale: commit the regenerated versions above"; exit 1; }
+	python3 testdata/bad_inputs.py --check
