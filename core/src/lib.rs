@@ -1,4 +1,5 @@
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 //! # shardring
 //!
 //! Consistent hashing: given a set of nodes (cache servers, database shards,
