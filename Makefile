@@ -116,6 +116,9 @@ test-c: build-c
 	for t in $(C_TESTS); do $(VALGRIND) build/c-$$t testdata/vectors.json || exit 1; done
 	for t in $(C_TESTS); do ASAN_OPTIONS=detect_leaks=1 build/asan-$$t testdata/vectors.json || exit 1; done
 	$(VALGRIND) build/cpp-wrapper
+	@# Every exported function (each a set of unsafe blocks) is exercised by a C test.
+	@for f in $$(grep -oE 'ring_[a-z_]+\(' include/ring.h | tr -d '(' | sort -u); do \
+	  grep -q "$$f(" ffi-c/tests/*.c ffi-c/tests/*.cpp || { echo "no C test calls $$f"; exit 1; }; done
 	$(MAKE) -s install PREFIX=$(CURDIR)/build/stage
 	PKG_CONFIG_PATH=build/stage/lib/pkgconfig; export PKG_CONFIG_PATH; \
 	  cc -O2 examples/c/place_words.c $$(pkg-config --cflags --libs ring) -Wl,-rpath,$(CURDIR)/build/stage/lib -o build/place_words_pc; \
