@@ -174,3 +174,16 @@ test('vnodes and n must be whole numbers in range', () => {
   assert.equal(ring.getN('k', 2 ** 32).length, 3)
   assert.equal(ring.getN('k', 2 ** 53).length, 3)
 })
+
+test('misspelt option and node fields throw instead of being ignored', () => {
+  const unknown = (field) => (error) => error instanceof TypeError && error.code === 'ERR_INVALID_ARG_VALUE' && error.message.includes(field)
+  assert.throws(() => new Ring(['a'], { vnode: 10 }), unknown('"vnode"'))
+  assert.throws(() => new Ring(['a'], { table_size: 7 }), unknown('"table_size"'))
+  assert.throws(() => new Ring([{ id: 'a', wieght: 2 }]), unknown('"wieght"'))
+  assert.throws(() => new Ring(['a']).withNode({ id: 'b', zones: 'x' }), unknown('"zones"'))
+  const ring = new Ring(['a'])
+  assert.throws(() => ring.addNode({ id: 'b', Weight: 2 }), unknown('"Weight"'))
+  assert.equal(ring.size, 1)
+  assert.throws(() => new Ring(['a'], 5), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
+  assert.equal(new Ring([{ id: 'a', weight: 2, zone: 'z' }], { vnodes: 10, seed: 1n }).pointCount, 20)
+})

@@ -148,11 +148,36 @@ impl From<NodeInit> for Node {
     }
 }
 
-fn to_node(node: Either<Id, NodeInit>) -> Node {
-    match node {
-        Either::A(id) => Node::new(id.0, 1.0),
-        Either::B(init) => init.into(),
+/// A node argument (`"id"` or `{ id, weight, zone }`) as a core node. Throws
+/// `TypeError` for another shape or an unknown field (a misspelt `wieght`
+/// must not silently mean weight 1), `RING_INVALID_UTF8` for a lone surrogate.
+fn to_node(env: &Env, node: Unknown<'_>) -> Result<Node> {
+    if node.get_type()? == ValueType::Object {
+        known_fields(env, node, "node", &["id", "weight", "zone"])?;
     }
+    // SAFETY: `node` is a live value of this env; the conversion checks its shape.
+    match unsafe { <Either<Id, NodeInit>>::from_napi_value(env.raw(), node.raw()) } {
+        Ok(Either::A(id)) => Ok(Node::new(id.0, 1.0)),
+        Ok(Either::B(init)) => Ok(init.into()),
+        Err(error) => Err(thrown_or(error, || {
+            type_error(env, "a node must be an id string or a { id, weight, zone } object".into())
+        })),
+    }
+}
+
+/// Throws `TypeError` (code `ERR_INVALID_ARG_VALUE`) naming the first own
+/// property of `object` that is not one of `known`.
+fn known_fields(env: &Env, object: Unknown<'_>, what: &str, known: &[&str]) -> Result<()> {
+    // SAFETY: `object` is a live object of this env.
+    let names = unsafe { Object::from_napi_value(env.raw(), object.raw()) }?.get_property_names()?;
+    for i in 0..names.get_array_length()? {
+        let name: String = names.get_element(i)?;
+        if !known.contains(&name.as_str()) {
+            let message = format!("unknown {what} field {name:?}; expected {}", known.join(", "));
+            return Err(pending(env.throw_type_error(&message, Some("ERR_INVALID_ARG_VALUE"))));
+        }
+    }
+    Ok(())
 }
 
 /// Options of the `Ring` constructor.
@@ -305,7 +330,7 @@ impl Ring {
         constructor,
         ts_args_type = "nodes: Array<string | NodeInit> | Record<string, number>, options?: RingOptions"
     )]
-    pub fn new(env: Env, nodes: Unknown<'_>, options: Option<RingOptions>) -> Result<Self> {
+    pub fn new(env: Env, nodes: Unknown<'_>, options: Option<Unknown<'_>>) -> Result<Self> {
         let shape_error = |env: &Env| {
             type_error(
                 env,
@@ -315,8 +340,8 @@ impl Ring {
         };
         let nodes: Vec<Node> = if nodes.is_array()? {
             // SAFETY: `nodes` is a live array of this env; the conversion checks every element.
-            let list = unsafe { <Vec<Either<Id, NodeInit>>>::from_napi_value(env.raw(), nodes.raw()) };
-            list.map_err(|e| thrown_or(e, || shape_error(&env)))?.into_iter().map(to_node).collect()
+            let list = unsafe { Object::from_napi_value(env.raw(), nodes.raw()) }?;
+            (0..list.get_array_length()?).map(|i| to_node(&env, list.get_element::<Unknown>(i)?)).collect::<Result<_>>()?
         } else if nodes.get_type()? == ValueType::Object {
             // SAFETY: `nodes` is a live object of this env; the conversion checks every value.
             // SAFETY: `nodes` is a live object of this env.
@@ -331,6 +356,21 @@ impl Ring {
             return Err(shape_error(&env));
         };
         let mut builder = shardring::Ring::builder().nodes(nodes);
+        let options = match options {
+            Some(options) if options.get_type()? == ValueType::Object => {
+                known_fields(&env, options, "option", &["algorithm", "vnodes", "seed", "tableSize"])?;
+                // SAFETY: `options` is a live object of this env; the conversion checks its fields.
+                let options = unsafe { RingOptions::from_napi_value(env.raw(), options.raw()) };
+                Some(options.map_err(|e| {
+                    let reason = e.reason.clone();
+                    thrown_or(e, || type_error(&env, format!("bad options: {reason}")))
+                })?)
+            }
+            Some(options) if options.get_type()? != ValueType::Undefined => {
+                return Err(type_error(&env, "options must be an object".into()));
+            }
+            _ => None,
+        };
         if let Some(RingOptions { algorithm, vnodes, seed, table_size }) = options {
             if let Some(name) = algorithm {
                 builder = builder.algorithm(name.parse().map_err(|e| throw(&env, e))?);
@@ -503,8 +543,8 @@ impl Ring {
     /// added; only keys the new node now owns move. Throws
     /// `RING_DUPLICATE_ID` and the constructor's node errors.
     #[napi(ts_args_type = "node: string | NodeInit")]
-    pub fn with_node(&self, env: Env, node: Either<Id, NodeInit>) -> Result<Ring> {
-        Ok(Ring::wrap(self.ring.with_node(to_node(node)).map_err(|e| throw(&env, e))?))
+    pub fn with_node(&self, env: Env, node: Unknown<'_>) -> Result<Ring> {
+        Ok(Ring::wrap(self.ring.with_node(to_node(&env, node)?).map_err(|e| throw(&env, e))?))
     }
 
     /// A new ring without node `id`; only its keys move. Throws `RING_UNKNOWN_NODE`.
@@ -523,8 +563,8 @@ impl Ring {
 
     /// Adds a node to this ring in place (see `withNode`).
     #[napi(ts_args_type = "node: string | NodeInit")]
-    pub fn add_node(&mut self, env: Env, node: Either<Id, NodeInit>) -> Result<()> {
-        self.ring = Arc::new(self.ring.with_node(to_node(node)).map_err(|e| throw(&env, e))?);
+    pub fn add_node(&mut self, env: Env, node: Unknown<'_>) -> Result<()> {
+        self.ring = Arc::new(self.ring.with_node(to_node(&env, node)?).map_err(|e| throw(&env, e))?);
         Ok(())
     }
 
