@@ -187,3 +187,12 @@ test('misspelt option and node fields throw instead of being ignored', () => {
   assert.throws(() => new Ring(['a'], 5), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
   assert.equal(new Ring([{ id: 'a', weight: 2, zone: 'z' }], { vnodes: 10, seed: 1n }).pointCount, 20)
 })
+
+test('ids that are not strings throw TypeError naming the type', () => {
+  const ring = new Ring(['a'])
+  const notString = (type) => ({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: `an id must be a string, not ${type}` })
+  assert.throws(() => ring.has(null), notString('null'))
+  assert.throws(() => ring.withoutNode(5), notString('number'))
+  assert.throws(() => new Ring([{ id: 3 }]), notString('number'))
+  assert.throws(() => new Ring([null]), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
+})

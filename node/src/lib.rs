@@ -41,7 +41,7 @@ fn thrown_or(error: Error, other: impl FnOnce() -> Error) -> Error {
     if error.status == Status::PendingException { error } else { other() }
 }
 
-fn pending(thrown: Result<()>) -> Error {
+pub(crate) fn pending(thrown: Result<()>) -> Error {
     match thrown {
         Ok(()) => Error::from_status(Status::PendingException),
         Err(failed) => failed,
@@ -81,7 +81,7 @@ fn with_key<T>(env: &Env, key: Unknown<'_>, place: impl FnOnce(&[u8]) -> T) -> R
     Err(type_error(env, format!("key must be a string, Buffer or Uint8Array, not {}", js_type(value_type))))
 }
 
-fn js_type(value_type: ValueType) -> &'static str {
+pub(crate) fn js_type(value_type: ValueType) -> &'static str {
     match value_type {
         ValueType::Undefined => "undefined",
         ValueType::Null => "null",
