@@ -63,6 +63,15 @@ pub struct NodeConfig {
     pub slots: Option<Vec<[u16; 2]>>,
 }
 
+/// A serde error prefixed with the path of the field it concerns
+/// (`nodes[1].weight: invalid type: null, expected f64`). An unknown field's
+/// path would end in the field itself, which the message already names.
+fn with_path(path: &str, message: &str) -> String {
+    let path =
+        if message.starts_with("unknown field") { path.rfind(['.', '[']).map_or("", |end| &path[..end]) } else { path };
+    if path.is_empty() || path == "." { message.to_owned() } else { format!("{path}: {message}") }
+}
+
 fn json_kind(value: &serde_json::Value) -> &'static str {
     match value {
         serde_json::Value::Null => "null",
@@ -93,7 +102,9 @@ impl RingConfig {
                 message: format!("expected a JSON object, found {}", json_kind(&value)),
             });
         }
-        let config: RingConfig = serde_json::from_value(value).map_err(invalid)?;
+        let config: RingConfig = serde_path_to_error::deserialize(value).map_err(|e| RingError::InvalidConfig {
+            message: with_path(&e.path().to_string(), &e.inner().to_string()),
+        })?;
         if config.format_version != PLACEMENT_FORMAT {
             return Err(RingError::UnsupportedFormat { found: config.format_version, supported: PLACEMENT_FORMAT });
         }

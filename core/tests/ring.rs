@@ -164,6 +164,13 @@ fn bad_configs_name_the_problem() {
     // A struct read from an array by position is not a config.
     let err = Ring::from_json(r#"[1, "ring", 160, 0, [["a", 1.0, null]]]"#).unwrap_err();
     assert_eq!(err, RingError::InvalidConfig { message: "expected a JSON object, found an array".into() });
+    // Mistyped fields are named by their path.
+    let err =
+        Ring::from_json(r#"{"format_version": 1, "nodes": [{"id": "a", "weight": 1}, {"id": "b", "weight": null}]}"#);
+    let message = err.unwrap_err().to_string();
+    assert!(message.contains("nodes[1].weight: invalid type: null, expected f64"), "{message}");
+    let message = Ring::from_json(r#"{"format_version": 1, "algorithm": null, "nodes": []}"#).unwrap_err().to_string();
+    assert!(message.contains("algorithm: invalid type: null"), "{message}");
 }
 
 #[test]
