@@ -73,14 +73,14 @@ impl Continuum {
 
     /// Index of the first point `>=` the native `hash`, wrapping to 0 past
     /// the end. The continuum must not be empty.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn start(&self, hash: u64) -> usize {
         let i = self.index.first_at_or_after(&self.points, hash << self.shift);
         if i == self.points.len() { 0 } else { i }
     }
 
     /// Owner of the first point `>=` the native `hash`. Must not be empty.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn owner(&self, hash: u64) -> usize {
         self.owners[self.start(hash)] as usize
     }
@@ -149,21 +149,21 @@ impl PointIndex {
     }
 
     /// Index of the first point `>= hash` (`points.len()` when none is).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn first_at_or_after(&self, points: &[u64], hash: u64) -> usize {
         let (start, end) = self.bucket(hash);
         self.scan(points, start as usize, end as usize, hash)
     }
 
     /// The range of points whose bucket holds `hash`'s answer.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn bucket(&self, hash: u64) -> (u32, u32) {
         let bucket = (hash >> self.shift) as usize;
         (self.starts[bucket], self.starts[bucket + 1])
     }
 
     /// Index of the first point `>= hash` within `points[start..end]`, or `end`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn scan(&self, points: &[u64], start: usize, end: usize, hash: u64) -> usize {
         let candidates = &points[start..end];
         // A short bucket counts its points below `hash` instead of stopping

@@ -370,7 +370,7 @@ impl Ring {
     /// `jump`, `rendezvous`, `maglev`; see [`hash_key`]), the first 4 bytes
     /// of MD5 little-endian (ketama modes), CRC-32 (`nginx`), or the Redis
     /// Cluster slot (`slots`).
-    #[inline]
+    #[inline(always)]
     pub fn hash_key(&self, key: impl AsRef<[u8]>) -> u64 {
         let key = key.as_ref();
         match self.params.algorithm {
@@ -414,7 +414,7 @@ impl Ring {
     }
 
     /// Index in [`Ring::nodes`] of the node owning `key`. Errors as [`Ring::get`].
-    #[inline]
+    #[inline(always)]
     pub fn get_index(&self, key: impl AsRef<[u8]>) -> Result<usize, RingError> {
         self.owner(self.hash_key(key))
     }
@@ -436,7 +436,7 @@ impl Ring {
     }
 
     /// Owner of an in-range hash.
-    #[inline]
+    #[inline(always)]
     fn owner(&self, hash: u64) -> Result<usize, RingError> {
         match &self.placement {
             Placement::Continuum(c) if self.live_nodes > 0 => Ok(c.owner(hash)),

@@ -30,7 +30,7 @@ pub unsafe extern "C" fn ring_ownership(
         if out_shares_len < nodes {
             return Err(fail(
                 RING_BUFFER_TOO_SMALL,
-                format!("out_shares holds {out_shares_len} entries, the ring has {nodes} nodes"),
+                format_args!("out_shares holds {out_shares_len} entries, the ring has {nodes} nodes"),
             ));
         }
         // SAFETY: writable for `out_shares_len >= nodes` elements by contract.
@@ -185,5 +185,5 @@ pub unsafe extern "C" fn ring_diff_flow(
 }
 
 fn out_of_range(what: &str, index: usize, count: usize) -> ring_result {
-    fail(RING_INDEX_OUT_OF_RANGE, format!("{what} index {index} is out of range (the diff has {count})"))
+    fail(RING_INDEX_OUT_OF_RANGE, format_args!("{what} index {index} is out of range (the diff has {count})"))
 }

@@ -20,7 +20,7 @@ pub struct ring_tracker_t {
 /// `handle` must be NULL or a live tracker handle.
 unsafe fn tracker_ref<'a>(handle: *const ring_tracker_t) -> Result<&'a LoadTracker, ring_result> {
     if handle.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, "argument `tracker` is NULL".to_owned()));
+        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `tracker` is NULL")));
     }
     // SAFETY: the caller holds a live handle.
     Ok(unsafe { &(*handle).tracker })
@@ -89,7 +89,7 @@ pub unsafe extern "C" fn ring_tracker_acquire(
     boundary(|| {
         non_null!(out_index);
         if out_id.is_null() != out_id_len.is_null() {
-            return Err(fail(RING_NULL_ARGUMENT, "`out_id` and `out_id_len` must both be NULL or both be set".into()));
+            return Err(fail(RING_NULL_ARGUMENT, format_args!("`out_id` and `out_id_len` must both be NULL or both be set")));
         }
         // SAFETY: live handle and readable key by contract.
         let (tracker, key) = unsafe { (tracker_ref(tracker)?, bytes(key, key_len, "key")?) };
@@ -166,7 +166,7 @@ pub unsafe extern "C" fn ring_tracker_load(
         // SAFETY: live handle by contract.
         let loads = unsafe { tracker_ref(tracker) }?.loads();
         let load = *loads.get(index).ok_or_else(|| {
-            fail(RING_INDEX_OUT_OF_RANGE, format!("node index {index} is not below the node count {}", loads.len()))
+            fail(RING_INDEX_OUT_OF_RANGE, format_args!("node index {index} is not below the node count {}", loads.len()))
         })?;
         // SAFETY: checked non-NULL; writable by contract.
         unsafe { write(out_load, load) };

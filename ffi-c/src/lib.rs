@@ -165,14 +165,19 @@ thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
 }
 
-/// Records `message` as the thread's last error and returns `code`.
-pub(crate) fn fail(code: ring_result, message: String) -> ring_result {
-    let message = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
+/// Records `message` as the thread's last error and returns `code`. Cold
+/// and out of line, with the message formatted here, so the success path of
+/// every export stays small.
+#[cold]
+#[inline(never)]
+pub(crate) fn fail(code: ring_result, message: std::fmt::Arguments<'_>) -> ring_result {
+    let message = CString::new(message.to_string().replace('\0', "\\0")).unwrap_or_default();
     LAST_ERROR.with(|slot| *slot.borrow_mut() = message);
     code
 }
 
-/// The one conversion from a core error to a result code.
+/// The one conversion from a core error to a result code (cold: errors only).
+#[cold]
 pub(crate) fn core_error(error: RingError) -> ring_result {
     let code = match &error {
         RingError::EmptyId { .. } => RING_EMPTY_ID,
@@ -195,7 +200,7 @@ pub(crate) fn core_error(error: RingError) -> ring_result {
         // A variant added to the core without a code here: still an error, never a crash.
         _ => RING_PANIC,
     };
-    fail(code, error.to_string())
+    fail(code, format_args!("{error}"))
 }
 
 /// Runs an export's body, turning a panic into `RING_PANIC`.
@@ -203,7 +208,7 @@ pub(crate) fn boundary(body: impl FnOnce() -> Result<(), ring_result>) -> ring_r
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => RING_OK,
         Ok(Err(code)) => code,
-        Err(_) => fail(RING_PANIC, "internal panic caught at the C boundary".to_owned()),
+        Err(_) => fail(RING_PANIC, format_args!("internal panic caught at the C boundary")),
     }
 }
 
@@ -213,7 +218,7 @@ macro_rules! non_null {
         $(if $name.is_null() {
             return Err($crate::fail(
                 $crate::ring_result::RING_NULL_ARGUMENT,
-                format!("argument `{}` is NULL", stringify!($name)),
+                format_args!("argument `{}` is NULL", stringify!($name)),
             ));
         })+
     };
@@ -235,7 +240,7 @@ pub(crate) unsafe fn bytes<'a>(
         if len == 0 {
             return Ok(&[]);
         }
-        return Err(fail(RING_NULL_ARGUMENT, format!("argument `{name}` is NULL with length {len}")));
+        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `{name}` is NULL with length {len}")));
     }
     // SAFETY: non-NULL, and the caller guarantees `len` readable bytes.
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
@@ -252,7 +257,7 @@ pub(crate) unsafe fn text<'a>(
 ) -> Result<&'a str, ring_result> {
     // SAFETY: forwarded contract.
     let raw = unsafe { bytes(ptr.cast(), len, &name) }?;
-    std::str::from_utf8(raw).map_err(|e| fail(RING_INVALID_UTF8, format!("`{name}` is not valid UTF-8: {e}")))
+    std::str::from_utf8(raw).map_err(|e| fail(RING_INVALID_UTF8, format_args!("`{name}` is not valid UTF-8: {e}")))
 }
 
 /// A mutable slice from a C output buffer; NULL is allowed only with length 0.
@@ -264,7 +269,7 @@ pub(crate) unsafe fn out_slice<'a, T>(ptr: *mut T, len: usize, name: &str) -> Re
         return Ok(&mut []);
     }
     if ptr.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, format!("argument `{name}` is NULL with length {len}")));
+        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `{name}` is NULL with length {len}")));
     }
     // SAFETY: non-NULL, and the caller guarantees `len` writable elements.
     Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })

@@ -23,7 +23,7 @@ pub struct ring_t {
 /// `handle` must be NULL or a live handle from this library.
 pub(crate) unsafe fn ring_ref<'a>(handle: *const ring_t) -> Result<&'a Ring, ring_result> {
     if handle.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, "argument `ring` is NULL".to_owned()));
+        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `ring` is NULL")));
     }
     // SAFETY: the caller holds a reference on a live handle.
     Ok(unsafe { &(*handle).ring })
@@ -35,7 +35,7 @@ pub(crate) unsafe fn ring_ref<'a>(handle: *const ring_t) -> Result<&'a Ring, rin
 /// As [`ring_ref`].
 pub(crate) unsafe fn ring_shared(handle: *const ring_t) -> Result<Arc<Ring>, ring_result> {
     if handle.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, "argument `ring` is NULL".to_owned()));
+        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `ring` is NULL")));
     }
     // SAFETY: the caller holds a reference on a live handle.
     Ok(unsafe { Arc::clone(&(*handle).ring) })
@@ -149,7 +149,7 @@ pub unsafe extern "C" fn ring_new_with_options(
                 let name = unsafe { std::ffi::CStr::from_ptr(options.algorithm) };
                 let name = name
                     .to_str()
-                    .map_err(|e| fail(RING_INVALID_UTF8, format!("`options.algorithm` is not valid UTF-8: {e}")))?;
+                    .map_err(|e| fail(RING_INVALID_UTF8, format_args!("`options.algorithm` is not valid UTF-8: {e}")))?;
                 builder = builder.algorithm(name.parse::<Algorithm>().map_err(core_error)?);
             }
             if options.vnodes != 0 {
@@ -181,7 +181,7 @@ unsafe fn read_nodes(
         non_null!(ids, id_lens);
     }
     if zones.is_null() != zone_lens.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, "`zones` and `zone_lens` must both be NULL or both be set".into()));
+        return Err(fail(RING_NULL_ARGUMENT, format_args!("`zones` and `zone_lens` must both be NULL or both be set")));
     }
     let mut nodes = Vec::with_capacity(node_count);
     for i in 0..node_count {
@@ -261,7 +261,7 @@ pub unsafe extern "C" fn ring_to_json(
         let json = unsafe { ring_ref(ring) }?.to_config().to_json();
         let len = json.len();
         // JSON escapes NUL as \u0000, so the text has no interior NUL.
-        let json = CString::new(json).map_err(|_| fail(RING_PANIC, "JSON contained a NUL byte".into()))?;
+        let json = CString::new(json).map_err(|_| fail(RING_PANIC, format_args!("JSON contained a NUL byte")))?;
         // SAFETY: both out-pointers are non-NULL and writable by contract.
         unsafe {
             write(out_json, json.into_raw());
@@ -370,7 +370,7 @@ fn node(ring: &Ring, index: usize) -> Result<&Node, ring_result> {
     ring.nodes().get(index).ok_or_else(|| {
         fail(
             RING_INDEX_OUT_OF_RANGE,
-            format!("node index {index} is out of range (ring has {} nodes)", ring.nodes().len()),
+            format_args!("node index {index} is out of range (ring has {} nodes)", ring.nodes().len()),
         )
     })
 }
@@ -459,7 +459,7 @@ pub unsafe extern "C" fn ring_get_node_batch(
         if out_indices_len < key_count {
             return Err(fail(
                 RING_BUFFER_TOO_SMALL,
-                format!("out_indices holds {out_indices_len} entries, {key_count} keys need as many"),
+                format_args!("out_indices holds {out_indices_len} entries, {key_count} keys need as many"),
             ));
         }
         // SAFETY: live handle by contract.
