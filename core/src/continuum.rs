@@ -94,9 +94,21 @@ impl Continuum {
         for (range, &hash) in ranges.iter_mut().zip(hashes) {
             *range = self.index.bucket(hash << self.shift);
         }
-        for ((slot, &hash), &(start, end)) in out.iter_mut().zip(hashes).zip(&ranges) {
-            let i = self.index.scan(&self.points, start as usize, end as usize, hash << self.shift);
-            *slot = self.owners[if i == self.points.len() { 0 } else { i }] as usize;
+        // Most buckets hold 0 or 1 point: settle those without a loop, so
+        // the point loads of all the hashes issue together.
+        let mut found = [0usize; 32];
+        for ((slot, &hash), &(start, end)) in found.iter_mut().zip(hashes).zip(&ranges) {
+            let (start, end, hash) = (start as usize, end as usize, hash << self.shift);
+            *slot = if end - start <= 1 {
+                let point = self.points.get(start).copied().unwrap_or(u64::MAX);
+                start + usize::from(end > start && point < hash)
+            } else {
+                self.index.scan(&self.points, start, end, hash)
+            };
+        }
+        let len = self.points.len();
+        for (slot, &i) in out.iter_mut().zip(&found) {
+            *slot = self.owners[if i == len { 0 } else { i }] as usize;
         }
     }
 
@@ -206,6 +218,28 @@ mod tests {
             let probes = hashes.iter().copied().chain(points.iter().flat_map(|&p| [p.wrapping_sub(1), p, p.wrapping_add(1)]));
             for hash in probes.chain([0, u64::MAX]) {
                 prop_assert_eq!(index.first_at_or_after(&points, hash), points.partition_point(|&p| p < hash));
+            }
+        }
+
+        /// Batch lookups give the owners single lookups give, on 64- and
+        /// 32-bit continua, for blocks of any length up to 32.
+        #[test]
+        fn owners_of_agrees_with_owner(
+            mut points in prop::collection::vec(prop_oneof![any::<u64>(), Just(0u64), 0..64u64], 1..300),
+            hashes in prop::collection::vec(any::<u64>(), 0..=32),
+            narrow in any::<bool>(),
+        ) {
+            let bits = if narrow { 32 } else { 64 };
+            let mask = if narrow { u64::from(u32::MAX) } else { u64::MAX };
+            points.iter_mut().for_each(|p| *p &= mask);
+            points.sort_unstable();
+            let owners = (0..points.len() as u32).collect();
+            let continuum = Continuum::new(points.clone(), owners, bits);
+            let hashes: Vec<u64> = hashes.iter().chain(&points).take(32).map(|h| h & mask).collect();
+            let mut out = vec![usize::MAX; hashes.len()];
+            continuum.owners_of(&hashes, &mut out);
+            for (&hash, &owner) in hashes.iter().zip(&out) {
+                prop_assert_eq!(owner, continuum.owner(hash));
             }
         }
     }
