@@ -135,6 +135,20 @@ export declare class Ring {
    */
   getN(key: string | Uint8Array, n: number): Array<string>
   /**
+   * The owners' indices into `ids` of a packed batch: the keys laid back
+   * to back in `bytes`, key `i` being `lengths[i]` bytes long. The fastest
+   * batch, as no JS string is read per key; it runs on the JS thread (see
+   * `getIndicesAsync`). Throws `RangeError` when the lengths add up to more
+   * than `bytes` holds, `RING_EMPTY_RING` when no node can own keys.
+   */
+  getIndices(bytes: Uint8Array, lengths: Uint32Array): Uint32Array
+  /**
+   * `getIndices` on the libuv thread pool, leaving the JS thread free: the
+   * batch is copied, then placed on this ring's current snapshot. Throws
+   * (synchronously) as `getIndices`.
+   */
+  getIndicesAsync(bytes: Uint8Array, lengths: Uint32Array): Promise<Uint32Array>
+  /**
    * A new ring with `node` (an id of weight 1, or `{ id, weight, zone }`)
    * added; only keys the new node now owns move. Throws
    * `RING_DUPLICATE_ID` and the constructor's node errors.

@@ -196,3 +196,19 @@ test('ids that are not strings throw TypeError naming the type', () => {
   assert.throws(() => new Ring([{ id: 3 }]), notString('number'))
   assert.throws(() => new Ring([null]), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
 })
+
+test('getIndices places a packed batch as get does, on or off the JS thread', async () => {
+  const ring = new Ring(['a', 'b', 'c', 'd'])
+  const keys = ['alpha', '', 'gamma', 'δέλτα', 'k'.repeat(1000)]
+  const bytes = Buffer.concat(keys.map((k) => Buffer.from(k)))
+  const lengths = Uint32Array.from(keys, (k) => Buffer.byteLength(k))
+  const expected = keys.map((k) => ring.ids.indexOf(ring.get(k)))
+  assert.deepEqual([...ring.getIndices(bytes, lengths)], expected)
+  assert.deepEqual([...(await ring.getIndicesAsync(new Uint8Array(bytes), lengths))], expected)
+  assert.deepEqual([...ring.getIndices(Buffer.alloc(0), new Uint32Array(0))], [])
+  const overrun = { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }
+  assert.throws(() => ring.getIndices(bytes, Uint32Array.of(bytes.length + 1)), overrun)
+  assert.throws(() => ring.getIndicesAsync(bytes, Uint32Array.of(bytes.length + 1)), overrun)
+  const empty = new Ring([{ id: 'a', weight: 0 }])
+  assert.throws(() => empty.getIndicesAsync(bytes, lengths), { code: 'RING_EMPTY_RING' })
+})
