@@ -315,3 +315,15 @@ fn batch_placement_equals_single_lookups() {
     assert_eq!(ring(&[]).unwrap().get_indices(["k"], &mut untouched).unwrap_err(), RingError::EmptyRing);
     assert_eq!(untouched, [7; 3]);
 }
+
+/// Weights survive a JSON round trip bit for bit (serde_json parses floats
+/// exactly only with its `float_roundtrip` feature); found by fuzzing.
+#[test]
+fn weights_round_trip_exactly_through_json() {
+    for weight in [1.1111111111111111e21, 0.1, 1.0 / 3.0, 123456.789e-300, f64::MAX, 5e-324] {
+        let ring = Ring::builder().algorithm(shardring::Algorithm::Rendezvous).node("a", weight).build().unwrap();
+        let again = Ring::from_json(&ring.to_config().to_json()).unwrap();
+        assert_eq!(again.nodes()[0].weight().to_bits(), weight.to_bits(), "{weight:e}");
+        assert_eq!(again.fingerprint(), ring.fingerprint());
+    }
+}
