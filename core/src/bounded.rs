@@ -6,7 +6,9 @@
 //! A [`LoadTracker`] counts live assignments per node over a ring snapshot.
 //! With balance factor `c = 1 + epsilon`, a node's capacity is
 //! `max(1, ceil(c * (T + 1) * w / W))`, where `T` is the total load before
-//! the request, `w` the node's weight and `W` the total weight. An acquire
+//! the request, `w` the node's weight and `W` the total weight of the nodes
+//! that can own keys (a node that owns none, such as a ketama server whose
+//! weight rounds to 0 points, counts as weight 0 and never gets a request). An acquire
 //! walks the key's preference order (distinct nodes, as `get_n` lists them
 //! but without the zones rule) and takes the first node under capacity.
 //! The capacities sum to at least `c * (T + 1) > T`, so some node always
@@ -53,7 +55,8 @@ struct State {
     loads: Vec<AtomicU64>,
     /// Sum of `loads`, updated before them on acquire and after on release.
     total: AtomicU64,
-    /// Per node, `weight / total weight` (0 for drained nodes).
+    /// Per node, `weight / total weight` over the nodes that can own keys
+    /// (0 for the others).
     shares: Vec<f64>,
 }
 
@@ -69,8 +72,21 @@ impl State {
             })
             .collect();
         let total = AtomicU64::new(loads.iter().map(|l| l.load(Ordering::Relaxed)).sum());
-        let weight: f64 = ring.nodes().iter().map(|n| n.weight()).sum();
-        let shares = ring.nodes().iter().map(|n| if weight > 0.0 { n.weight() / weight } else { 0.0 }).collect();
+        // Shares count only nodes a preference walk can reach: a weighted
+        // node can own no keys (a tiny ketama weight rounds to 0 digests), and
+        // capacity given to it could never be used, leaving too little for
+        // the others (an acquire would then find no room, ever).
+        let mut reachable = vec![false; ids.len()];
+        if ring.live_node_count() > 0 {
+            ring.walk_distinct(0, |node| {
+                reachable[node] = true;
+                false
+            });
+        }
+        let weight_of = |(node, n): (usize, &crate::Node)| if reachable[node] { n.weight() } else { 0.0 };
+        let weight: f64 = ring.nodes().iter().enumerate().map(weight_of).sum();
+        let shares =
+            ring.nodes().iter().enumerate().map(|n| if weight > 0.0 { weight_of(n) / weight } else { 0.0 }).collect();
         State { ring, ids, positions, loads, total, shares }
     }
 }

@@ -148,3 +148,24 @@ fn threads_acquire_and_release_while_the_ring_is_swapped() {
     }
     assert_eq!(tracker.loads().iter().sum::<u64>(), tracker.total_load());
 }
+
+/// A weighted node that owns no keys (ketama rounds weight 1 beside 100 to 0
+/// digests) gets no share of the capacity: with it, a tiny epsilon left the
+/// reachable node too little room and an acquire spun forever. Found by fuzzing.
+#[test]
+fn nodes_without_keys_take_no_capacity() {
+    let ring = Ring::builder()
+        .algorithm(shardring::Algorithm::Ketama)
+        .node("10.0.0.1:11211", 1.0)
+        .node("10.0.0.2:11211", 100.0)
+        .build()
+        .unwrap();
+    assert_eq!(ring.live_node_count(), 1);
+    let tracker = LoadTracker::new(Arc::new(ring), 1e-300).unwrap();
+    for request in 1..=300u64 {
+        let lease = tracker.acquire(format!("k{request}")).unwrap();
+        assert_eq!(&*lease.id, "10.0.0.2:11211");
+    }
+    assert_eq!(tracker.loads(), [0, 300]);
+    assert_eq!(tracker.capacity_of(0), Some(1));
+}
