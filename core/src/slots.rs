@@ -150,9 +150,34 @@ pub(crate) fn rebalance(nodes: &[Node], previous: &[Option<u32>]) -> Vec<u32> {
             .then((exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())))
             .then(a.cmp(&b))
     });
-    let short = SLOT_COUNT - target.iter().sum::<usize>();
-    for &i in order.iter().take(short) {
-        target[i] += 1;
+    // A node of weight > 0 that holds a slot keeps at least one (a fresh
+    // assignment gives even a tiny weight one slot); otherwise it would hand
+    // its slot to another old node. When those slots overshoot the total,
+    // the nodes furthest above their exact share give slots back.
+    for i in 0..nodes.len() {
+        if nodes[i].weight() > 0.0 && count[i] > 0 && target[i] == 0 {
+            target[i] = 1;
+        }
+    }
+    let assigned = target.iter().sum::<usize>();
+    if assigned <= SLOT_COUNT {
+        for &i in order.iter().take(SLOT_COUNT - assigned) {
+            target[i] += 1;
+        }
+    } else {
+        let mut givers: Vec<usize> = (0..nodes.len()).filter(|&i| target[i] >= 2).collect();
+        givers
+            .sort_by(|&a, &b| (target[b] as f64 - exact[b]).total_cmp(&(target[a] as f64 - exact[a])).then(a.cmp(&b)));
+        let mut excess = assigned - SLOT_COUNT;
+        // Enough exists: each holder keeps one slot, and at most 16384 hold one.
+        while excess > 0 && givers.iter().any(|&i| target[i] >= 2) {
+            for &i in &givers {
+                if excess > 0 && target[i] >= 2 {
+                    target[i] -= 1;
+                    excess -= 1;
+                }
+            }
+        }
     }
     let mut table: Vec<u32> = previous.iter().map(|owner| owner.unwrap_or(NONE)).collect();
     // Over-target nodes free their highest slots.

@@ -400,3 +400,26 @@ fn explicit_slot_ranges_are_checked_and_round_trip() {
     assert_eq!(fresh.get_by_hash(5461).unwrap().id(), "n1");
     assert_eq!(fresh.get_by_hash(10923).unwrap().id(), "n2");
 }
+
+/// Slots held by tiny weights stay put when the cluster is rebalanced: a
+/// fresh assignment gives every weight > 0 a slot, and re-balancing used to
+/// take some back and hand them to another old node. Found by fuzzing.
+#[test]
+fn slots_rebalance_never_moves_slots_between_other_nodes() {
+    let slots = |nodes: &[(&str, f64)]| {
+        let builder = Ring::builder().algorithm(Algorithm::Slots);
+        nodes.iter().fold(builder, |b, &(id, w)| b.node(id, w)).build().unwrap()
+    };
+    let owners = |ring: &Ring| (0..16384u64).map(|s| ring.get_by_hash(s).unwrap().id().to_owned()).collect::<Vec<_>>();
+    let base = slots(&[("t1", 1.0), ("t2", 1.0), ("big", 100000.0)]);
+    assert_eq!(owners(&base.with_weight("big", 100000.0).unwrap()), owners(&base));
+    let grown = base.with_node(Node::new("new", 1.0)).unwrap();
+    for (before, after) in owners(&base).iter().zip(owners(&grown)) {
+        assert!(after == *before || after == "new", "{before} -> {after}");
+    }
+    let base = slots(&[("b", 1e-300), ("ab", 12.25)]);
+    let lowered = base.with_weight("ab", 1.0).unwrap();
+    for (before, after) in owners(&base).iter().zip(owners(&lowered)) {
+        assert!(after == *before || before == "ab", "{before} -> {after}");
+    }
+}
