@@ -264,7 +264,8 @@ const char *ring_algorithm(const ring_t *ring);
  *
  * On success writes a new handle to `*out_ring`; release it with `ring_free`.
  * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_INVALID_CONFIG`,
- * `RING_UNSUPPORTED_FORMAT`, and the errors of `ring_new`.
+ * `RING_UNSUPPORTED_FORMAT`, the errors of `ring_new`, and those of
+ * `ring_new_with_options` (`RING_INVALID_TABLE_SIZE`, `RING_INVALID_ADDRESS`).
  *
  * # Safety
  * `json` must be valid for `json_len` bytes.
@@ -441,7 +442,9 @@ uint64_t ring_fingerprint(const ring_t *ring);
  *
  * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_EMPTY_ID`,
  * `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
- * `RING_TOO_MANY_POINTS`.
+ * `RING_TOO_MANY_POINTS`, `RING_INVALID_ADDRESS` (ketama and nginx: the id
+ * is not a server address, or names a server already present),
+ * `RING_INVALID_TABLE_SIZE` (Maglev: the table has no slot left for it).
  *
  * # Safety
  * `ring` must be a live handle; `id` valid for `id_len` bytes, a non-NULL
@@ -500,7 +503,8 @@ ring_result ring_ownership(const ring_t *ring, double *out_shares, size_t out_sh
  * new diff handle to `*out_diff`; release it with `ring_diff_free`.
  *
  * Errors: `RING_NULL_ARGUMENT`, `RING_SEED_MISMATCH` (the rings hash keys
- * differently), `RING_EMPTY_RING` (either ring has no points).
+ * differently), `RING_ALGORITHM_MISMATCH` (the rings use different
+ * algorithms), `RING_EMPTY_RING` (either ring has no points).
  *
  * # Safety
  * `old` and `new` must be live handles; `out_diff` writable.

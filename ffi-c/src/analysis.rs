@@ -54,7 +54,8 @@ pub struct ring_diff_t {
 /// new diff handle to `*out_diff`; release it with `ring_diff_free`.
 ///
 /// Errors: `RING_NULL_ARGUMENT`, `RING_SEED_MISMATCH` (the rings hash keys
-/// differently), `RING_EMPTY_RING` (either ring has no points).
+/// differently), `RING_ALGORITHM_MISMATCH` (the rings use different
+/// algorithms), `RING_EMPTY_RING` (either ring has no points).
 ///
 /// # Safety
 /// `old` and `new` must be live handles; `out_diff` writable.

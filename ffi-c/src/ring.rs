@@ -222,7 +222,8 @@ pub unsafe extern "C" fn ring_algorithm(ring: *const ring_t) -> *const c_char {
 ///
 /// On success writes a new handle to `*out_ring`; release it with `ring_free`.
 /// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_INVALID_CONFIG`,
-/// `RING_UNSUPPORTED_FORMAT`, and the errors of `ring_new`.
+/// `RING_UNSUPPORTED_FORMAT`, the errors of `ring_new`, and those of
+/// `ring_new_with_options` (`RING_INVALID_TABLE_SIZE`, `RING_INVALID_ADDRESS`).
 ///
 /// # Safety
 /// `json` must be valid for `json_len` bytes.
@@ -548,7 +549,9 @@ pub unsafe extern "C" fn ring_fingerprint(ring: *const ring_t) -> u64 {
 ///
 /// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_EMPTY_ID`,
 /// `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
-/// `RING_TOO_MANY_POINTS`.
+/// `RING_TOO_MANY_POINTS`, `RING_INVALID_ADDRESS` (ketama and nginx: the id
+/// is not a server address, or names a server already present),
+/// `RING_INVALID_TABLE_SIZE` (Maglev: the table has no slot left for it).
 ///
 /// # Safety
 /// `ring` must be a live handle; `id` valid for `id_len` bytes, a non-NULL
