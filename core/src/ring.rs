@@ -691,7 +691,9 @@ impl Ring {
     /// for its nodes (so a config need not list ranges).
     pub(crate) fn slots_are_fresh(&self) -> bool {
         match &self.placement {
-            Placement::Table(table) => *table == slots::contiguous(&self.nodes),
+            Placement::Table(table) if self.params.algorithm == Algorithm::Slots => {
+                *table == slots::contiguous(&self.nodes)
+            }
             _ => true,
         }
     }
