@@ -17,7 +17,7 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
 
-.PHONY: demo test bench bench-smoke install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated build-cli
+.PHONY: demo test fuzz bench bench-smoke install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated build-cli
 
 demo: system-deps build
 	bash examples/demo.sh
@@ -40,6 +40,12 @@ bench: build
 	cd node && node bench/bench_vs_hashring.mjs | tee ../build/bench-node.txt
 	@echo; echo "shardring against its peers ($$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')):"
 	@python3 bench/report.py --c build/bench-c.txt --rust build/bench-rust.txt --python build/bench-python.txt --node build/bench-node.txt
+
+# Every cargo-fuzz target for FUZZ_SECONDS (default 60) after replaying the
+# saved inputs in fuzz/regressions/ (nightly toolchain; installs cargo-fuzz).
+# CI runs it after `make test`.
+fuzz:
+	bash fuzz/run.sh
 
 # A few iterations of every benchmark, so they cannot rot (part of `make test`).
 bench-smoke: build
