@@ -143,12 +143,6 @@ export declare class Ring {
    */
   getIndices(bytes: Uint8Array, lengths: Uint32Array): Uint32Array
   /**
-   * `getIndices` on the libuv thread pool, leaving the JS thread free: the
-   * batch is copied, then placed on this ring's current snapshot. Throws
-   * (synchronously) as `getIndices`.
-   */
-  getIndicesAsync(bytes: Uint8Array, lengths: Uint32Array): Promise<Uint32Array>
-  /**
    * A new ring with `node` (an id of weight 1, or `{ id, weight, zone }`)
    * added; only keys the new node now owns move. Throws
    * `RING_DUPLICATE_ID` and the constructor's node errors.
@@ -174,6 +168,12 @@ export declare class Ring {
    */
   ownership(): Record<string, number>
 }
+
+/**
+ * A ring's snapshot as a JS object of its own (from `Ring._snapshot()`),
+ * so an async task borrows it and not the ring, which stays free to change.
+ */
+export declare class Snapshot {}
 
 /** Where `_acquire` sent a request. */
 export interface Acquired {

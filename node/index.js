@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.LoadTracker = nativeBinding.LoadTracker
 module.exports.Ring = nativeBinding.Ring
+module.exports.Snapshot = nativeBinding.Snapshot
 module.exports.algorithms = nativeBinding.algorithms
 module.exports.diff = nativeBinding.diff
 module.exports.hashKey = nativeBinding.hashKey

@@ -23,6 +23,11 @@ declare module './index' {
   interface Ring extends Iterable<string> {
     /** The owner of every key, in key order; the batch crosses napi once. Throws as `get`. */
     getMany(keys: ReadonlyArray<string | Uint8Array>): string[]
+    /**
+     * `getIndices` on the libuv thread pool: the owners' indices into the `ids`
+     * of the ring as it was at the call. Throws synchronously as `getIndices`.
+     */
+    getIndicesAsync(bytes: Uint8Array, lengths: Uint32Array): Promise<Uint32Array>
     /** Places a key sample and measures how evenly it spreads. Throws `RING_EMPTY_RING`. */
     balance(keys: ReadonlyArray<string | Uint8Array>): Balance
     /** The JSON config as an object for `JSON.stringify`; `RangeError` when the seed exceeds 2^53. */

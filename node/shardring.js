@@ -100,6 +100,15 @@ Ring.prototype.getMany = function getMany(keys) {
   return owners
 }
 
+/**
+ * `getIndices` on the libuv thread pool, leaving the JS thread free: a
+ * Promise of the owners' indices into the `ids` of the ring as it was at the
+ * call (the ring may change meanwhile). Throws synchronously as `getIndices`.
+ */
+Ring.prototype.getIndicesAsync = function getIndicesAsync(bytes, lengths) {
+  return native._getIndicesAsync(this._snapshot(), bytes, lengths)
+}
+
 Ring.prototype.balance = function balance(keys) {
   return this._balancePacked(...pack(keys))
 }

@@ -212,3 +212,27 @@ test('getIndices places a packed batch as get does, on or off the JS thread', as
   const empty = new Ring([{ id: 'a', weight: 0 }])
   assert.throws(() => empty.getIndicesAsync(bytes, lengths), { code: 'RING_EMPTY_RING' })
 })
+
+test('the ring can change while getIndicesAsync runs; the answer is from the snapshot at the call', async () => {
+  const ring = new Ring(['a', 'b'])
+  const ids = ring.ids
+  const bytes = Buffer.from('key-1key-2')
+  const lengths = Uint32Array.of(5, 5)
+  const expected = [...ring.getIndices(bytes, lengths)]
+  const pending = ring.getIndicesAsync(bytes, lengths)
+  ring.removeNode('a')
+  ring.addNode('c')
+  assert.deepEqual([...(await pending)], expected)
+  assert.deepEqual(expected.map((i) => ids[i]), ['key-1', 'key-2'].map((k) => new Ring(['a', 'b']).get(k)))
+  assert.deepEqual(ring.ids, ['b', 'c'])
+})
+
+test('Maps, Sets, typed arrays and arrays are not node maps or options', () => {
+  const typeError = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }
+  assert.throws(() => new Ring(new Map([['a', 1]])), typeError)
+  assert.throws(() => new Ring(new Set(['a'])), typeError)
+  assert.throws(() => new Ring(new Uint8Array(2)), typeError)
+  assert.throws(() => new Ring(['a'], []), typeError)
+  assert.throws(() => new Ring(['a'], new Map([['vnodes', 3]])), typeError)
+  assert.equal(new Ring(Object.assign(Object.create(null), { a: 1, b: 2 })).size, 2)
+})

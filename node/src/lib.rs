@@ -204,6 +204,29 @@ fn to_node(env: &Env, node: Unknown<'_>) -> Result<Node> {
     }
 }
 
+/// Whether `value` is a plain object (`{...}` or `Object.create(null)`), not a
+/// Map, Set, typed array, Date or other object whose own properties are not
+/// its content.
+fn plain_object(env: &Env, value: Unknown<'_>) -> Result<bool> {
+    use napi::sys;
+    let (mut prototype, mut empty, mut object_prototype, mut null) =
+        (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+    let (mut is_object, mut is_null) = (false, false);
+    // SAFETY: a live env and value; every out-pointer is writable; statuses are checked.
+    let ok = unsafe {
+        sys::napi_get_prototype(env.raw(), value.raw(), &mut prototype) == sys::Status::napi_ok
+            && sys::napi_create_object(env.raw(), &mut empty) == sys::Status::napi_ok
+            && sys::napi_get_prototype(env.raw(), empty, &mut object_prototype) == sys::Status::napi_ok
+            && sys::napi_strict_equals(env.raw(), prototype, object_prototype, &mut is_object) == sys::Status::napi_ok
+            && sys::napi_get_null(env.raw(), &mut null) == sys::Status::napi_ok
+            && sys::napi_strict_equals(env.raw(), prototype, null, &mut is_null) == sys::Status::napi_ok
+    };
+    if !ok {
+        return Err(Error::new(Status::GenericFailure, "could not read an object's prototype"));
+    }
+    Ok(is_object || is_null)
+}
+
 /// Throws `TypeError` (code `ERR_INVALID_ARG_VALUE`) naming the first own
 /// property of `object` that is not one of `known`.
 fn known_fields(env: &Env, object: Unknown<'_>, what: &str, known: &[&str]) -> Result<()> {
@@ -381,7 +404,7 @@ impl Ring {
             // SAFETY: `nodes` is a live array of this env; the conversion checks every element.
             let list = unsafe { Object::from_napi_value(env.raw(), nodes.raw()) }?;
             (0..list.get_array_length()?).map(|i| to_node(&env, list.get_element::<Unknown>(i)?)).collect::<Result<_>>()?
-        } else if nodes.get_type()? == ValueType::Object {
+        } else if nodes.get_type()? == ValueType::Object && plain_object(&env, nodes)? {
             // SAFETY: `nodes` is a live object of this env; the conversion checks every value.
             // SAFETY: `nodes` is a live object of this env.
             let object = unsafe { Object::from_napi_value(env.raw(), nodes.raw()) }?;
@@ -396,7 +419,7 @@ impl Ring {
         };
         let mut builder = shardring::Ring::builder().nodes(nodes);
         let options = match options {
-            Some(options) if options.get_type()? == ValueType::Object => {
+            Some(options) if options.get_type()? == ValueType::Object && plain_object(&env, options)? => {
                 known_fields(&env, options, "option", &["algorithm", "vnodes", "seed", "tableSize"])?;
                 // SAFETY: `options` is a live object of this env; the conversion checks its fields.
                 let options = unsafe { RingOptions::from_napi_value(env.raw(), options.raw()) };
@@ -406,7 +429,7 @@ impl Ring {
                 })?)
             }
             Some(options) if options.get_type()? != ValueType::Undefined => {
-                return Err(type_error(&env, "options must be an object".into()));
+                return Err(type_error(&env, "options must be a plain object".into()));
             }
             _ => None,
         };
@@ -565,16 +588,10 @@ impl Ring {
         Ok(Uint32Array::new(place_batch(&self.ring, &batch).map_err(|e| throw(&env, e))?))
     }
 
-    /// `getIndices` on the libuv thread pool, leaving the JS thread free: the
-    /// batch is copied, then placed on this ring's current snapshot. Throws
-    /// (synchronously) as `getIndices`.
-    #[napi(js_name = "getIndicesAsync", ts_return_type = "Promise<Uint32Array>")]
-    pub fn get_indices_async(&self, env: Env, bytes: Uint8Array, lengths: Uint32Array) -> Result<AsyncTask<Placing>> {
-        packed(&env, &bytes, &lengths)?;
-        if self.ring.live_node_count() == 0 {
-            return Err(throw(&env, RingError::EmptyRing));
-        }
-        Ok(AsyncTask::new(Placing { ring: self.ring.clone(), bytes: bytes.to_vec(), lengths: lengths.to_vec() }))
+    /// The current snapshot as its own object (see `Snapshot`).
+    #[napi(js_name = "_snapshot", skip_typescript)]
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot { ring: self.ring.clone() }
     }
 
     /// Balance statistics of a packed batch of keys (see `shardring.js` `balance`).
@@ -640,6 +657,31 @@ impl Ring {
     pub fn ownership(&self) -> IndexMap<String, f64> {
         self.ring.ownership().into_iter().map(|(node, share)| (node.id().to_owned(), share)).collect()
     }
+}
+
+/// `Ring.getIndicesAsync` (see `shardring.js`): `getIndices` on the libuv
+/// thread pool, on a `Snapshot`: napi-rs keeps the objects a call borrows
+/// borrowed until its task settles, and a borrowed ring could not change;
+/// the batch is copied and placed on the snapshot current at the call. Throws (synchronously) as `getIndices`.
+#[napi(js_name = "_getIndicesAsync", skip_typescript)]
+pub fn get_indices_async(
+    env: Env,
+    snapshot: &Snapshot,
+    bytes: Uint8Array,
+    lengths: Uint32Array,
+) -> Result<AsyncTask<Placing>> {
+    packed(&env, &bytes, &lengths)?;
+    if snapshot.ring.live_node_count() == 0 {
+        return Err(throw(&env, RingError::EmptyRing));
+    }
+    Ok(AsyncTask::new(Placing { ring: snapshot.ring.clone(), bytes: bytes.to_vec(), lengths: lengths.to_vec() }))
+}
+
+/// A ring's snapshot as a JS object of its own (from `Ring._snapshot()`),
+/// so an async task borrows it and not the ring, which stays free to change.
+#[napi]
+pub struct Snapshot {
+    ring: Arc<shardring::Ring>,
 }
 
 /// The exact difference between two rings with the same seed, position by
