@@ -208,7 +208,8 @@ const char *ring_last_error(void);
  * On success writes a new handle (one reference) to `*out_ring`; release it
  * with `ring_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
  * `RING_EMPTY_ID`, `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`,
- * `RING_EMPTY_ZONE`, `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`.
+ * `RING_EMPTY_ZONE`, `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`,
+ * `RING_INVALID_CONFIG` (`node_count` above 2^24).
  *
  * # Safety
  * Each non-NULL array must hold `node_count` elements; `ids[i]` must be valid

@@ -67,7 +67,8 @@ fn hand_out(ring: Ring, out_ring: *mut *mut ring_t) {
 /// On success writes a new handle (one reference) to `*out_ring`; release it
 /// with `ring_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
 /// `RING_EMPTY_ID`, `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`,
-/// `RING_EMPTY_ZONE`, `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`.
+/// `RING_EMPTY_ZONE`, `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`,
+/// `RING_INVALID_CONFIG` (`node_count` above 2^24).
 ///
 /// # Safety
 /// Each non-NULL array must hold `node_count` elements; `ids[i]` must be valid
@@ -182,6 +183,14 @@ unsafe fn read_nodes(
     }
     if zones.is_null() != zone_lens.is_null() {
         return Err(fail(RING_NULL_ARGUMENT, format_args!("`zones` and `zone_lens` must both be NULL or both be set")));
+    }
+    // More nodes than a ring has points (2^24) is a count no caller's arrays
+    // hold; refuse it before allocating for it.
+    if node_count as u64 > shardring::MAX_POINTS {
+        return Err(fail(
+            RING_INVALID_CONFIG,
+            format_args!("node_count {node_count} is above the {} nodes a ring can hold", shardring::MAX_POINTS),
+        ));
     }
     let mut nodes = Vec::with_capacity(node_count);
     for i in 0..node_count {

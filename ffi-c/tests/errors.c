@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "check.h"
+#include <stdint.h>
+
 #include "ring.h"
 
 static int last_error_has(const char *needle) { return strstr(ring_last_error(), needle) != NULL; }
@@ -19,6 +21,10 @@ int main(void) {
     CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 160, 0, NULL) == RING_NULL_ARGUMENT, "NULL out_ring");
     CHECK(last_error_has("out_ring"), "message names out_ring: %s", ring_last_error());
     CHECK(ring_new(NULL, lens, NULL, NULL, NULL, 2, 160, 0, &ring) == RING_NULL_ARGUMENT && ring == NULL, "NULL ids");
+    /* A count no array holds is refused before anything is read or allocated. */
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, SIZE_MAX, 160, 0, &ring) == RING_INVALID_CONFIG && ring == NULL,
+          "SIZE_MAX nodes");
+    CHECK(last_error_has("node_count"), "message names node_count: %s", ring_last_error());
     CHECK(ring_new(ids, lens, weights, NULL, NULL, 2, 160, 0, &ring) == RING_INVALID_WEIGHT && ring == NULL, "NaN");
     CHECK(last_error_has("NaN") && last_error_has("\"b\""), "names NaN and b: %s", ring_last_error());
     double negative[] = {-1.0}, infinite[] = {INFINITY}, huge[] = {1e18};

@@ -534,6 +534,7 @@ fn documented(function: &str) -> &'static [ring_result] {
         RING_EMPTY_ZONE,
         RING_ZERO_VNODES,
         RING_TOO_MANY_POINTS,
+        RING_INVALID_CONFIG,
     ];
     match function {
         "ring_new" => NEW,
