@@ -52,36 +52,11 @@ pub(crate) fn pending(thrown: Result<()>) -> Error {
 }
 
 /// A key's bytes: a string as UTF-8, a Buffer or Uint8Array as is; any other
-/// type throws `TypeError`. A string under 255 bytes is read with one napi
-/// call into a stack buffer (the napi call, not the copy, is the cost here).
+/// type throws `TypeError` (the same reading as the `get` fast path,
+/// `placer::with_key_bytes`).
 fn with_key<T>(env: &Env, key: Unknown<'_>, place: impl FnOnce(&[u8]) -> T) -> Result<T> {
-    let mut buf = [0u8; 256];
-    let mut len = 0usize;
-    // SAFETY: `key` is a live value of this env; `buf` is writable for its length and
-    // napi writes at most `buf.len()` bytes, NUL included, reporting the count in `len`.
-    let status = unsafe {
-        napi::sys::napi_get_value_string_utf8(env.raw(), key.raw(), buf.as_mut_ptr().cast(), buf.len(), &mut len)
-    };
-    if status == napi::sys::Status::napi_ok {
-        if len < buf.len() - 1 {
-            return Ok(place(&buf[..len]));
-        }
-        // SAFETY: the value is a JS string in this env (napi just read it).
-        let text = unsafe { String::from_napi_value(env.raw(), key.raw()) }?;
-        return Ok(place(text.as_bytes()));
-    }
-    let value_type = key.get_type()?;
-    if value_type == ValueType::Object && key.is_typedarray()? {
-        // SAFETY: the value is a typed array in this env; the conversion checks it is a
-        // Uint8Array (Buffer included); the slice is used before returning to JS.
-        return match unsafe { <&[u8]>::from_napi_value(env.raw(), key.raw()) } {
-            Ok(bytes) => Ok(place(bytes)),
-            Err(_) => {
-                Err(type_error(env, "key must be a string, Buffer or Uint8Array, not another typed array".into()))
-            }
-        };
-    }
-    Err(type_error(env, format!("key must be a string, Buffer or Uint8Array, not {}", js_type(value_type))))
+    // SAFETY: `key` is a live value of this env.
+    unsafe { placer::with_key_bytes(env.raw(), key.raw(), place) }.map_err(|message| type_error(env, message))
 }
 
 pub(crate) fn js_type(value_type: ValueType) -> &'static str {

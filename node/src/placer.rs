@@ -104,7 +104,7 @@ fn throw(env: sys::napi_env, type_error: bool, code: &str, message: &str) -> sys
 ///
 /// # Safety
 /// `env` and `key` must be live.
-unsafe fn with_key_bytes<T>(
+pub(crate) unsafe fn with_key_bytes<T>(
     env: sys::napi_env,
     key: sys::napi_value,
     place: impl FnOnce(&[u8]) -> T,
@@ -155,19 +155,8 @@ unsafe fn with_key_bytes<T>(
         };
         return Ok(place(slice));
     }
-    let mut kind = 0;
+    let mut kind = sys::ValueType::napi_undefined;
     // SAFETY: live env and value.
     unsafe { sys::napi_typeof(env, key, &mut kind) };
-    let name = match kind {
-        sys::ValueType::napi_undefined => "undefined",
-        sys::ValueType::napi_null => "null",
-        sys::ValueType::napi_boolean => "boolean",
-        sys::ValueType::napi_number => "number",
-        sys::ValueType::napi_symbol => "symbol",
-        sys::ValueType::napi_object => "object",
-        sys::ValueType::napi_function => "function",
-        sys::ValueType::napi_bigint => "bigint",
-        _ => "another type",
-    };
-    Err(format!("key must be a string, Buffer or Uint8Array, not {name}"))
+    Err(format!("key must be a string, Buffer or Uint8Array, not {}", crate::js_type(napi::ValueType::from(kind))))
 }
