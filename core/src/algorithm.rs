@@ -100,6 +100,15 @@ impl Algorithm {
         self == Algorithm::Ring
     }
 
+    /// Whether node order places keys, and so enters the fingerprint: jump
+    /// (buckets are list positions) and libmemcached's ketama modes (equal
+    /// points go to the earlier server, as libmemcached sorts its continuum
+    /// by value, then server index). Every other algorithm breaks ties by id
+    /// bytes, so its placement is a function of the node set alone.
+    pub fn order_places_keys(self) -> bool {
+        matches!(self, Algorithm::Jump | Algorithm::Ketama | Algorithm::KetamaSpy)
+    }
+
     /// Whether the seed is a parameter; the compatibility modes and `slots`
     /// hash exactly as their peers do, with no seed.
     pub fn uses_seed(self) -> bool {

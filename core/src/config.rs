@@ -122,15 +122,15 @@ impl RingConfig {
     /// bytes, `vnodes` (u32; 160 when absent for `ring`, 0 for the other
     /// algorithms), `seed` (u64, 0 when absent), for `maglev` only the table
     /// size (u32), the node count (u64), then each node in ascending order
-    /// of id bytes (in list order for `jump`): id length (u32) and bytes, weight as IEEE-754 binary64
+    /// of id bytes (in list order for `jump`, `ketama` and `ketama-spy`,
+    /// where order places keys: [`Algorithm::order_places_keys`]): id length (u32) and bytes, weight as IEEE-754 binary64
     /// bits (u64, with -0.0 written as 0.0), the zone as a byte 0 (none) or 1
     /// followed by its length (u32) and bytes, and for `slots` only its slot
     /// ranges (count u32, then first and last as u16 each, ascending) as
     /// listed, or, when no node lists any, as the fresh assignment gives them.
     pub fn fingerprint(&self) -> u64 {
         let mut order: Vec<usize> = (0..self.nodes.len()).collect();
-        if self.algorithm != Algorithm::Jump {
-            // Jump's buckets are list positions: there the order places keys.
+        if !self.algorithm.order_places_keys() {
             order.sort_unstable_by(|&a, &b| self.nodes[a].id.as_bytes().cmp(self.nodes[b].id.as_bytes()));
         }
         let mut bytes = Vec::with_capacity(64 + self.nodes.len() * 32);
@@ -249,12 +249,14 @@ impl Ring {
         }
     }
 
-    /// A stable 64-bit digest of this ring's canonical config, equal for two
-    /// rings exactly when they place every key the same way by construction
-    /// (same algorithm, parameters, and set of (id, weight, zone), plus the
-    /// slot assignment under `slots`); node order does not count, except
-    /// under `jump` and a fresh `slots` assignment, where it places keys. Computed as XXH3-64 (seed 0) of the canonical
-    /// encoding in `core/SPEC.md`, so any language can recompute it.
+    /// A stable 64-bit digest of this ring's canonical config. Equal
+    /// fingerprints mean the same algorithm, parameters and set of (id,
+    /// weight, zone), plus the slot assignment under `slots`, and so the same
+    /// owner and preference list for every key. Node order counts only where
+    /// it places keys ([`Algorithm::order_places_keys`]: `jump`, `ketama`,
+    /// `ketama-spy`; and through the fresh ranges of `slots`). Computed as
+    /// XXH3-64 (seed 0) of the canonical encoding in `core/SPEC.md`, so any
+    /// language can recompute it.
     pub fn fingerprint(&self) -> u64 {
         self.to_config().fingerprint()
     }

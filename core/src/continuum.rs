@@ -3,6 +3,17 @@
 //! point at or after its hash, wrapping past the end. "Continuum" is
 //! libketama's name for it.
 
+use crate::node::Node;
+
+/// Sorts (point, node index) pairs by point, equal points by the owners' id
+/// bytes (unsigned, lexicographic: a prefix sorts first), so the continuum is
+/// the same whatever order the nodes were listed in.
+pub(crate) fn sort_by_point_then_id(tagged: &mut [(u64, u32)], nodes: &[Node]) {
+    tagged.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0).then_with(|| nodes[a.1 as usize].id().as_bytes().cmp(nodes[b.1 as usize].id().as_bytes()))
+    });
+}
+
 /// Points in ascending order with their owners, plus a lookup index.
 ///
 /// Points are stored shifted left by `64 - bits`, so a 32-bit hash space

@@ -11,7 +11,7 @@
 use md5::{Digest, Md5};
 
 use crate::algorithm::Algorithm;
-use crate::continuum::Continuum;
+use crate::continuum::{Continuum, sort_by_point_then_id};
 use crate::error::RingError;
 use crate::node::Node;
 use crate::ring::{MAX_POINTS, too_many};
@@ -77,17 +77,22 @@ fn whole_weight(node: &Node) -> Result<u64, RingError> {
 
 /// Checks every address and returns the whole-number weights; nodes with
 /// weight 0 are left out of the continuum and of the server count, as if absent.
+///
+/// Two ids whose point strings are the same would share every point, and
+/// one of them would silently own nothing: `h` and `h:11211` (the default
+/// port is left out), or `[::1]:2` and the bare IPv6 host `::1:2` (both
+/// `::1:2-i`). Such a pair is an [`RingError::InvalidAddress`] naming both.
 fn validate(algorithm: Algorithm, nodes: &[Node]) -> Result<Vec<u64>, RingError> {
-    let mut servers = std::collections::HashMap::new();
+    let mut bases = std::collections::HashMap::new();
     let mut weights = Vec::with_capacity(nodes.len());
     for node in nodes {
         weights.push(whole_weight(node)?);
+        // libketama's point strings are the ids as written, and ids are unique.
         if algorithm != Algorithm::Libketama {
-            // Two ids for one server ("h" and "h:11211") would hash the same points.
-            if let Some(first) = servers.insert(host_port(node.id())?, node.id()) {
+            if let Some(first) = bases.insert(label_base(algorithm, node.id())?, node.id()) {
                 return Err(RingError::InvalidAddress {
                     id: node.id().to_owned(),
-                    reason: format!("names the same server as {first:?}"),
+                    reason: format!("names the same server as {first:?}: both hash the point strings of one server"),
                 });
             }
         }
@@ -121,7 +126,9 @@ fn digests(algorithm: Algorithm, weights: &[u64]) -> Vec<u32> {
 }
 
 /// The continuum of a ketama mode. Ties between equal points go to the
-/// earlier server, as a stable sort of libmemcached's server list leaves them.
+/// earlier server in `ketama` and `ketama-spy`, as libmemcached sorts its
+/// continuum by (value, server index); libketama's `qsort` leaves them
+/// unspecified, so there the smaller id bytes come first.
 pub(crate) fn build(algorithm: Algorithm, nodes: &[Node]) -> Result<Continuum, RingError> {
     let weights = validate(algorithm, nodes)?;
     let digests = digests(algorithm, &weights);
@@ -135,9 +142,11 @@ pub(crate) fn build(algorithm: Algorithm, nodes: &[Node]) -> Result<Continuum, R
     let mut tagged: Vec<(u64, u32)> = Vec::with_capacity(digests.iter().map(|&d| d as usize * 4).sum());
     let mut label = String::new();
     for (index, (node, &count)) in nodes.iter().zip(&digests).enumerate() {
+        let base = label_base(algorithm, node.id())?;
         for i in 0..count {
+            use std::fmt::Write;
             label.clear();
-            point_label(algorithm, node.id(), i, &mut label)?;
+            write!(label, "{base}-{i}").expect("writing to a String cannot fail");
             let digest = Md5::digest(label.as_bytes());
             for h in 0..4 {
                 let point = u32::from_le_bytes(digest[4 * h..4 * h + 4].try_into().expect("4 bytes"));
@@ -145,27 +154,30 @@ pub(crate) fn build(algorithm: Algorithm, nodes: &[Node]) -> Result<Continuum, R
             }
         }
     }
-    tagged.sort_unstable();
+    if algorithm == Algorithm::Libketama {
+        sort_by_point_then_id(&mut tagged, nodes);
+    } else {
+        tagged.sort_unstable();
+    }
     let (points, owners) = tagged.into_iter().unzip();
     Ok(Continuum::new(points, owners, 32))
 }
 
-/// The string hashed for digest `i` of a server.
-fn point_label(algorithm: Algorithm, id: &str, i: u32, label: &mut String) -> Result<(), RingError> {
-    use std::fmt::Write;
-    let written = match algorithm {
-        Algorithm::Libketama => write!(label, "{id}-{i}"),
+/// The part of a server's point strings before `-i`: the id as written
+/// (libketama), `/host:port` (spy), `host` when the port is 11211 and
+/// `host:port` otherwise (ketama).
+fn label_base(algorithm: Algorithm, id: &str) -> Result<String, RingError> {
+    Ok(match algorithm {
+        Algorithm::Libketama => id.to_owned(),
         Algorithm::KetamaSpy => {
             let (host, port) = host_port(id)?;
-            write!(label, "/{host}:{port}-{i}")
+            format!("/{host}:{port}")
         }
         _ => match host_port(id)? {
-            (host, DEFAULT_MEMCACHED_PORT) => write!(label, "{host}-{i}"),
-            (host, port) => write!(label, "{host}:{port}-{i}"),
+            (host, DEFAULT_MEMCACHED_PORT) => host.to_owned(),
+            (host, port) => format!("{host}:{port}"),
         },
-    };
-    written.expect("writing to a String cannot fail");
-    Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -199,12 +211,30 @@ mod tests {
     }
 
     #[test]
+    fn aliases_of_one_server_are_rejected_naming_both() {
+        for (algorithm, pair) in [
+            (Algorithm::Ketama, ["[::1]:2", "::1:2"]),
+            (Algorithm::Ketama, ["h", "h:11211"]),
+            (Algorithm::KetamaSpy, ["h", "h:11211"]),
+            (Algorithm::KetamaSpy, ["[::1]", "::1"]),
+        ] {
+            let nodes = pair.map(|id| Node::new(id, 1.0));
+            match build(algorithm, &nodes) {
+                Err(RingError::InvalidAddress { id, reason }) => {
+                    assert_eq!(id, pair[1]);
+                    assert!(reason.contains(&format!("{:?}", pair[0])), "{reason}");
+                }
+                other => panic!("{algorithm} {pair:?}: {other:?}"),
+            }
+        }
+        // Distinct servers whose strings merely look alike stay distinct.
+        let nodes = ["[::1]:2", "::1:2"].map(|id| Node::new(id, 1.0));
+        assert!(build(Algorithm::KetamaSpy, &nodes).is_ok(), "spy writes /::1:2 and /::1:2:11211");
+    }
+
+    #[test]
     fn point_strings_match_each_library() {
-        let label = |algorithm, id| {
-            let mut s = String::new();
-            point_label(algorithm, id, 3, &mut s).unwrap();
-            s
-        };
+        let label = |algorithm, id| format!("{}-3", label_base(algorithm, id).unwrap());
         assert_eq!(label(Algorithm::Ketama, "10.0.1.1:11211"), "10.0.1.1-3");
         assert_eq!(label(Algorithm::Ketama, "10.0.1.1:11212"), "10.0.1.1:11212-3");
         assert_eq!(label(Algorithm::KetamaSpy, "10.0.1.1"), "/10.0.1.1:11211-3");

@@ -6,10 +6,11 @@
 //! (`unix:` sockets have no port); point `j` is
 //! `crc32(host || 0x00 || port || previous point as 4 bytes little-endian)`,
 //! the previous point starting at 0. Points are sorted and duplicates
-//! dropped, keeping the earlier server's. A key hashes to `crc32(key)` and
+//! dropped, keeping the point of the server with the smaller id bytes
+//! (nginx's qsort leaves that choice unspecified). A key hashes to `crc32(key)` and
 //! belongs to the first point `>=` its hash, wrapping.
 
-use crate::continuum::Continuum;
+use crate::continuum::{Continuum, sort_by_point_then_id};
 use crate::error::RingError;
 use crate::node::Node;
 use crate::ring::{MAX_POINTS, too_many};
@@ -92,7 +93,10 @@ pub(crate) fn build(nodes: &[Node]) -> Result<Continuum, RingError> {
             tagged.push((u64::from(previous), index as u32));
         }
     }
-    tagged.sort_unstable();
+    // nginx sorts with qsort, which leaves the order of equal points
+    // unspecified; here the smaller id bytes keep the point, whatever the
+    // order the servers were listed in.
+    sort_by_point_then_id(&mut tagged, nodes);
     tagged.dedup_by_key(|&mut (point, _)| point);
     let (points, owners) = tagged.into_iter().unzip();
     Ok(Continuum::new(points, owners, 32))

@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::ops::RangeInclusive;
 
 use crate::algorithm::Algorithm;
-use crate::continuum::Continuum;
+use crate::continuum::{Continuum, sort_by_point_then_id};
 use crate::error::RingError;
 use crate::hash::{hash_key, hash_point};
 use crate::node::{Node, check_unique, check_weight};
@@ -210,8 +210,9 @@ enum Placement {
 /// [`Ring::get_index`] and [`Ring::get_n_indices`] refer to [`Ring::nodes`].
 /// Placement never depends on that order, except under [`Algorithm::Jump`]
 /// (buckets are list positions), the fresh [`Algorithm::Slots`] ranges, and
-/// ties between equal 32-bit points in the ketama modes (the earlier server
-/// wins, as in libmemcached).
+/// ties between equal 32-bit points in `ketama` and `ketama-spy` (the
+/// earlier server wins, as in libmemcached); those are the cases where the
+/// order enters [`Ring::fingerprint`].
 #[derive(Debug, Clone)]
 pub struct Ring {
     nodes: Vec<Node>,
@@ -876,7 +877,7 @@ fn vnode_continuum(nodes: &[Node], params: Params, point_hash: PointHash) -> Res
         let id = node.id().as_bytes();
         tagged.extend((0..count).map(|point| (point_hash(id, point, params.seed), index as u32)));
     }
-    tagged.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| id_order(nodes, a.1, b.1)));
+    sort_by_point_then_id(&mut tagged, nodes);
     let (points, owners) = tagged.into_iter().unzip();
     Ok(Continuum::new(points, owners, 64))
 }
@@ -935,10 +936,6 @@ fn zone_classes(nodes: &[Node]) -> Vec<u32> {
             }
         })
         .collect()
-}
-
-fn id_order(nodes: &[Node], a: u32, b: u32) -> Ordering {
-    nodes[a as usize].id().as_bytes().cmp(nodes[b as usize].id().as_bytes())
 }
 
 pub(crate) fn too_many(id: &str, requested: u64) -> RingError {
