@@ -28,6 +28,19 @@ edges of the API. Generated from `testdata/bad-inputs.json` by
   arithmetic, so no vnode or weight value can overflow, allocate without
   bound, or wrap.
 - Keys are any bytes, of any length (a string key is its UTF-8 bytes).
+- A string key or id must be valid Unicode: a lone surrogate (JS, Python)
+  is `RING_INVALID_UTF8` in every binding, never replaced by U+FFFD.
+- **Defaults and numbers, one rule.** Leaving a parameter out gives its
+  default: a JSON field absent, a JavaScript property absent or `undefined`,
+  a Python keyword not passed, a C `ring_options_t` field whose bit is not
+  set in `fields`. Anything passed must be a valid value: JSON and
+  JavaScript `null` and Python `None` are type errors for every parameter
+  (the one exception is Python's `Node(id, weight, zone=None)`, whose
+  `zone` attribute is `None` for a node without a zone); booleans are never
+  numbers; 0 is never a default (vnodes 0 is `ZeroVnodes`, a table size 0
+  `InvalidTableSize`).
+- JSON configs are read strictly: a duplicate key anywhere, an unknown field
+  or a field of the wrong type is `InvalidConfig`, naming the field's path.
 
 | input | Rust | C | Python | JS |
 |---|---|---|---|---|
