@@ -45,7 +45,8 @@ impl PyLoadTracker {
     /// EmptyRingError when no node has weight > 0.
     fn acquire(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyLease> {
         let key = key_bytes(key)?;
-        let lease = self.tracker.acquire(&*key).map_err(to_py_err)?;
+        // The Lease object gives the load back (release() or `with`).
+        let lease = self.tracker.acquire(&*key).map_err(to_py_err)?.detach();
         Ok(PyLease {
             tracker: self.tracker.clone(),
             node: PyString::new(py, &lease.id).unbind(),
