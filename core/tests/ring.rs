@@ -164,28 +164,28 @@ fn bad_configs_name_the_problem() {
     // A struct read from an array by position is not a config.
     let err = Ring::from_json(r#"[1, "ring", 160, 0, [["a", 1.0, null]]]"#).unwrap_err();
     assert!(
-        matches!(&err, RingError::InvalidConfig { message } if message.starts_with("expected a JSON object, found an array")),
+        matches!(&err, RingError::InvalidConfig { message } if message.contains("expected a JSON object, found an array")),
         "{err}"
     );
     // Mistyped fields are named by their path.
     let err =
         Ring::from_json(r#"{"format_version": 1, "nodes": [{"id": "a", "weight": 1}, {"id": "b", "weight": null}]}"#);
     let message = err.unwrap_err().to_string();
-    assert!(message.starts_with("nodes[1].weight: null is not a value; leave the field out"), "{message}");
+    assert!(message.contains("nodes[1].weight: null is not a value; leave the field out"), "{message}");
     let message = Ring::from_json(r#"{"format_version": 1, "algorithm": null, "nodes": []}"#).unwrap_err().to_string();
-    assert!(message.starts_with("algorithm: null is not a value"), "{message}");
+    assert!(message.contains("algorithm: null is not a value"), "{message}");
     // Messages speak JSON, not Rust: no struct names, no f64 or u32.
     let message = Ring::from_json(r#"{"format_version": 1, "nodes": [{"id": "a", "weight": "2"}]}"#).unwrap_err();
     assert!(
-        message.to_string().starts_with("nodes[0].weight: invalid type: string \"2\", expected a number"),
+        message.to_string().contains("nodes[0].weight: invalid type: string \"2\", expected a number"),
         "{message}"
     );
     let message = Ring::from_json(r#"{"format_version": 1, "nodes": [5]}"#).unwrap_err().to_string();
-    assert!(message.starts_with("nodes[0]: invalid type: integer `5`, expected a node object such as {"), "{message}");
+    assert!(message.contains("nodes[0]: invalid type: integer `5`, expected a node object such as {"), "{message}");
     let message = Ring::from_json(r#"{"format_version": 1, "vnodes": 4294967296, "nodes": []}"#).unwrap_err();
     assert!(message.to_string().contains("expected a whole number from 0 to 4294967295"), "{message}");
     let message = Ring::from_json(r#"{"format_version": 1, "nodes": {}}"#).unwrap_err().to_string();
-    assert!(message.starts_with("nodes: invalid type: map, expected an array"), "{message}");
+    assert!(message.contains("nodes: invalid type: map, expected an array"), "{message}");
 }
 
 #[test]
