@@ -246,6 +246,22 @@ impl LoadTracker {
         *state = next;
     }
 
+    /// Moves onto `ring` unless it is already the snapshot tracked (the
+    /// same `Arc`): [`LoadTracker::swap`] for a caller that holds a ring
+    /// which changes in place (the bindings' `Ring`) and calls this before
+    /// each use, so a tracker never routes to a node its ring has dropped.
+    /// Costs one pointer comparison when nothing changed.
+    pub fn follow(&self, ring: &Arc<Ring>) {
+        if Arc::ptr_eq(&self.read().ring, ring) {
+            return;
+        }
+        let mut state = self.state.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !Arc::ptr_eq(&state.ring, ring) {
+            let next = State::new(ring.clone(), Some(&state));
+            *state = next;
+        }
+    }
+
     /// Current load per node, parallel to [`LoadTracker::ring`]`().nodes()`.
     pub fn loads(&self) -> Vec<u64> {
         self.read().loads.iter().map(|l| l.load(Ordering::Acquire)).collect()
@@ -323,6 +339,23 @@ mod tests {
         let without = tracker.ring().without_node(lease.id()).unwrap();
         tracker.swap(Arc::new(without));
         assert!(matches!(lease.release(), Err(RingError::UnknownNode { .. })));
+    }
+
+    #[test]
+    fn following_a_ring_swaps_once_per_new_snapshot() {
+        let first = ring(&[1.0, 1.0, 1.0]);
+        let tracker = LoadTracker::new(first.clone(), 1.0).unwrap();
+        let kept = (0..6).map(|i| tracker.acquire(format!("k{i}")).unwrap().detach()).collect::<Vec<_>>();
+        tracker.follow(&first);
+        assert!(Arc::ptr_eq(&tracker.ring(), &first), "the same snapshot is not a change");
+        let second = Arc::new(first.without_node("n1").unwrap());
+        tracker.follow(&second);
+        assert!(Arc::ptr_eq(&tracker.ring(), &second));
+        let held_elsewhere = kept.iter().filter(|a| &*a.id != "n1").count() as u64;
+        assert_eq!(tracker.total_load(), held_elsewhere, "n1's load left with it");
+        for _ in 0..50 {
+            assert_ne!(tracker.acquire("k").unwrap().id(), "n1");
+        }
     }
 
     #[test]
