@@ -11,37 +11,34 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /**
  * Consistent hashing with bounded loads (Mirrokni, Thorup and
- * Zadimoghaddam, 2017): live load per node over a snapshot of a ring; each
- * request goes to the first node in its key's preference order under
- * capacity `max(1, ceil((1 + epsilon) * (total load + 1) * weight / total weight))`.
- * Shared by worker threads only through the ring's config: each thread
- * keeps its own tracker.
+ * Zadimoghaddam, 2017): live load per node of a ring; each request goes to
+ * the first node in its key's preference order under capacity
+ * `max(1, ceil((1 + epsilon) * (total load + 1) * weight / total weight))`.
+ * Follows the ring as it changes in place: after `ring.removeNode('a')` no
+ * request goes to `a` (its load leaves with it). Shared by worker threads
+ * only through the ring's config: each thread keeps its own tracker.
  */
 export declare class LoadTracker {
   /**
-   * A tracker over `ring`'s current snapshot with every load 0. Throws
-   * `RING_INVALID_EPSILON` unless `epsilon` is finite and > 0 (Envoy's
-   * `hash_balance_factor` 125 is epsilon 0.25).
+   * A tracker over `ring` with every load 0. Throws `RING_INVALID_EPSILON`
+   * unless `epsilon` is finite and > 0 (Envoy's `hash_balance_factor` 125
+   * is epsilon 0.25), `TypeError` unless given a Ring (checked by
+   * `shardring.js`) and a number.
    */
   constructor(ring: Ring, epsilon: number)
   /**
-   * Assigns a request for `key` and adds one to its node's load; use
-   * `acquire`, which adds `release()`. Throws `RING_EMPTY_RING`.
-   */
-  _acquire(key: string | Uint8Array): Acquired
-  /**
    * Removes one unit of load from node `node`. Throws `RING_UNKNOWN_NODE`
-   * (not in the current ring: a swap removed it, with its load) or
-   * `RING_NO_LOAD` (its load is already 0).
+   * (not in the current ring: a swap or an in-place change removed it,
+   * with its load) or `RING_NO_LOAD` (its load is already 0).
    */
   release(node: string): void
   /**
-   * Moves onto `ring`'s current snapshot (typically derived from the
-   * tracker's): nodes in both keep their load, nodes that left drop
-   * theirs, new nodes start at 0.
+   * Follows `ring` from now on (typically one derived from the tracker's):
+   * nodes in both keep their load, nodes that left drop theirs, new nodes
+   * start at 0. (`shardring.js` throws `TypeError` for a non-Ring.)
    */
   swap(ring: Ring): void
-  /** Current load per node id, in node order. */
+  /** Current load per node id of the ring followed, in node order. */
   get loads(): Record<string, number>
   /** Sum of all loads. */
   get totalLoad(): number
@@ -54,24 +51,27 @@ export declare class LoadTracker {
  * strings (hashed as UTF-8), Buffers or Uint8Arrays; a string and its UTF-8
  * Buffer land on the same node. Derivation (`withNode`, `withoutNode`,
  * `withWeight`) returns a new ring; `addNode`, `removeNode` and `setWeight`
- * replace this one's snapshot.
+ * replace this one's snapshot, and a `LoadTracker` over it follows.
  */
 export declare class Ring {
   /**
    * Builds a ring from node ids (weight 1 each), `{ id, weight, zone }`
    * objects, or an object mapping id to weight (in its key order); a
-   * `TypeError` for anything else. Throws an `Error` with `code` `RING_EMPTY_ID`,
-   * `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
-   * `RING_ZERO_VNODES`, `RING_TOO_MANY_POINTS`, `RING_INVALID_CONFIG` (an
-   * unknown algorithm or a parameter it does not take),
-   * `RING_INVALID_TABLE_SIZE` or `RING_INVALID_ADDRESS`; a `RangeError`
-   * for a bad seed, vnodes or table size.
+   * `TypeError` for anything else, for `null` fields and for unknown ones.
+   * Throws an `Error` with `code` `RING_EMPTY_ID`, `RING_DUPLICATE_ID`,
+   * `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`, `RING_ZERO_VNODES`,
+   * `RING_TOO_MANY_POINTS`, `RING_INVALID_CONFIG` (an unknown algorithm or
+   * a parameter it does not take), `RING_INVALID_TABLE_SIZE`,
+   * `RING_INVALID_ADDRESS` or `RING_INVALID_UTF8`; a `RangeError` for a bad
+   * seed, vnodes or table size.
    */
   constructor(nodes: Array<string | NodeInit> | Record<string, number>, options?: RingOptions)
   /**
-   * Builds a ring from a JSON ring config string (the format every binding
-   * and the CLI share). Throws `RING_INVALID_CONFIG` for malformed JSON or
-   * unknown fields, `RING_UNSUPPORTED_FORMAT`, and the constructor's errors.
+   * Builds a ring from a JSON ring config string (docs/config.schema.json,
+   * the format every binding and the CLI share). Throws `RING_INVALID_CONFIG`
+   * for malformed JSON, a duplicate key, a `null`, an unknown or mistyped
+   * field (naming its path), `RING_UNSUPPORTED_FORMAT`, and the
+   * constructor's errors; a `TypeError` when `config` is not a string.
    */
   static fromJSON(config: string): Ring
   /**
@@ -98,11 +98,15 @@ export declare class Ring {
   /** Total number of points on the ring (0 for jump, rendezvous, maglev and slots). */
   get pointCount(): number
   /**
-   * A stable 64-bit digest (bigint) of the ring's vnodes, seed and set of
-   * nodes, independent of node order (core/SPEC.md), so two processes can
-   * check they hold the same ring.
+   * A 64-bit digest (bigint) of the canonical config (core/SPEC.md): equal
+   * fingerprints mean the same owner for every key, in every binding.
    */
   get fingerprint(): bigint
+  /**
+   * Whether `other` places every key as this ring does: equal
+   * fingerprints. (`shardring.js` throws `TypeError` for a non-Ring.)
+   */
+  equals(other: Ring): boolean
   /**
    * The key's hash under the ring's algorithm, as a bigint: XXH3-64 of its
    * bytes under the seed (`"ring"`, `"jump"`, `"rendezvous"`, `"maglev"`),
@@ -111,27 +115,24 @@ export declare class Ring {
    */
   hashKey(key: string | Uint8Array): bigint
   /**
-   * A native `(key) => node index` function over the current snapshot:
-   * `shardring.js` builds `get` on it, skipping napi-rs's per-call dispatch.
-   */
-  _placer(): (key: string | Uint8Array) => number
-  /**
    * The id of the node owning `key`. Throws `RING_EMPTY_RING` when no node
-   * has weight > 0, `TypeError` for other key types.
+   * has weight > 0, `RING_INVALID_UTF8` for a string with a lone
+   * surrogate, `TypeError` for other key types.
    */
   get(key: string | Uint8Array): string
   /**
    * The id of the node owning key hash `hash` (a bigint, e.g. from
    * `hashKey`). Throws `RING_EMPTY_RING`, `RING_HASH_OUT_OF_RANGE` for a
    * hash wider than the algorithm's (32 bits for ketama and nginx, 14 for
-   * slots), or a `RangeError` for a hash outside [0, 2^64).
+   * slots), a `RangeError` outside [0, 2^64), a `TypeError` for a non-bigint.
    */
   getByHash(hash: bigint): string
   /**
    * The key's preference list: up to `n` distinct node ids clockwise from
    * the key, the first being `get(key)`; nodes of distinct zones first when
    * nodes have zones; each node with weight > 0 once when `n` exceeds their
-   * number (Dynamo's preference list). Throws as `get`.
+   * number (Dynamo's preference list). Throws as `get`; `TypeError` for a
+   * non-number `n`, `RangeError` for a negative or fractional one.
    */
   getN(key: string | Uint8Array, n: number): Array<string>
   /**
@@ -139,7 +140,8 @@ export declare class Ring {
    * to back in `bytes`, key `i` being `lengths[i]` bytes long. The fastest
    * batch, as no JS string is read per key; it runs on the JS thread (see
    * `getIndicesAsync`). Throws `RangeError` when the lengths add up to more
-   * than `bytes` holds, `RING_EMPTY_RING` when no node can own keys.
+   * than `bytes` holds, `RING_EMPTY_RING` when no node can own keys,
+   * `TypeError` unless given a Uint8Array (or Buffer) and a Uint32Array.
    */
   getIndices(bytes: Uint8Array, lengths: Uint32Array): Uint32Array
   /**
@@ -153,7 +155,8 @@ export declare class Ring {
   /**
    * A new ring with node `id` at `weight`: raising it moves keys only to
    * that node, lowering it only away. Throws `RING_UNKNOWN_NODE`,
-   * `RING_INVALID_WEIGHT` or `RING_TOO_MANY_POINTS`.
+   * `RING_INVALID_WEIGHT`, `RING_TOO_MANY_POINTS`, or `TypeError` for a
+   * non-number weight.
    */
   withWeight(id: string, weight: number): Ring
   /** Adds a node to this ring in place (see `withNode`). */
@@ -172,6 +175,7 @@ export declare class Ring {
 /**
  * A ring's snapshot as a JS object of its own (from `Ring._snapshot()`),
  * so an async task borrows it and not the ring, which stays free to change.
+ * Internal: `shardring.d.ts`, the package's types, leaves it out.
  */
 export declare class Snapshot {}
 
@@ -199,9 +203,11 @@ export interface Balance {
 }
 
 /**
- * The exact difference between two rings with the same seed, position by
- * position (by node id): the moved share, the share per (from, to) pair and
- * the arcs that change owner. Throws `RING_SEED_MISMATCH` or `RING_EMPTY_RING`.
+ * The exact difference between two rings of one algorithm and seed,
+ * position by position (by node id): the moved share, the share per (from,
+ * to) pair and the arcs that change owner. Throws `RING_SEED_MISMATCH`,
+ * `RING_ALGORITHM_MISMATCH`, `RING_EMPTY_RING`, or (from `shardring.js`)
+ * `TypeError` unless both are rings.
  */
 export declare function diff(oldRing: Ring, newRing: Ring): RingDiff
 
@@ -217,7 +223,9 @@ export interface Flow {
 
 /**
  * XXH3-64 of a key (string as UTF-8, Buffer or Uint8Array) under `seed`
- * (default 0), as a bigint: the position every binding gives the key.
+ * (a number up to 2^53 - 1 or a bigint below 2^64; default 0 when left out
+ * or `undefined`, `null` is a `TypeError`), as a bigint: the position every
+ * binding gives the key.
  */
 export declare function hashKey(key: string | Uint8Array, seed?: number | bigint): bigint
 
@@ -233,7 +241,10 @@ export interface MovedArc {
   to: string
 }
 
-/** A node given to the `Ring` constructor or `withNode`/`addNode`. */
+/**
+ * A node as the `nodes` getter gives it, and the shape the constructor,
+ * `withNode` and `addNode` take.
+ */
 export interface NodeInit {
   /** Non-empty id (a lone surrogate throws `RING_INVALID_UTF8`). */
   id: string
@@ -241,7 +252,7 @@ export interface NodeInit {
   weight?: number
   /**
    * Failure-domain label (non-empty); preference lists take nodes of
-   * distinct zones first.
+   * distinct zones first. Left out for a node without a zone.
    */
   zone?: string
 }
@@ -259,7 +270,10 @@ export interface RingDiff {
   arcs: Array<MovedArc>
 }
 
-/** Options of the `Ring` constructor. */
+/**
+ * Options of the `Ring` constructor (types only: the constructor reads the
+ * object's own properties itself, so `null` and unknown fields throw).
+ */
 export interface RingOptions {
   /**
    * Placement algorithm: `"ring"` (default), `"ketama"`, `"ketama-spy"`,
@@ -272,7 +286,7 @@ export interface RingOptions {
   vnodes?: number
   /**
    * Seed of the XXH3-64 key and point hashes: an integer in [0, 2^64),
-   * as a number (up to 2^53) or a bigint; default 0. `"ring"`, `"jump"`,
+   * as a number (up to 2^53 - 1) or a bigint; default 0. `"ring"`, `"jump"`,
    * `"rendezvous"` and `"maglev"` only.
    */
   seed?: number | bigint
@@ -289,3 +303,6 @@ export interface Spread {
   /** Smallest load over the reference. */
   minOverMean: number
 }
+
+/** The package version, `"X.Y.Z"`, the same in every binding. */
+export declare const VERSION: string

@@ -842,3 +842,4 @@ module.exports.algorithms = nativeBinding.algorithms
 module.exports.diff = nativeBinding.diff
 module.exports.hashKey = nativeBinding.hashKey
 module.exports.PLACEMENT_FORMAT = nativeBinding.PLACEMENT_FORMAT
+module.exports.VERSION = nativeBinding.VERSION

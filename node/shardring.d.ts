@@ -3,6 +3,9 @@
 import type { Acquired, Balance, RingOptions } from './index'
 
 export { LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT } from './index'
+
+/** The package version, `"X.Y.Z"`, the same in every binding. */
+export declare const version: string
 export type { Acquired, Balance, Flow, MovedArc, NodeInit, RingDiff, RingOptions, Spread } from './index'
 
 /** The names of every placement algorithm, as the `algorithm` option takes them. */

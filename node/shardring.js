@@ -5,9 +5,10 @@
 // batch into one string (or one Buffer) plus a Uint32Array of lengths.
 // No placement logic lives here.
 
+const util = require('node:util')
 const native = require('./index.js')
 
-const { LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT } = native
+const { hashKey, PLACEMENT_FORMAT, VERSION } = native
 
 /** The names of every placement algorithm, as the `algorithm` option takes them. */
 const ALGORITHMS = Object.freeze(native.algorithms())
@@ -22,8 +23,12 @@ function typeName(value) {
   return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+const wellFormed = typeof ''.isWellFormed === 'function' ? (s) => s.isWellFormed() : (s) => !LONE_SURROGATE.test(s)
+
 // [joined, lengths]: all-string batches join into one string (lengths in
-// UTF-16 code units); any Buffer or Uint8Array makes one Buffer (lengths in bytes).
+// UTF-16 code units, checked natively); any Buffer or Uint8Array makes one
+// Buffer (lengths in bytes), strings encoded here after the same check.
 function pack(keys) {
   if (!Array.isArray(keys)) throw invalidArgType(`keys must be an array, not ${typeName(keys)}`)
   const lengths = new Uint32Array(keys.length)
@@ -42,8 +47,14 @@ function pack(keys) {
   const parts = new Array(keys.length)
   for (i = 0; i < keys.length; i++) {
     const key = keys[i]
-    if (typeof key === 'string') parts[i] = Buffer.from(key, 'utf8')
-    else if (key instanceof Uint8Array) parts[i] = key
+    if (typeof key === 'string') {
+      if (!wellFormed(key)) {
+        const error = new Error(`key ${i} ${JSON.stringify(key)} is not valid UTF-16: it holds a lone surrogate`)
+        error.code = 'RING_INVALID_UTF8'
+        throw error
+      }
+      parts[i] = Buffer.from(key, 'utf8')
+    } else if (key instanceof Uint8Array) parts[i] = key
     else throw invalidArgType(`key ${i} must be a string, Buffer or Uint8Array, not ${typeName(key)}`)
     lengths[i] = parts[i].length
   }
@@ -59,13 +70,85 @@ function idsOf(ring) {
   return ring[ids]
 }
 
+const NativeRing = native.Ring
+const NativeTracker = native.LoadTracker
+
 for (const name of ['addNode', 'removeNode', 'setWeight']) {
-  const mutate = Ring.prototype[name]
-  Ring.prototype[name] = function (...args) {
+  const mutate = NativeRing.prototype[name]
+  NativeRing.prototype[name] = function (...args) {
     this[ids] = undefined
     this[placer] = undefined
     return mutate.apply(this, args)
   }
+}
+
+// A ring or tracker wraps native state that no structured clone can carry:
+// structuredClone, postMessage and {...spread} would silently give {}. An
+// own enumerable accessor makes each of them throw this instead.
+function cloneGuard(object, name) {
+  Object.defineProperty(object, 'structuredClone', {
+    enumerable: true,
+    get() {
+      const how = name === 'Ring' ? 'send ring.toJSONString() and rebuild it with Ring.fromJSON' : 'build a tracker per thread'
+      const error = new TypeError(`a shardring ${name} cannot be cloned or posted to a worker: ${how}`)
+      error.code = 'ERR_INVALID_ARG_TYPE'
+      throw error
+    },
+  })
+  return object
+}
+
+for (const name of ['withNode', 'withoutNode', 'withWeight']) {
+  const derive = NativeRing.prototype[name]
+  NativeRing.prototype[name] = function (...args) {
+    return cloneGuard(derive.apply(this, args), 'Ring')
+  }
+}
+// A Ring argument of the native calls that take one: a TypeError naming it
+// for anything else (napi-rs would throw a generic Error).
+function ringArgument(value, what) {
+  if (!(value instanceof NativeRing)) {
+    throw invalidArgType(`${what} must be a shardring Ring, not ${typeName(value)}`)
+  }
+  return value
+}
+
+// The exported classes: `Ring(...)` without `new` throws as a JS class does
+// instead of returning globalThis, and `new` builds the native object and
+// guards it against cloning. They share the native prototypes, so
+// `instanceof` and every method work on rings from any factory.
+function exported(Native, name, check) {
+  const Class = {
+    [name]: function (...args) {
+      if (new.target === undefined) throw new TypeError(`Class constructor ${name} cannot be invoked without 'new'`)
+      check(args)
+      return cloneGuard(Reflect.construct(Native, args, new.target === Class ? Native : new.target), name)
+    },
+  }[name]
+  Class.prototype = Native.prototype
+  return Class
+}
+const Ring = exported(NativeRing, 'Ring', () => {})
+Ring.fromJSON = function fromJSON(config) {
+  return cloneGuard(NativeRing.fromJSON(config), 'Ring')
+}
+const LoadTracker = exported(NativeTracker, 'LoadTracker', (args) => ringArgument(args[0], 'ring'))
+
+const swap = NativeTracker.prototype.swap
+NativeTracker.prototype.swap = function (ring) {
+  return swap.call(this, ringArgument(ring, 'ring'))
+}
+const equals = NativeRing.prototype.equals
+NativeRing.prototype.equals = function (other) {
+  return equals.call(this, ringArgument(other, 'other'))
+}
+
+/**
+ * The exact difference between two rings of one algorithm and seed (see
+ * index.d.ts `diff`). Throws `TypeError` unless both are rings.
+ */
+function diff(oldRing, newRing) {
+  return native.diff(ringArgument(oldRing, 'oldRing'), ringArgument(newRing, 'newRing'))
 }
 
 // A native (key) => index function bound to the current snapshot (one plain
@@ -78,14 +161,14 @@ function placerOf(ring) {
   return ring[placer]
 }
 
-Ring.prototype.get = function get(key) {
+NativeRing.prototype.get = function get(key) {
   const place = placerOf(this)
   return this[ids][place(key)]
 }
 
 // One native call per key beats packing the batch: joining and encoding the
 // keys alone cost more than placing them one by one.
-Ring.prototype.getMany = function getMany(keys) {
+NativeRing.prototype.getMany = function getMany(keys) {
   if (!Array.isArray(keys)) throw invalidArgType(`keys must be an array, not ${typeName(keys)}`)
   const place = placerOf(this)
   const names = this[ids]
@@ -105,19 +188,36 @@ Ring.prototype.getMany = function getMany(keys) {
  * Promise of the owners' indices into the `ids` of the ring as it was at the
  * call (the ring may change meanwhile). Throws synchronously as `getIndices`.
  */
-Ring.prototype.getIndicesAsync = function getIndicesAsync(bytes, lengths) {
+NativeRing.prototype.getIndicesAsync = function getIndicesAsync(bytes, lengths) {
   return native._getIndicesAsync(this._snapshot(), bytes, lengths)
 }
 
-Ring.prototype.balance = function balance(keys) {
+NativeRing.prototype.balance = function balance(keys) {
   return this._balancePacked(...pack(keys))
 }
 
-Ring.prototype[Symbol.iterator] = function iterate() {
+NativeRing.prototype[Symbol.iterator] = function iterate() {
   return idsOf(this)[Symbol.iterator]()
 }
 
-Ring.prototype.toJSON = function toJSON() {
+// console.log(ring): the nodes with weights and zones, and the parameters.
+NativeRing.prototype[util.inspect.custom] = function inspect(depth, options, inspectValue) {
+  const shown = { algorithm: this.algorithm }
+  if (this.vnodes !== null) shown.vnodes = this.vnodes
+  shown.seed = this.seed
+  if (this.tableSize !== null) shown.tableSize = this.tableSize
+  shown.pointCount = this.pointCount
+  shown.fingerprint = this.fingerprint
+  shown.nodes = this.nodes
+  return `Ring ${inspectValue(shown, options)}`
+}
+
+NativeTracker.prototype[util.inspect.custom] = function inspect(depth, options, inspectValue) {
+  const shown = { balanceFactor: this.balanceFactor, totalLoad: this.totalLoad, loads: this.loads }
+  return `LoadTracker ${inspectValue(shown, options)}`
+}
+
+NativeRing.prototype.toJSON = function toJSON() {
   if (this.seed > BigInt(Number.MAX_SAFE_INTEGER)) {
     throw new RangeError('seed is above 2^53 and would lose precision in a JSON number; use toJSONString()')
   }
@@ -129,7 +229,7 @@ Ring.prototype.toJSON = function toJSON() {
  * release() }`. `release()` gives the load back exactly once; a second call
  * throws an Error with code `RING_NO_LOAD`.
  */
-LoadTracker.prototype.acquire = function acquire(key) {
+NativeTracker.prototype.acquire = function acquire(key) {
   const lease = this._acquire(key)
   const tracker = this
   let released = false
@@ -145,4 +245,7 @@ LoadTracker.prototype.acquire = function acquire(key) {
   return lease
 }
 
-module.exports = { ALGORITHMS, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT }
+/** The package version, `"X.Y.Z"`, the same in every binding. */
+const version = VERSION
+
+module.exports = { ALGORITHMS, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT, version }

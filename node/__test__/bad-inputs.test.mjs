@@ -6,9 +6,15 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { LoadTracker, Ring } = require('../shardring.js')
+const { LoadTracker, Ring, hashKey } = require('../shardring.js')
 
 const { cases } = JSON.parse(readFileSync(new URL('../../testdata/bad-inputs.json', import.meta.url), 'utf8'))
+
+// A key: bytes, or a string of UTF-16 code units ({"utf16": [...]}).
+function keyOf(value) {
+  if (value.utf16 !== undefined) return String.fromCharCode(...value.utf16.map((unit) => parseInt(unit, 16)))
+  return bytesOf(value)
+}
 
 function bytesOf(value) {
   if (typeof value === 'string') return Buffer.from(value, 'utf8')
@@ -31,6 +37,8 @@ function idOf(value) {
 const number = (value) => (typeof value === 'string' ? Number(value.replace('inf', 'Infinity')) : value)
 
 function run(c) {
+  const op = c.op ?? {}
+  if (op.from_json !== undefined) return Ring.fromJSON(op.from_json) instanceof Ring
   const nodes = c.nodes.map((node) => {
     if (typeof node === 'string') return node
     const spec = { id: idOf(node.id), weight: number(node.weight) }
@@ -39,9 +47,10 @@ function run(c) {
   })
   const { table_size: tableSize, ...options } = c.options ?? {}
   const ring = new Ring(nodes, tableSize === undefined ? options : { ...options, tableSize })
-  const op = c.op ?? {}
-  if (op.get !== undefined) return ring.get(bytesOf(op.get))
-  if (op.get_n !== undefined) return ring.getN(bytesOf(op.get_n[0]), op.get_n[1])
+  if (op.get !== undefined) return ring.get(keyOf(op.get))
+  if (op.get_n !== undefined) return ring.getN(keyOf(op.get_n[0]), op.get_n[1])
+  if (op.fingerprint !== undefined) return ring.fingerprint.toString()
+  if (op.hash_key !== undefined) return hashKey(keyOf(op.hash_key[0]), op.hash_key[1]).toString()
   if (op.get_by_hash !== undefined) return ring.getByHash(BigInt(op.get_by_hash))
   if (op.remove !== undefined) return ring.withoutNode(op.remove).size
   if (op.add !== undefined) return ring.withNode(op.add).size
@@ -51,7 +60,7 @@ function run(c) {
 }
 
 test('the table keeps its rows', () => {
-  assert.ok(cases.length >= 30)
+  assert.ok(cases.length >= 52)
 })
 
 for (const c of cases) {

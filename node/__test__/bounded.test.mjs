@@ -39,3 +39,24 @@ test('swap carries loads by id; bad epsilon and empty rings throw', () => {
   assert.throws(() => tracker.acquire(42), TypeError)
   assert.equal(tracker.balanceFactor, 2)
 })
+
+test('a tracker follows its ring as it changes in place', () => {
+  // A gateway that removes a failed backend must stop sending it requests at once.
+  const ring = new Ring(['a', 'b', 'c'])
+  const tracker = new LoadTracker(ring, 0.25)
+  const held = Array.from({ length: 30 }, (_, i) => tracker.acquire(`k${i}`))
+  const onA = held.filter((lease) => lease.node === 'a').length
+  assert.ok(onA > 0)
+  ring.removeNode('a')
+  assert.deepEqual(Object.keys(tracker.loads), ['b', 'c'])
+  assert.equal(tracker.totalLoad, 30 - onA)
+  for (let i = 0; i < 200; i++) assert.notEqual(tracker.acquire(`k${i}`).node, 'a')
+  ring.addNode('d')
+  assert.equal(tracker.loads.d, 0)
+  assert.ok(Array.from({ length: 200 }, (_, i) => tracker.acquire(`x${i}`).node).includes('d'))
+  // swap() moves the tracker onto another ring, which it then follows.
+  const other = ring.withoutNode('b')
+  tracker.swap(other)
+  other.removeNode('c')
+  assert.deepEqual(Object.keys(tracker.loads), ['d'])
+})

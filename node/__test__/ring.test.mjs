@@ -1,12 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Ring, diff, hashKey } from '../shardring.js'
+import util from 'node:util'
+import { LoadTracker, Ring, diff, hashKey } from '../shardring.js'
 
 const KEYS = Array.from({ length: 3000 }, (_, i) => `key-${i}`)
 
 test('a string and its UTF-8 bytes land on the same node, alone and in batches', () => {
   const ring = new Ring(Array.from({ length: 7 }, (_, i) => `node-${i}`))
-  const keys = ['abc', 'café', '🔑', '', '键', '\0', 'lone \ud800 surrogate', 'x'.repeat(254), 'é'.repeat(127), 'y'.repeat(255), 'long'.repeat(300)]
+  const keys = ['abc', 'café', '🔑', '', '键', '\0', 'a real \ufffd', 'x'.repeat(254), 'é'.repeat(127), 'y'.repeat(255), 'long'.repeat(300)]
   for (const key of keys) {
     const owner = ring.get(key)
     assert.equal(ring.get(Buffer.from(key, 'utf8')), owner)
@@ -171,6 +172,7 @@ test('vnodes and n must be whole numbers in range', () => {
   for (const n of [-1, 1.5, NaN, -Infinity]) {
     assert.throws(() => ring.getN('k', n), RangeError)
   }
+  assert.throws(() => ring.getN('k', -1), { message: 'n must be a whole number >= 0, got -1' })
   assert.equal(ring.getN('k', 2 ** 32).length, 3)
   assert.equal(ring.getN('k', 2 ** 53).length, 3)
 })
@@ -190,7 +192,7 @@ test('misspelt option and node fields throw instead of being ignored', () => {
 
 test('ids that are not strings throw TypeError naming the type', () => {
   const ring = new Ring(['a'])
-  const notString = (type) => ({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: `an id must be a string, not ${type}` })
+  const notString = (type) => ({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: `id must be a string, not ${type}` })
   assert.throws(() => ring.has(null), notString('null'))
   assert.throws(() => ring.withoutNode(5), notString('number'))
   assert.throws(() => new Ring([{ id: 3 }]), notString('number'))
@@ -235,4 +237,100 @@ test('Maps, Sets, typed arrays and arrays are not node maps or options', () => {
   assert.throws(() => new Ring(['a'], []), typeError)
   assert.throws(() => new Ring(['a'], new Map([['vnodes', 3]])), typeError)
   assert.equal(new Ring(Object.assign(Object.create(null), { a: 1, b: 2 })).size, 2)
+})
+
+test('a lone surrogate in a string key throws RING_INVALID_UTF8 everywhere, as in Python', () => {
+  const ring = new Ring(['a', 'b'])
+  const invalid = { code: 'RING_INVALID_UTF8', message: /lone surrogate/ }
+  for (const key of ['\ud800', 'x\udfff', 'lone \ud800 surrogate', 'y'.repeat(300) + '\ud800']) {
+    assert.throws(() => ring.get(key), invalid)
+    assert.throws(() => ring.getN(key, 2), invalid)
+    assert.throws(() => ring.hashKey(key), invalid)
+    assert.throws(() => hashKey(key), invalid)
+    assert.throws(() => ring.getMany(['ok', key]), invalid)
+    assert.throws(() => ring.balance(['ok', key]), invalid)
+    assert.throws(() => ring.balance([Buffer.from('ok'), key]), invalid)
+    assert.throws(() => new LoadTracker(ring, 0.5).acquire(key), invalid)
+  }
+  // A real U+FFFD is a key like any other: its UTF-8 bytes.
+  assert.equal(ring.get('\ufffd'), ring.get(Buffer.from([0xef, 0xbf, 0xbd])))
+  assert.deepEqual(ring.getMany(['\ufffd']), [ring.get('\ufffd')])
+})
+
+test('null is never a value and booleans are never numbers; undefined means left out', () => {
+  const typeError = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }
+  for (const options of [{ vnodes: null }, { seed: null }, { tableSize: null }, { algorithm: null }, { vnodes: true }, { seed: false }]) {
+    assert.throws(() => new Ring(['a'], options), { ...typeError, message: new RegExp(Object.keys(options)[0]) })
+  }
+  assert.throws(() => new Ring(['a'], null), typeError)
+  for (const node of [{ id: 'a', weight: null }, { id: 'a', weight: true }, { id: 'a', weight: '2' }]) {
+    assert.throws(() => new Ring([node]), { ...typeError, message: /weight must be a number/ })
+  }
+  assert.throws(() => new Ring([{ id: 'a', zone: null }]), { ...typeError, message: 'zone must be a string, not null' })
+  assert.throws(() => new Ring({ a: true }), { ...typeError, message: /weight must be a number, not boolean/ })
+  const ring = new Ring(['a', 'b'])
+  assert.throws(() => hashKey('k', null), { ...typeError, message: 'seed must be a number or a bigint, not null' })
+  assert.throws(() => hashKey('k', true), typeError)
+  assert.throws(() => ring.getN('k', true), typeError)
+  assert.equal(hashKey('k', undefined), hashKey('k', 0))
+  assert.equal(new Ring(['a'], { vnodes: undefined, seed: undefined }).fingerprint, new Ring(['a']).fingerprint)
+  assert.equal(new Ring([{ id: 'a', weight: undefined, zone: undefined }]).fingerprint, new Ring(['a']).fingerprint)
+})
+
+test('wrong argument types throw TypeError ERR_INVALID_ARG_TYPE naming the argument', () => {
+  const ring = new Ring(['a', 'b'])
+  const typeError = (message) => ({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message })
+  assert.throws(() => ring.getByHash(1), typeError('hash must be a bigint, not number'))
+  assert.throws(() => ring.getN('k', '2'), typeError('n must be a number, not string'))
+  assert.throws(() => ring.withWeight('a', '2'), typeError('weight must be a number, not string'))
+  assert.throws(() => ring.setWeight('a', null), typeError('weight must be a number, not null'))
+  assert.throws(() => new LoadTracker(ring, '0.1'), typeError('epsilon must be a number, not string'))
+  assert.throws(() => new LoadTracker({}, 0.1), typeError('ring must be a shardring Ring, not object'))
+  assert.throws(() => new LoadTracker(ring, 0.1).swap(5), typeError('ring must be a shardring Ring, not number'))
+  assert.throws(() => diff(1, 2), typeError('oldRing must be a shardring Ring, not number'))
+  assert.throws(() => ring.equals('a'), typeError('other must be a shardring Ring, not string'))
+  assert.throws(() => hashKey('k', 'x'), typeError('seed must be a number or a bigint, not string'))
+  assert.throws(() => ring.getIndices('abc', new Uint32Array(1)), typeError('bytes must be a Uint8Array or Buffer, not string'))
+  assert.throws(() => ring.getIndices(Buffer.from('a'), [1]), typeError('lengths must be a Uint32Array, not object'))
+  assert.throws(() => Ring.fromJSON(5), typeError('config must be a string, not number'))
+  assert.throws(() => new Ring([{ id: 'a', zone: 5 }]), typeError('zone must be a string, not number'))
+  // eslint-disable-next-line new-cap
+  assert.throws(() => Ring(['a', 'b']), { name: 'TypeError', message: "Class constructor Ring cannot be invoked without 'new'" })
+  assert.throws(() => LoadTracker(ring, 0.1), { name: 'TypeError', message: /cannot be invoked without 'new'/ })
+  assert.ok(Ring.fromJSON(ring.toJSONString()) instanceof Ring && ring.withNode('c') instanceof Ring)
+})
+
+test('inherited properties are never read: npm hashring polluting Object.prototype does not break rings', () => {
+  Object.prototype.extra = 1
+  Object.prototype.weight = 7
+  try {
+    const ring = new Ring([{ id: 'a' }, { id: 'b', weight: 2 }], { vnodes: 10 })
+    assert.deepEqual(ring.nodes.map((n) => n.weight), [1, 2])
+    assert.deepEqual(new Ring({ a: 1 }).ids, ['a'])
+  } finally {
+    delete Object.prototype.extra
+    delete Object.prototype.weight
+  }
+  // Non-enumerable own fields are still fields: unknown ones throw.
+  const sneaky = { id: 'a' }
+  Object.defineProperty(sneaky, 'wieght', { value: 2, enumerable: false })
+  assert.throws(() => new Ring([sneaky]), { code: 'ERR_INVALID_ARG_VALUE', message: /"wieght"/ })
+})
+
+test('version, equality, inspection and cloning', async () => {
+  const { version } = await import('../shardring.js')
+  assert.match(version, /^\d+\.\d+\.\d+$/)
+  const a = new Ring(['x', 'y'])
+  assert.ok(a.equals(new Ring({ y: 1, x: 1 })) && !a.equals(new Ring(['x'])))
+  const shown = util.inspect(new Ring([{ id: 'a', weight: 2, zone: 'east' }, 'b'], { vnodes: 10 })).replace(/\s+/g, ' ')
+  assert.match(shown, /^Ring \{ algorithm: 'ring', vnodes: 10, seed: 0n, pointCount: 30, fingerprint: \d+n,/)
+  assert.match(shown, /\{ id: 'a', weight: 2, zone: 'east' \}/)
+  assert.match(util.inspect(new LoadTracker(a, 0.5)), /^LoadTracker \{ balanceFactor: 1.5, totalLoad: 0, loads: \{ x: 0, y: 0 \} \}/)
+  for (const ring of [a, a.withNode('z'), Ring.fromJSON(a.toJSONString()), new LoadTracker(a, 0.5)]) {
+    assert.throws(() => structuredClone(ring), { name: 'TypeError', message: /cannot be cloned or posted to a worker/ })
+  }
+  const { port1, port2 } = new MessageChannel()
+  assert.throws(() => port1.postMessage(a), /cannot be cloned or posted to a worker/)
+  port1.close()
+  port2.close()
 })

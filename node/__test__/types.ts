@@ -1,6 +1,10 @@
 // Type-checked by `tsc --noEmit` in `npm test`: the public types describe the
 // whole surface, the methods shardring.js adds included.
-import { ALGORITHMS, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT, type Balance, type RingDiff } from '../shardring.js'
+import { ALGORITHMS, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT, version, type Balance, type RingDiff } from '../shardring.js'
+// @ts-expect-error: Snapshot is internal
+import type { Snapshot } from '../shardring.js'
+// @ts-expect-error: so is the loader's binding target
+import { __napiBindingTarget } from '../shardring.js'
 
 const ring: Ring = new Ring([{ id: 'a', weight: 2, zone: 'east' }, 'b'], { vnodes: 160, seed: 7n })
 const fromMap: Ring = new Ring({ a: 1, b: 2 })
@@ -31,3 +35,10 @@ const probes: number = lease.probes
 lease.release()
 void [algorithm, size, vnodes, names, leased, probes, tracker.totalLoad]
 void [owner, owners, list, byHash, ids, balance.byWeight.cv, change.movedShare, shares, text, format, ring.fingerprint]
+// The package's types show no internals.
+// @ts-expect-error: the placement fast path is internal
+ring._placer()
+// @ts-expect-error: acquire adds release(); _acquire is internal
+tracker._acquire('key')
+const same: boolean = ring.equals(fromMap)
+const packageVersion: string = version

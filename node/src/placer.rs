@@ -11,15 +11,15 @@ use napi::bindgen_prelude::Unknown;
 use napi::sys;
 use napi::{Env, Error, Result, Status};
 
-use crate::Ring;
+use crate::keys::{KeyError, with_key_bytes};
 
 /// Name of the function as JavaScript sees it.
 const NAME: &std::ffi::CStr = c"place";
 
-impl Ring {
-    /// A native `(key) => index` function over this ring's current snapshot.
-    pub(crate) fn placer<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        let data = Arc::into_raw(self.ring.clone()).cast_mut().cast::<c_void>();
+/// A native `(key) => index` function over a ring snapshot.
+pub(crate) fn placer(env: &Env, ring: Arc<shardring::Ring>) -> Result<Unknown<'_>> {
+    {
+        let data = Arc::into_raw(ring).cast_mut().cast::<c_void>();
         let mut function = ptr::null_mut();
         // SAFETY: a live env; `NAME` is NUL-terminated; `data` is a leaked Arc
         // that the finaliser below releases exactly once.
@@ -80,7 +80,8 @@ unsafe extern "C" fn place(env: sys::napi_env, info: sys::napi_callback_info) ->
             result
         }
         Ok(Ok(Err(error))) => throw(env, false, error.code(), &error.to_string()),
-        Ok(Err(message)) => throw(env, true, "ERR_INVALID_ARG_TYPE", &message),
+        Ok(Err(KeyError::Type(message))) => throw(env, true, "ERR_INVALID_ARG_TYPE", &message),
+        Ok(Err(KeyError::Utf8(message))) => throw(env, false, "RING_INVALID_UTF8", &message),
         Err(_) => throw(env, false, "RING_PANIC", "internal panic caught at the Node boundary"),
     }
 }
@@ -98,65 +99,4 @@ fn throw(env: sys::napi_env, type_error: bool, code: &str, message: &str) -> sys
         }
     }
     ptr::null_mut()
-}
-
-/// Calls `place` with a key's bytes, or returns the TypeError message.
-///
-/// # Safety
-/// `env` and `key` must be live.
-pub(crate) unsafe fn with_key_bytes<T>(
-    env: sys::napi_env,
-    key: sys::napi_value,
-    place: impl FnOnce(&[u8]) -> T,
-) -> std::result::Result<T, String> {
-    let mut buf = [0u8; 256];
-    let mut len = 0usize;
-    // SAFETY: napi writes at most `buf.len()` bytes, NUL included.
-    if unsafe { sys::napi_get_value_string_utf8(env, key, buf.as_mut_ptr().cast(), buf.len(), &mut len) }
-        == sys::Status::napi_ok
-    {
-        if len < buf.len() - 1 {
-            return Ok(place(&buf[..len]));
-        }
-        // Longer than the stack buffer: ask for the length, then read it all.
-        // SAFETY: a NULL buffer makes napi report the length only.
-        unsafe { sys::napi_get_value_string_utf8(env, key, ptr::null_mut(), 0, &mut len) };
-        let mut text = vec![0u8; len + 1];
-        // SAFETY: `text` holds `len + 1` bytes.
-        unsafe { sys::napi_get_value_string_utf8(env, key, text.as_mut_ptr().cast(), text.len(), &mut len) };
-        return Ok(place(&text[..len]));
-    }
-    let mut is_typed = false;
-    // SAFETY: live env and value.
-    unsafe { sys::napi_is_typedarray(env, key, &mut is_typed) };
-    if is_typed {
-        let (mut kind, mut length, mut bytes) = (0, 0usize, ptr::null_mut());
-        // SAFETY: `key` is a typed array; the outputs are writable.
-        unsafe {
-            sys::napi_get_typedarray_info(
-                env,
-                key,
-                &mut kind,
-                &mut length,
-                &mut bytes,
-                ptr::null_mut(),
-                ptr::null_mut(),
-            )
-        };
-        if kind != sys::TypedarrayType::uint8_array {
-            return Err("key must be a string, Buffer or Uint8Array, not another typed array".to_owned());
-        }
-        let slice = if length == 0 {
-            &[][..]
-        } else {
-            // SAFETY: a Uint8Array's data is valid for `length` bytes while the
-            // value is alive, which it is for this call.
-            unsafe { std::slice::from_raw_parts(bytes.cast::<u8>(), length) }
-        };
-        return Ok(place(slice));
-    }
-    let mut kind = sys::ValueType::napi_undefined;
-    // SAFETY: live env and value.
-    unsafe { sys::napi_typeof(env, key, &mut kind) };
-    Err(format!("key must be a string, Buffer or Uint8Array, not {}", crate::js_type(napi::ValueType::from(kind))))
 }

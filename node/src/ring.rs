@@ -1,0 +1,442 @@
+//! `Ring`: an immutable snapshot in a shared cell, so the in-place methods
+//! (`addNode`, `removeNode`, `setWeight`) swap whole snapshots and a
+//! `LoadTracker` over the ring follows them.
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use indexmap::IndexMap;
+use napi::bindgen_prelude::{BigInt, Buffer, FromNapiValue, JsObjectValue, Object, Uint32Array, Utf16String};
+use napi::{Either, Env, JsValue, Result, Unknown, ValueType};
+use napi_derive::napi;
+
+use shardring::Node;
+
+use crate::analysis::Balance;
+use crate::errors::{Fields, Id, number, plain_object, text, throw, type_error, u64_value, whole};
+use crate::keys::{packed, packed_arguments, place_batch, unpack, with_key};
+
+/// The cell holding a ring's current snapshot, shared with trackers.
+pub(crate) type RingCell = Arc<ArcSwap<shardring::Ring>>;
+
+/// What a derivation of the core gives.
+type Derived = std::result::Result<shardring::Ring, shardring::RingError>;
+
+/// A node as the `nodes` getter gives it, and the shape the constructor,
+/// `withNode` and `addNode` take.
+#[napi(object)]
+pub struct NodeInit {
+    /// Non-empty id (a lone surrogate throws `RING_INVALID_UTF8`).
+    #[napi(ts_type = "string")]
+    pub id: Id,
+    /// Relative capacity, finite and >= 0 (0 = drained); default 1.
+    pub weight: Option<f64>,
+    /// Failure-domain label (non-empty); preference lists take nodes of
+    /// distinct zones first. Left out for a node without a zone.
+    #[napi(ts_type = "string")]
+    pub zone: Option<Id>,
+}
+
+/// Options of the `Ring` constructor (types only: the constructor reads the
+/// object's own properties itself, so `null` and unknown fields throw).
+#[napi(object)]
+#[allow(dead_code, reason = "the TypeScript shape of the options; `with_options` reads them")]
+pub struct RingOptions {
+    /// Placement algorithm: `"ring"` (default), `"ketama"`, `"ketama-spy"`,
+    /// `"libketama"` (memcached clients; ids `host:port`, whole-number
+    /// weights), `"nginx"`, `"jump"` (weights 1), `"rendezvous"`, `"maglev"`
+    /// or `"slots"` (Redis Cluster). See core/SPEC.md.
+    #[napi(
+        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots'"
+    )]
+    pub algorithm: Option<String>,
+    /// Points per unit of weight (integer >= 1); default 160. `"ring"` only.
+    pub vnodes: Option<f64>,
+    /// Seed of the XXH3-64 key and point hashes: an integer in [0, 2^64),
+    /// as a number (up to 2^53 - 1) or a bigint; default 0. `"ring"`, `"jump"`,
+    /// `"rendezvous"` and `"maglev"` only.
+    #[napi(ts_type = "number | bigint")]
+    pub seed: Option<f64>,
+    /// Maglev table size, a prime; default 65,537. `"maglev"` only.
+    pub table_size: Option<f64>,
+}
+
+/// A node argument: an id string, or a `{ id, weight, zone }` object read by
+/// its own properties (a left-out or `undefined` weight is 1, a left-out
+/// zone is none; `null` is a `TypeError` for either).
+pub(crate) fn to_node(env: &Env, node: Unknown<'_>) -> Result<Node> {
+    if node.get_type()? == ValueType::String {
+        return Ok(Node::new(text(env, node, "id")?, 1.0));
+    }
+    if node.get_type()? != ValueType::Object {
+        let kind = crate::errors::js_type(node.get_type()?);
+        return Err(type_error(
+            env,
+            format!("a node must be an id string or a {{ id, weight, zone }} object, not {kind}"),
+        ));
+    }
+    let fields = Fields::read(env, node, "node", &["id", "weight", "zone"])?;
+    let Some(id) = fields.get("id")? else {
+        return Err(type_error(env, "a node object needs an id".into()));
+    };
+    let weight = fields.get("weight")?.map(|w| number(env, w, "weight")).transpose()?;
+    let node = Node::new(text(env, id, "id")?, weight.unwrap_or(1.0));
+    Ok(match fields.get("zone")? {
+        Some(zone) => node.with_zone(text(env, zone, "zone")?),
+        None => node,
+    })
+}
+
+/// The `nodes` argument of the constructor: an array of node arguments, or a
+/// plain object mapping id to weight (its own properties, in key order).
+fn to_nodes(env: &Env, nodes: Unknown<'_>) -> Result<Vec<Node>> {
+    if nodes.is_array()? {
+        // SAFETY: `nodes` is a live array of this env.
+        let list = unsafe { Object::from_napi_value(env.raw(), nodes.raw()) }?;
+        return (0..list.get_array_length()?).map(|i| to_node(env, list.get_element::<Unknown>(i)?)).collect();
+    }
+    if plain_object(env, nodes)? {
+        // SAFETY: `nodes` is a live object of this env.
+        let object = unsafe { Object::from_napi_value(env.raw(), nodes.raw()) }?;
+        let names = object.get_property_names()?;
+        let mut weighted = Vec::new();
+        for i in 0..names.get_array_length()? {
+            let id = text(env, names.get_element::<Unknown>(i)?, "id")?;
+            // Own enumerable keys only: an inherited `Object.prototype.x` is not a node.
+            if !object.has_own_property(&id)? {
+                continue;
+            }
+            let weight = number(env, object.get_named_property::<Unknown>(&id)?, "weight")?;
+            weighted.push(Node::new(id, weight));
+        }
+        return Ok(weighted);
+    }
+    let kind = if nodes.get_type()? == ValueType::Object {
+        "another object"
+    } else {
+        crate::errors::js_type(nodes.get_type()?)
+    };
+    Err(type_error(
+        env,
+        format!(
+            "nodes must be an array of ids or {{ id, weight, zone }} objects, or an object mapping id to weight, not {kind}"
+        ),
+    ))
+}
+
+/// A ring builder with the constructor's options applied; `options` is
+/// `undefined` or a plain object.
+fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilder> {
+    let mut builder = shardring::Ring::builder();
+    if options.get_type()? == ValueType::Undefined {
+        return Ok(builder);
+    }
+    let fields = Fields::read(env, options, "option", &["algorithm", "vnodes", "seed", "tableSize"])?;
+    if let Some(name) = fields.get("algorithm")? {
+        builder = builder.algorithm(text(env, name, "algorithm")?.parse().map_err(|e| throw(env, e))?);
+    }
+    if let Some(vnodes) = fields.get("vnodes")? {
+        builder = builder.vnodes(whole(env, vnodes, "vnodes", f64::from(u32::MAX))? as u32);
+    }
+    if let Some(seed) = fields.get("seed")? {
+        builder = builder.seed(u64_value(env, seed, "seed", false)?);
+    }
+    if let Some(size) = fields.get("tableSize")? {
+        builder = builder.table_size(whole(env, size, "tableSize", f64::from(u32::MAX))? as u32);
+    }
+    Ok(builder)
+}
+
+/// A consistent-hash ring (placement format 1, core/SPEC.md). Keys are
+/// strings (hashed as UTF-8), Buffers or Uint8Arrays; a string and its UTF-8
+/// Buffer land on the same node. Derivation (`withNode`, `withoutNode`,
+/// `withWeight`) returns a new ring; `addNode`, `removeNode` and `setWeight`
+/// replace this one's snapshot, and a `LoadTracker` over it follows.
+#[napi]
+pub struct Ring {
+    pub(crate) cell: RingCell,
+}
+
+impl Ring {
+    pub(crate) fn wrap(ring: shardring::Ring) -> Ring {
+        Ring { cell: Arc::new(ArcSwap::from_pointee(ring)) }
+    }
+
+    /// The current snapshot.
+    pub(crate) fn current(&self) -> Arc<shardring::Ring> {
+        self.cell.load_full()
+    }
+
+    /// Replaces the snapshot with one derived from it.
+    fn update(&self, env: &Env, change: impl FnOnce(&shardring::Ring) -> Derived) -> Result<()> {
+        let next = change(&self.cell.load()).map_err(|e| throw(env, e))?;
+        self.cell.store(Arc::new(next));
+        Ok(())
+    }
+
+    /// A new ring derived from the current snapshot.
+    fn derive(&self, env: &Env, change: impl FnOnce(&shardring::Ring) -> Derived) -> Result<Ring> {
+        Ok(Ring::wrap(change(&self.cell.load()).map_err(|e| throw(env, e))?))
+    }
+}
+
+#[napi]
+impl Ring {
+    /// Builds a ring from node ids (weight 1 each), `{ id, weight, zone }`
+    /// objects, or an object mapping id to weight (in its key order); a
+    /// `TypeError` for anything else, for `null` fields and for unknown ones.
+    /// Throws an `Error` with `code` `RING_EMPTY_ID`, `RING_DUPLICATE_ID`,
+    /// `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`, `RING_ZERO_VNODES`,
+    /// `RING_TOO_MANY_POINTS`, `RING_INVALID_CONFIG` (an unknown algorithm or
+    /// a parameter it does not take), `RING_INVALID_TABLE_SIZE`,
+    /// `RING_INVALID_ADDRESS` or `RING_INVALID_UTF8`; a `RangeError` for a bad
+    /// seed, vnodes or table size.
+    #[napi(
+        constructor,
+        ts_args_type = "nodes: Array<string | NodeInit> | Record<string, number>, options?: RingOptions"
+    )]
+    pub fn new(env: Env, nodes: Unknown<'_>, options: Unknown<'_>) -> Result<Self> {
+        let builder = with_options(&env, options)?;
+        let nodes = to_nodes(&env, nodes)?;
+        Ok(Ring::wrap(builder.nodes(nodes).build().map_err(|e| throw(&env, e))?))
+    }
+
+    /// Builds a ring from a JSON ring config string (docs/config.schema.json,
+    /// the format every binding and the CLI share). Throws `RING_INVALID_CONFIG`
+    /// for malformed JSON, a duplicate key, a `null`, an unknown or mistyped
+    /// field (naming its path), `RING_UNSUPPORTED_FORMAT`, and the
+    /// constructor's errors; a `TypeError` when `config` is not a string.
+    #[napi(factory, js_name = "fromJSON", ts_args_type = "config: string")]
+    pub fn from_json(env: Env, config: Unknown<'_>) -> Result<Self> {
+        let config = text(&env, config, "config")?;
+        Ok(Ring::wrap(shardring::Ring::from_json(&config).map_err(|e| throw(&env, e))?))
+    }
+
+    /// The ring's JSON config as text, exact for any seed (`toJSON()` gives
+    /// it as an object for `JSON.stringify`).
+    #[napi(js_name = "toJSONString")]
+    pub fn to_json_string(&self) -> String {
+        self.current().to_config().to_json()
+    }
+
+    /// The nodes, in order (drained ones included).
+    #[napi(getter)]
+    pub fn nodes(&self) -> Vec<NodeInit> {
+        let node = |n: &Node| NodeInit {
+            id: Id(n.id().to_owned()),
+            weight: Some(n.weight()),
+            zone: n.zone().map(|z| Id(z.to_owned())),
+        };
+        self.current().nodes().iter().map(node).collect()
+    }
+
+    /// The node ids, in order.
+    #[napi(getter)]
+    pub fn ids(&self) -> Vec<String> {
+        self.current().nodes().iter().map(|n| n.id().to_owned()).collect()
+    }
+
+    /// Number of nodes (drained nodes included).
+    #[napi(getter)]
+    pub fn size(&self) -> u32 {
+        self.current().nodes().len() as u32
+    }
+
+    /// Whether a node with this id is a member.
+    #[napi(ts_args_type = "id: string")]
+    pub fn has(&self, id: Id) -> bool {
+        self.current().position(&id).is_some()
+    }
+
+    /// The placement algorithm's name (`"ring"`, `"ketama"`, ...).
+    #[napi(getter)]
+    pub fn algorithm(&self) -> &'static str {
+        self.current().algorithm().name()
+    }
+
+    /// Points per unit of weight (`"ring"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn vnodes(&self) -> Option<u32> {
+        self.current().vnodes()
+    }
+
+    /// Maglev table size (`"maglev"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn table_size(&self) -> Option<u32> {
+        self.current().table_size()
+    }
+
+    /// Seed of the key and point hashes.
+    #[napi(getter)]
+    pub fn seed(&self) -> BigInt {
+        BigInt::from(self.current().seed())
+    }
+
+    /// Total number of points on the ring (0 for jump, rendezvous, maglev and slots).
+    #[napi(getter)]
+    pub fn point_count(&self) -> u32 {
+        self.current().point_count() as u32
+    }
+
+    /// A 64-bit digest (bigint) of the canonical config (core/SPEC.md): equal
+    /// fingerprints mean the same owner for every key, in every binding.
+    #[napi(getter)]
+    pub fn fingerprint(&self) -> BigInt {
+        BigInt::from(self.current().fingerprint())
+    }
+
+    /// Whether `other` places every key as this ring does: equal
+    /// fingerprints. (`shardring.js` throws `TypeError` for a non-Ring.)
+    #[napi]
+    pub fn equals(&self, other: &Ring) -> bool {
+        self.current().fingerprint() == other.current().fingerprint()
+    }
+
+    /// The key's hash under the ring's algorithm, as a bigint: XXH3-64 of its
+    /// bytes under the seed (`"ring"`, `"jump"`, `"rendezvous"`, `"maglev"`),
+    /// the first 4 bytes of MD5 little-endian (ketama modes), CRC-32
+    /// (`"nginx"`), or the Redis Cluster slot (`"slots"`).
+    #[napi(ts_args_type = "key: string | Uint8Array")]
+    pub fn hash_key(&self, env: Env, key: Unknown<'_>) -> Result<BigInt> {
+        let ring = self.current();
+        with_key(&env, key, |bytes| BigInt::from(ring.hash_key(bytes)))
+    }
+
+    /// A native `(key) => node index` function over the current snapshot:
+    /// `shardring.js` builds `get` on it, skipping napi-rs's per-call dispatch.
+    #[napi(js_name = "_placer", skip_typescript)]
+    pub fn placer_function<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        crate::placer::placer(env, self.current())
+    }
+
+    /// The id of the node owning `key`. Throws `RING_EMPTY_RING` when no node
+    /// has weight > 0, `RING_INVALID_UTF8` for a string with a lone
+    /// surrogate, `TypeError` for other key types.
+    #[napi(ts_args_type = "key: string | Uint8Array")]
+    pub fn get(&self, env: Env, key: Unknown<'_>) -> Result<String> {
+        let ring = self.current();
+        let index = with_key(&env, key, |bytes| ring.get_index(bytes))?.map_err(|e| throw(&env, e))?;
+        Ok(ring.nodes()[index].id().to_owned())
+    }
+
+    /// The id of the node owning key hash `hash` (a bigint, e.g. from
+    /// `hashKey`). Throws `RING_EMPTY_RING`, `RING_HASH_OUT_OF_RANGE` for a
+    /// hash wider than the algorithm's (32 bits for ketama and nginx, 14 for
+    /// slots), a `RangeError` outside [0, 2^64), a `TypeError` for a non-bigint.
+    #[napi(ts_args_type = "hash: bigint")]
+    pub fn get_by_hash(&self, env: Env, hash: Unknown<'_>) -> Result<String> {
+        let hash = u64_value(&env, hash, "hash", true)?;
+        let ring = self.current();
+        let index = ring.index_by_hash(hash).map_err(|e| throw(&env, e))?;
+        Ok(ring.nodes()[index].id().to_owned())
+    }
+
+    /// The key's preference list: up to `n` distinct node ids clockwise from
+    /// the key, the first being `get(key)`; nodes of distinct zones first when
+    /// nodes have zones; each node with weight > 0 once when `n` exceeds their
+    /// number (Dynamo's preference list). Throws as `get`; `TypeError` for a
+    /// non-number `n`, `RangeError` for a negative or fractional one.
+    #[napi(ts_args_type = "key: string | Uint8Array, n: number")]
+    pub fn get_n(&self, env: Env, key: Unknown<'_>, n: Unknown<'_>) -> Result<Vec<String>> {
+        let n = whole(&env, n, "n", f64::MAX)?;
+        let ring = self.current();
+        let mut indices = vec![0usize; (n as usize).min(ring.nodes().len())];
+        let found =
+            with_key(&env, key, |bytes| ring.get_n_indices(bytes, &mut indices))?.map_err(|e| throw(&env, e))?;
+        Ok(indices[..found].iter().map(|&i| ring.nodes()[i].id().to_owned()).collect())
+    }
+
+    /// The owners' indices into `ids` of a packed batch: the keys laid back
+    /// to back in `bytes`, key `i` being `lengths[i]` bytes long. The fastest
+    /// batch, as no JS string is read per key; it runs on the JS thread (see
+    /// `getIndicesAsync`). Throws `RangeError` when the lengths add up to more
+    /// than `bytes` holds, `RING_EMPTY_RING` when no node can own keys,
+    /// `TypeError` unless given a Uint8Array (or Buffer) and a Uint32Array.
+    #[napi(js_name = "getIndices", ts_args_type = "bytes: Uint8Array, lengths: Uint32Array")]
+    pub fn get_indices(&self, env: Env, bytes: Unknown<'_>, lengths: Unknown<'_>) -> Result<Uint32Array> {
+        let (bytes, lengths) = packed_arguments(&env, bytes, lengths)?;
+        let batch = packed(&env, &bytes, &lengths)?;
+        Ok(Uint32Array::new(place_batch(&self.current(), &batch).map_err(|e| throw(&env, e))?))
+    }
+
+    /// The current snapshot as its own object (see `Snapshot`).
+    #[napi(js_name = "_snapshot", skip_typescript)]
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot { ring: self.current() }
+    }
+
+    /// Balance statistics of a packed batch of keys (see `shardring.js` `balance`).
+    #[napi(js_name = "_balancePacked", skip_typescript)]
+    pub fn balance_packed(&self, env: Env, joined: Either<Utf16String, Buffer>, lengths: &[u32]) -> Result<Balance> {
+        let packed = unpack(&env, &joined, lengths)?;
+        let ring = self.current();
+        let balance = ring.balance(packed.iter()).map_err(|e| throw(&env, e))?;
+        Ok(Balance::new(&ring, balance))
+    }
+
+    /// A new ring with `node` (an id of weight 1, or `{ id, weight, zone }`)
+    /// added; only keys the new node now owns move. Throws
+    /// `RING_DUPLICATE_ID` and the constructor's node errors.
+    #[napi(ts_args_type = "node: string | NodeInit")]
+    pub fn with_node(&self, env: Env, node: Unknown<'_>) -> Result<Ring> {
+        let node = to_node(&env, node)?;
+        self.derive(&env, |ring| ring.with_node(node))
+    }
+
+    /// A new ring without node `id`; only its keys move. Throws `RING_UNKNOWN_NODE`.
+    #[napi(ts_args_type = "id: string")]
+    pub fn without_node(&self, env: Env, id: Id) -> Result<Ring> {
+        self.derive(&env, |ring| ring.without_node(&id))
+    }
+
+    /// A new ring with node `id` at `weight`: raising it moves keys only to
+    /// that node, lowering it only away. Throws `RING_UNKNOWN_NODE`,
+    /// `RING_INVALID_WEIGHT`, `RING_TOO_MANY_POINTS`, or `TypeError` for a
+    /// non-number weight.
+    #[napi(ts_args_type = "id: string, weight: number")]
+    pub fn with_weight(&self, env: Env, id: Id, weight: Unknown<'_>) -> Result<Ring> {
+        let weight = number(&env, weight, "weight")?;
+        self.derive(&env, |ring| ring.with_weight(&id, weight))
+    }
+
+    /// Adds a node to this ring in place (see `withNode`).
+    #[napi(ts_args_type = "node: string | NodeInit")]
+    pub fn add_node(&self, env: Env, node: Unknown<'_>) -> Result<()> {
+        let node = to_node(&env, node)?;
+        self.update(&env, |ring| ring.with_node(node))
+    }
+
+    /// Removes a node from this ring in place (see `withoutNode`).
+    #[napi(ts_args_type = "id: string")]
+    pub fn remove_node(&self, env: Env, id: Id) -> Result<()> {
+        self.update(&env, |ring| ring.without_node(&id))
+    }
+
+    /// Re-weights a node of this ring in place (see `withWeight`).
+    #[napi(ts_args_type = "id: string, weight: number")]
+    pub fn set_weight(&self, env: Env, id: Id, weight: Unknown<'_>) -> Result<()> {
+        let weight = number(&env, weight, "weight")?;
+        self.update(&env, |ring| ring.with_weight(&id, weight))
+    }
+
+    /// Each node's exact share of the hash space (of uniformly hashed keys),
+    /// from arc lengths: `{ [id]: share }`, shares in [0, 1] summing to 1.
+    #[napi]
+    pub fn ownership(&self) -> IndexMap<String, f64> {
+        self.current().ownership().into_iter().map(|(node, share)| (node.id().to_owned(), share)).collect()
+    }
+}
+
+/// A ring's snapshot as a JS object of its own (from `Ring._snapshot()`),
+/// so an async task borrows it and not the ring, which stays free to change.
+/// Internal: `shardring.d.ts`, the package's types, leaves it out.
+#[napi]
+pub struct Snapshot {
+    ring: Arc<shardring::Ring>,
+}
+
+impl Snapshot {
+    pub(crate) fn ring(&self) -> Arc<shardring::Ring> {
+        Arc::clone(&self.ring)
+    }
+}
