@@ -189,6 +189,22 @@ impl<'de> serde::de::Visitor<'de> for Strict<'_> {
     }
 }
 
+/// Reads a JSON object into `T` by the config rules: a key given twice in
+/// one object or a `null` anywhere is an error, and errors name the field's
+/// path in JSON terms (`nodes[1].weight: invalid type: string "2", expected
+/// a number`). Used for ring configs and for the records other crates keep
+/// beside them (etcd member records).
+///
+/// Errors: [`RingError::InvalidConfig`] with that message.
+pub fn from_json_strict<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, RingError> {
+    use serde::de::DeserializeSeed;
+    let invalid = |e: serde_json::Error| RingError::InvalidConfig { message: e.to_string() };
+    let mut reader = serde_json::Deserializer::from_str(json);
+    let value = Strict { path: "" }.deserialize(&mut reader).and_then(|v| reader.end().map(|()| v)).map_err(invalid)?;
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| RingError::InvalidConfig { message: with_path(&e.path().to_string(), &e.inner().to_string()) })
+}
+
 fn default_weight() -> f64 {
     1.0
 }
@@ -201,14 +217,7 @@ impl RingConfig {
     /// missing, unknown or mistyped fields, each naming the field's path; [`RingError::UnsupportedFormat`] when
     /// `format_version` is not [`PLACEMENT_FORMAT`].
     pub fn from_json(json: &str) -> Result<RingConfig, RingError> {
-        use serde::de::DeserializeSeed;
-        let invalid = |e: serde_json::Error| RingError::InvalidConfig { message: e.to_string() };
-        let mut reader = serde_json::Deserializer::from_str(json);
-        let value =
-            Strict { path: "" }.deserialize(&mut reader).and_then(|v| reader.end().map(|()| v)).map_err(invalid)?;
-        let config: RingConfig = serde_path_to_error::deserialize(value).map_err(|e| RingError::InvalidConfig {
-            message: with_path(&e.path().to_string(), &e.inner().to_string()),
-        })?;
+        let config: RingConfig = from_json_strict(json)?;
         if config.format_version != PLACEMENT_FORMAT {
             return Err(RingError::UnsupportedFormat { found: config.format_version, supported: PLACEMENT_FORMAT });
         }

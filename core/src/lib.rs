@@ -48,7 +48,7 @@ pub use algorithm::Algorithm;
 pub use analysis::{Balance, Flow, MovedArc, RingDiff, Spread};
 pub use batch::KeyBatch;
 pub use bounded::{Assignment, Lease, LoadTracker};
-pub use config::{NodeConfig, PLACEMENT_FORMAT, RingConfig};
+pub use config::{NodeConfig, PLACEMENT_FORMAT, RingConfig, from_json_strict};
 pub use error::RingError;
 pub use hash::{hash_key, hash_point};
 pub use node::Node;

@@ -1,0 +1,92 @@
+//! The errors of membership operations.
+
+use std::time::Duration;
+
+use shardring::RingError;
+
+/// Why a membership operation failed. Every variant names the endpoint, key
+/// or value concerned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MembershipError {
+    /// An empty prefix (every ring needs its own prefix, such as `/shardring/cache`).
+    #[error("invalid prefix {prefix:?}: a ring's prefix must be a non-empty key such as /shardring/cache")]
+    InvalidPrefix {
+        /// The prefix given.
+        prefix: String,
+    },
+
+    /// An empty endpoint list, or an endpoint that is not `http://host:port`
+    /// or `host:port`.
+    #[error("invalid etcd endpoint {endpoint:?}: {reason}")]
+    InvalidEndpoint {
+        /// The endpoint given.
+        endpoint: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// etcd did not answer, or answered with an error.
+    #[error("etcd at {endpoints}: {message}")]
+    Etcd {
+        /// The endpoints tried, comma-separated.
+        endpoints: String,
+        /// The client's error.
+        message: String,
+    },
+
+    /// The first ring could not be read within the time allowed.
+    #[error("no ring from {source_name} within {waited:?}: {last_error}")]
+    Timeout {
+        /// The etcd endpoints or the file.
+        source_name: String,
+        /// How long the follower waited.
+        waited: Duration,
+        /// The last error seen, if any.
+        last_error: String,
+    },
+
+    /// A record, or the ring the records describe, is invalid.
+    #[error("{key}: {error}")]
+    Record {
+        /// The etcd key or file path.
+        key: String,
+        /// The core's error.
+        error: RingError,
+    },
+
+    /// A member id given to an operation is empty or has no record.
+    #[error("no member {id:?} under {prefix}")]
+    UnknownMember {
+        /// The id.
+        id: String,
+        /// The ring's prefix.
+        prefix: String,
+    },
+
+    /// A member record changed between reading and writing it.
+    #[error("member {id:?} changed while it was being updated; try again")]
+    Conflict {
+        /// The id.
+        id: String,
+    },
+
+    /// The ring's config file could not be read or watched.
+    #[error("{path}: {message}")]
+    File {
+        /// The path.
+        path: String,
+        /// The I/O error.
+        message: String,
+    },
+
+    /// The follower or member was stopped.
+    #[error("stopped")]
+    Stopped,
+}
+
+impl MembershipError {
+    pub(crate) fn etcd(endpoints: &[String], error: impl std::fmt::Display) -> MembershipError {
+        MembershipError::Etcd { endpoints: endpoints.join(","), message: error.to_string() }
+    }
+}

@@ -1,0 +1,243 @@
+//! The etcd source of a follower: a range read of the prefix, then a watch
+//! from the next revision; on any failure, backoff and reconnect, resuming
+//! the watch where it stopped, or re-reading the prefix when etcd has
+//! compacted that history.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use etcd_client::{Client, ConnectOptions, EventType, GetOptions, WatchOptions, WatchResponse};
+use futures_util::FutureExt;
+use shardring::Ring;
+
+use crate::error::MembershipError;
+use crate::follower::{Context, Shared};
+use crate::records::{Layout, Records, Rejected};
+
+/// Time allowed for one unary request (connect, range read).
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Endpoints as the client takes them: `http://host:port`. A bare
+/// `host:port` gets `http://`.
+///
+/// Errors: [`MembershipError::InvalidEndpoint`] for an empty list or an
+/// endpoint without a port.
+pub(crate) fn endpoints<E: AsRef<str>>(list: &[E]) -> Result<Vec<String>, MembershipError> {
+    if list.is_empty() {
+        return Err(MembershipError::InvalidEndpoint { endpoint: String::new(), reason: "no endpoint given".into() });
+    }
+    list.iter()
+        .map(|endpoint| {
+            let endpoint = endpoint.as_ref().trim();
+            let address = endpoint.strip_prefix("http://").unwrap_or(endpoint);
+            let port = address.rsplit_once(':').map(|(_, port)| port);
+            if address.is_empty() || !port.is_some_and(|p| p.parse::<u16>().is_ok_and(|p| p > 0)) {
+                return Err(MembershipError::InvalidEndpoint {
+                    endpoint: endpoint.to_owned(),
+                    reason: "expected http://host:port or host:port".into(),
+                });
+            }
+            Ok(format!("http://{address}"))
+        })
+        .collect()
+}
+
+/// Connects to etcd, failing within [`REQUEST_TIMEOUT`].
+pub(crate) async fn connect(endpoints: &[String]) -> Result<Client, String> {
+    let options = ConnectOptions::new()
+        .with_connect_timeout(REQUEST_TIMEOUT)
+        .with_keep_alive(Duration::from_secs(2), Duration::from_secs(2))
+        .with_keep_alive_while_idle(true);
+    match tokio::time::timeout(REQUEST_TIMEOUT, Client::connect(endpoints, Some(options))).await {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err(format!("no answer within {REQUEST_TIMEOUT:?}")),
+    }
+}
+
+/// How a session with etcd ended.
+enum Ended {
+    /// The follower was stopped.
+    Stop,
+    /// The watch history was compacted: re-read the prefix at once.
+    Resync,
+    /// etcd failed: back off, then resume.
+    Failed(String),
+}
+
+/// What a follower knows between sessions.
+struct Position {
+    records: Records,
+    ring: Option<Arc<Ring>>,
+    revision: i64,
+    /// Watch from here on reconnecting, instead of re-reading the prefix.
+    resume: Option<i64>,
+}
+
+/// Follows `layout` in etcd until stopped.
+pub(crate) async fn follow(endpoints: Vec<String>, layout: Layout, mut context: Context) {
+    let shared = Arc::clone(&context.shared);
+    let mut position = Position { records: Records::new(layout), ring: None, revision: 0, resume: None };
+    let mut backoff = shared.min_backoff;
+    loop {
+        if *context.stop.borrow() {
+            return;
+        }
+        match session(&endpoints, &mut position, &mut context, &mut backoff).await {
+            Ended::Stop => return,
+            Ended::Resync => position.resume = None,
+            Ended::Failed(message) => {
+                shared.disconnected(message);
+                tokio::select! {
+                    _ = context.stop.changed() => return,
+                    () = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(shared.max_backoff);
+            }
+        }
+    }
+}
+
+/// Reads the whole prefix into fresh records and publishes their ring.
+async fn read_prefix(client: &mut Client, position: &mut Position, shared: &Shared) -> Result<i64, String> {
+    let layout = position.records.layout().clone();
+    let read = client.get(layout.root(), Some(GetOptions::new().with_prefix()));
+    let response = match tokio::time::timeout(REQUEST_TIMEOUT, read).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(error)) => return Err(error.to_string()),
+        Err(_) => return Err(format!("range read of {} took longer than {REQUEST_TIMEOUT:?}", layout.root())),
+    };
+    let revision = response.header().map_or(0, |h| h.revision());
+    let mut records = Records::new(layout);
+    let mut changes = Vec::new();
+    for kv in response.kvs() {
+        match records.change_of(kv.key(), Some(kv.value())) {
+            Ok(Some(change)) => changes.push(change),
+            Ok(None) => {}
+            Err(rejected) => shared.reject(rejected),
+        }
+    }
+    let (built, rejected) = records.advance(None, changes);
+    rejected.into_iter().for_each(|r| shared.reject(r));
+    position.records = records;
+    settle(position, shared, revision, built);
+    Ok(revision)
+}
+
+/// Publishes a built ring at `revision`, or reports why none could be built
+/// (the last ring stays, and so does the revision).
+fn settle(position: &mut Position, shared: &Shared, revision: i64, built: Result<Ring, shardring::RingError>) {
+    match built {
+        Ok(ring) => {
+            let ring = Arc::new(ring);
+            position.ring = Some(Arc::clone(&ring));
+            position.revision = revision;
+            shared.publish(revision, Some(ring));
+        }
+        Err(error) => {
+            // The last ring no longer matches the records: the next change rebuilds.
+            position.ring = None;
+            let key = position.records.layout().config_key();
+            shared.reject(Rejected { key, message: format!("no ring can be built at revision {revision}: {error}") });
+        }
+    }
+}
+
+async fn session(endpoints: &[String], position: &mut Position, context: &mut Context, backoff: &mut std::time::Duration) -> Ended {
+    let shared = Arc::clone(&context.shared);
+    let mut client = match connect(endpoints).await {
+        Ok(client) => client,
+        Err(message) => return Ended::Failed(message),
+    };
+    let start = match position.resume {
+        Some(start) => start,
+        None => match read_prefix(&mut client, position, &shared).await {
+            Ok(revision) => revision + 1,
+            Err(message) => return Ended::Failed(message),
+        },
+    };
+    let options = WatchOptions::new().with_prefix().with_start_revision(start).with_progress_notify();
+    let root = position.records.layout().root();
+    let mut stream = match tokio::time::timeout(REQUEST_TIMEOUT, client.watch(root, Some(options))).await {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(error)) => return Ended::Failed(error.to_string()),
+        Err(_) => return Ended::Failed(format!("watch not created within {REQUEST_TIMEOUT:?}")),
+    };
+    shared.connected(position.revision);
+    *backoff = shared.min_backoff;
+    loop {
+        let message = tokio::select! {
+            _ = context.stop.changed() => return Ended::Stop,
+            Some(()) = context.progress.recv() => {
+                // A follower asked to confirm its revision (wait_for_revision).
+                if let Err(error) = stream.request_progress().await {
+                    return lost(position, error.to_string());
+                }
+                continue;
+            }
+            message = stream.message() => message,
+        };
+        let first = match message {
+            Ok(Some(message)) => message,
+            Ok(None) => return lost(position, "etcd closed the watch".into()),
+            Err(error) => return lost(position, error.to_string()),
+        };
+        // Coalesce: every response already received becomes one ring.
+        let mut batch = vec![first];
+        while let Some(Ok(Some(next))) = stream.message().now_or_never() {
+            batch.push(next);
+        }
+        if let Some(ended) = apply(position, &shared, batch) {
+            return ended;
+        }
+    }
+}
+
+/// Remembers where to resume and reports the failure.
+fn lost(position: &mut Position, message: String) -> Ended {
+    position.resume = Some(position.revision + 1);
+    Ended::Failed(message)
+}
+
+/// Applies a batch of watch responses as one new ring.
+fn apply(position: &mut Position, shared: &Shared, batch: Vec<WatchResponse>) -> Option<Ended> {
+    let mut changes = Vec::new();
+    let mut revision = position.revision;
+    for response in &batch {
+        if response.canceled() {
+            if response.compact_revision() > 0 {
+                // History up to compact_revision is gone: re-read the prefix.
+                return Some(Ended::Resync);
+            }
+            return Some(lost(position, format!("etcd cancelled the watch: {}", response.cancel_reason())));
+        }
+        if response.created() {
+            continue;
+        }
+        for event in response.events() {
+            let Some(kv) = event.kv() else { continue };
+            let value = (event.event_type() == EventType::Put).then(|| kv.value());
+            match position.records.change_of(kv.key(), value) {
+                Ok(Some(change)) => changes.push(change),
+                Ok(None) => {}
+                Err(rejected) => shared.reject(rejected),
+            }
+        }
+        if let Some(header) = response.header() {
+            revision = revision.max(header.revision());
+        }
+    }
+    if changes.is_empty() {
+        // A progress notification: the ring is current at `revision`.
+        if revision > position.revision {
+            position.revision = revision;
+            shared.publish(revision, None);
+        }
+        return None;
+    }
+    let previous = position.ring.clone();
+    let (built, rejected) = position.records.advance(previous.as_deref(), changes);
+    rejected.into_iter().for_each(|r| shared.reject(r));
+    settle(position, shared, revision, built);
+    None
+}

@@ -1,0 +1,44 @@
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+//! # shardring-membership
+//!
+//! A shardring ring across a fleet: members register in **etcd** under a
+//! lease, and every application server runs a [`Follower`] that keeps the
+//! ring of those members current, so all of them converge on the same ring
+//! (the same fingerprint) and know which etcd revision (epoch) they hold.
+//! The same follower also runs over a local JSON config file, so a single
+//! machine needs no server. The placement engine (`shardring`) stays free
+//! of I/O; this crate adds the I/O around it.
+//!
+//! Layout in etcd under a prefix `P` (`core/SPEC.md`, *Membership in etcd*):
+//! `P/config` holds the ring parameters, `P/members/<id>` one JSON record per
+//! member (`{"weight": 1.0, "zone": "a", "state": "active"}`) bound to the
+//! member's lease. The ring at a revision is a pure function of the records
+//! at that revision ([`Records`]).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use shardring_membership::{Follower, FollowerOptions, Member, MemberRecord};
+//!
+//! let endpoints = ["http://127.0.0.1:2379"];
+//! // On each cache server:
+//! let member = Member::join(&endpoints, "/shardring/cache", "10.0.0.1:11211", MemberRecord::new(1.0), Duration::from_secs(5))?;
+//! // On each application server:
+//! let follower = Follower::etcd(&endpoints, "/shardring/cache", FollowerOptions::default())?;
+//! let owner = follower.ring().get("user:42")?.id().to_owned();
+//! println!("{owner} at revision {}", follower.revision());
+//! member.leave();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+mod etcd;
+mod file;
+mod follower;
+mod member;
+mod records;
+
+pub use error::MembershipError;
+pub use follower::{Epoch, Event, Follower, FollowerOptions, Hook, Status};
+pub use member::{Admin, Member, MemberEntry, MemberState as AgentState};
+pub use records::{Change, KeyKind, Layout, MemberRecord, MemberState, ParamsRecord, Records, Rejected};

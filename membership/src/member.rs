@@ -1,0 +1,434 @@
+//! The node side: [`Member`], an agent that registers one member under a
+//! lease and keeps the lease alive, and [`Admin`], the one-shot operations
+//! (list, leave, set a weight, write the ring parameters).
+//!
+//! A member's record lives exactly as long as its lease: when the agent
+//! stops it revokes the lease and the member leaves at once; when the
+//! process dies the lease expires after its TTL and the member drops out of
+//! every follower's ring. An agent cut off from etcd for longer than its TTL
+//! registers again once etcd answers; an agent whose lease is revoked while
+//! it is connected (`Admin::leave`) has been removed and stops.
+
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
+use tokio::sync::watch;
+
+use crate::error::MembershipError;
+use crate::etcd::{REQUEST_TIMEOUT, connect, endpoints};
+use crate::records::{Layout, MemberRecord, ParamsRecord};
+
+/// The state of a member agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemberState {
+    /// Registered under this lease, kept alive.
+    Registered {
+        /// The etcd lease id.
+        lease: i64,
+    },
+    /// Cut off from etcd; the record may have expired. Re-registers when etcd answers.
+    Disconnected {
+        /// What failed.
+        message: String,
+    },
+    /// Its lease was revoked by someone else while connected: removed from the ring.
+    Removed,
+    /// Stopped by [`Member::leave`] (the lease is revoked).
+    Left,
+}
+
+/// A member agent: registers `P/members/<id>` under a lease with TTL `ttl`
+/// and keeps the lease alive from a background thread (a keep-alive every
+/// `ttl / 3`).
+pub struct Member {
+    id: String,
+    state: Arc<Mutex<MemberState>>,
+    stop: watch::Sender<bool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Member {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Member").field("id", &self.id).field("state", &self.state()).finish()
+    }
+}
+
+/// Runs `future` on a fresh current-thread runtime.
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime builds")
+        .block_on(future)
+}
+
+/// `Err` as a membership error naming the endpoints.
+fn etcd_error(endpoints: &[String]) -> impl Fn(etcd_client::Error) -> MembershipError + '_ {
+    move |error| MembershipError::etcd(endpoints, error)
+}
+
+async fn timed<T>(
+    endpoints: &[String],
+    future: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
+) -> Result<T, MembershipError> {
+    match tokio::time::timeout(REQUEST_TIMEOUT, future).await {
+        Ok(result) => result.map_err(etcd_error(endpoints)),
+        Err(_) => Err(MembershipError::etcd(endpoints, format!("no answer within {REQUEST_TIMEOUT:?}"))),
+    }
+}
+
+/// Grants a lease of `ttl` and writes the record under it.
+async fn register(
+    client: &mut Client,
+    endpoints: &[String],
+    key: &str,
+    record: &MemberRecord,
+    ttl: Duration,
+) -> Result<i64, MembershipError> {
+    let seconds = ttl.as_secs().max(1) as i64;
+    let lease = timed(endpoints, client.lease_grant(seconds, None)).await?.id();
+    timed(endpoints, client.put(key, record.to_json(), Some(PutOptions::new().with_lease(lease)))).await?;
+    Ok(lease)
+}
+
+impl Member {
+    /// Registers member `id` with `record` under a lease of `ttl` (at least
+    /// 1 s, whole seconds) and starts keeping it alive. Returns once the
+    /// record is written.
+    ///
+    /// Errors: [`MembershipError::InvalidPrefix`],
+    /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Record`] for
+    /// an empty id or an invalid record, [`MembershipError::Etcd`] when etcd
+    /// does not answer.
+    pub fn join<E: AsRef<str>>(
+        endpoints: &[E],
+        prefix: &str,
+        id: &str,
+        record: MemberRecord,
+        ttl: Duration,
+    ) -> Result<Member, MembershipError> {
+        let layout = Layout::new(prefix)?;
+        let endpoints = crate::etcd::endpoints(endpoints)?;
+        check_member(&layout, id, &record)?;
+        let key = layout.member_key(id);
+        let (lease, client) = block_on(async {
+            let mut client = connect(&endpoints).await.map_err(|e| MembershipError::etcd(&endpoints, e))?;
+            let lease = register(&mut client, &endpoints, &key, &record, ttl).await?;
+            Ok::<_, MembershipError>((lease, client))
+        })?;
+        drop(client);
+        let state = Arc::new(Mutex::new(MemberState::Registered { lease }));
+        let (stop, stop_receiver) = watch::channel(false);
+        let agent = Agent { endpoints, key, record, ttl, state: Arc::clone(&state), lease };
+        let thread = std::thread::Builder::new()
+            .name("shardring-member".into())
+            .spawn(move || block_on(agent.run(stop_receiver)))
+            .map_err(|e| MembershipError::File { path: "<thread>".into(), message: e.to_string() })?;
+        Ok(Member { id: id.to_owned(), state, stop, thread: Some(thread) })
+    }
+
+    /// The member id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The agent's current state.
+    pub fn state(&self) -> MemberState {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Stops keeping the lease alive and revokes it: the member leaves every
+    /// follower's ring at once. A member already removed just stops.
+    pub fn leave(mut self) {
+        self.stop_agent();
+    }
+
+    fn stop_agent(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        self.stop_agent();
+    }
+}
+
+/// Checks an id and record before writing them.
+fn check_member(layout: &Layout, id: &str, record: &MemberRecord) -> Result<(), MembershipError> {
+    let key = layout.member_key(id);
+    if id.is_empty() || id.contains('/') {
+        let error = shardring::RingError::InvalidConfig { message: format!("member id {id:?} must be non-empty and hold no '/'") };
+        return Err(MembershipError::Record { key, error });
+    }
+    shardring::Ring::builder()
+        .nodes([shardring::Node::new(id, record.weight)])
+        .build()
+        .map(drop)
+        .map_err(|error| MembershipError::Record { key, error })
+}
+
+/// The agent's thread: keep-alives, re-registration, revocation on stop.
+struct Agent {
+    endpoints: Vec<String>,
+    key: String,
+    record: MemberRecord,
+    ttl: Duration,
+    state: Arc<Mutex<MemberState>>,
+    lease: i64,
+}
+
+impl Agent {
+    fn set(&self, state: MemberState) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+    }
+
+    async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let interval = (self.ttl / 3).max(Duration::from_millis(300));
+        let mut backoff = Duration::from_millis(100);
+        // When the lease was last confirmed alive: a revocation seen within
+        // the TTL of it was done by someone else while connected.
+        let mut confirmed = Instant::now();
+        loop {
+            let outcome = self.keep_alive(&mut stop, interval, &mut confirmed).await;
+            match outcome {
+                Outcome::Stop => {
+                    // Leave at once: revoke the lease (best effort; else it expires).
+                    let _ = tokio::time::timeout(REQUEST_TIMEOUT, async {
+                        if let Ok(mut client) = connect(&self.endpoints).await {
+                            let _ = client.lease_revoke(self.lease).await;
+                        }
+                    })
+                    .await;
+                    self.set(MemberState::Left);
+                    return;
+                }
+                Outcome::Removed => {
+                    self.set(MemberState::Removed);
+                    return;
+                }
+                Outcome::Failed(message) => {
+                    self.set(MemberState::Disconnected { message });
+                    tokio::select! {
+                        _ = stop.changed() => {
+                            // Stopping while disconnected: the lease expires on its own.
+                            self.set(MemberState::Left);
+                            return;
+                        }
+                        () = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+    }
+
+    /// One connection: checks the lease (re-registering if it expired),
+    /// then sends keep-alives until stopped or failed.
+    async fn keep_alive(&mut self, stop: &mut watch::Receiver<bool>, interval: Duration, confirmed: &mut Instant) -> Outcome {
+        let mut client = match connect(&self.endpoints).await {
+            Ok(client) => client,
+            Err(message) => return Outcome::Failed(message),
+        };
+        let alive = match timed(&self.endpoints, client.lease_time_to_live(self.lease, None)).await {
+            Ok(response) => response.ttl() > 0,
+            Err(error) => return Outcome::Failed(error.to_string()),
+        };
+        if !alive {
+            if confirmed.elapsed() < self.ttl {
+                return Outcome::Removed;
+            }
+            // Cut off longer than the TTL: the record expired; register again.
+            match register(&mut client, &self.endpoints, &self.key, &self.record, self.ttl).await {
+                Ok(lease) => self.lease = lease,
+                Err(error) => return Outcome::Failed(error.to_string()),
+            }
+        }
+        *confirmed = Instant::now();
+        self.set(MemberState::Registered { lease: self.lease });
+        let (mut keeper, mut responses) =
+            match timed(&self.endpoints, client.lease_keep_alive(self.lease)).await {
+                Ok(pair) => pair,
+                Err(error) => return Outcome::Failed(error.to_string()),
+            };
+        let mut tick = tokio::time::interval(interval);
+        loop {
+            tokio::select! {
+                _ = stop.changed() => return Outcome::Stop,
+                _ = tick.tick() => {
+                    if let Err(error) = keeper.keep_alive().await {
+                        return Outcome::Failed(error.to_string());
+                    }
+                }
+                response = responses.message() => match response {
+                    Ok(Some(response)) if response.ttl() > 0 => *confirmed = Instant::now(),
+                    // TTL 0: the lease is gone although we kept it alive: revoked.
+                    Ok(Some(_)) => return Outcome::Removed,
+                    Ok(None) => return Outcome::Failed("etcd closed the keep-alive stream".into()),
+                    Err(error) => return Outcome::Failed(error.to_string()),
+                },
+            }
+        }
+    }
+}
+
+enum Outcome {
+    Stop,
+    Removed,
+    Failed(String),
+}
+
+/// One member as [`Admin::members`] lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberEntry {
+    /// The member id.
+    pub id: String,
+    /// Its record, or why it does not parse.
+    pub record: Result<MemberRecord, String>,
+    /// The lease it is bound to (0 for a member written without one).
+    pub lease: i64,
+    /// The etcd revision of its last change.
+    pub mod_revision: i64,
+}
+
+/// One-shot operations on a ring in etcd: each call connects, acts, and
+/// returns (blocking), for the CLI and for tools.
+pub struct Admin {
+    endpoints: Vec<String>,
+    layout: Layout,
+    runtime: tokio::runtime::Runtime,
+    client: Client,
+}
+
+impl std::fmt::Debug for Admin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admin").field("endpoints", &self.endpoints).field("prefix", &self.layout.prefix()).finish()
+    }
+}
+
+impl Admin {
+    /// Connects to etcd for the ring under `prefix`.
+    ///
+    /// Errors: [`MembershipError::InvalidPrefix`],
+    /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Etcd`].
+    pub fn connect<E: AsRef<str>>(endpoint_list: &[E], prefix: &str) -> Result<Admin, MembershipError> {
+        let layout = Layout::new(prefix)?;
+        let endpoints = endpoints(endpoint_list)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| MembershipError::etcd(&endpoints, e))?;
+        let client = runtime.block_on(connect(&endpoints)).map_err(|e| MembershipError::etcd(&endpoints, e))?;
+        Ok(Admin { endpoints, layout, runtime, client })
+    }
+
+    /// The layout of the ring's keys.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Writes the ring parameters at `P/config` and returns the revision.
+    /// Errors: [`MembershipError::Record`] when the parameters cannot build
+    /// a ring, [`MembershipError::Etcd`].
+    pub fn set_config(&mut self, params: &ParamsRecord) -> Result<i64, MembershipError> {
+        let key = self.layout.config_key();
+        let probe = shardring::RingConfig {
+            format_version: params.format_version,
+            algorithm: params.algorithm,
+            vnodes: params.vnodes,
+            seed: params.seed,
+            table_size: params.table_size,
+            nodes: Vec::new(),
+        };
+        probe.build().map_err(|error| MembershipError::Record { key: key.clone(), error })?;
+        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let response = self.runtime.block_on(timed(endpoints, client.put(key, params.to_json(), None)))?;
+        Ok(response.header().map_or(0, |h| h.revision()))
+    }
+
+    /// The members under the prefix, in id order.
+    pub fn members(&mut self) -> Result<Vec<MemberEntry>, MembershipError> {
+        let prefix = self.layout.members_prefix();
+        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let response =
+            self.runtime.block_on(timed(endpoints, client.get(prefix.clone(), Some(GetOptions::new().with_prefix()))))?;
+        Ok(response
+            .kvs()
+            .iter()
+            .map(|kv| MemberEntry {
+                id: String::from_utf8_lossy(&kv.key()[prefix.len()..]).into_owned(),
+                record: std::str::from_utf8(kv.value())
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| MemberRecord::from_json(text).map_err(|e| e.to_string())),
+                lease: kv.lease(),
+                mod_revision: kv.mod_revision(),
+            })
+            .collect())
+    }
+
+    /// Writes member `id` without a lease (a static member, which stays
+    /// until removed) and returns the revision.
+    /// Errors: [`MembershipError::Record`], [`MembershipError::Etcd`].
+    pub fn put_member(&mut self, id: &str, record: &MemberRecord) -> Result<i64, MembershipError> {
+        check_member(&self.layout, id, record)?;
+        let key = self.layout.member_key(id);
+        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let response = self.runtime.block_on(timed(endpoints, client.put(key, record.to_json(), None)))?;
+        Ok(response.header().map_or(0, |h| h.revision()))
+    }
+
+    /// Removes member `id`: deletes its record and revokes its lease (a
+    /// running agent then stops, as removed). Returns the revision.
+    /// Errors: [`MembershipError::UnknownMember`], [`MembershipError::Etcd`].
+    pub fn leave(&mut self, id: &str) -> Result<i64, MembershipError> {
+        let entry = self.member(id)?;
+        let key = self.layout.member_key(id);
+        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        self.runtime.block_on(async {
+            if entry.lease != 0 {
+                let _ = timed(endpoints, client.lease_revoke(entry.lease)).await;
+            }
+            let response = timed(endpoints, client.delete(key, None)).await?;
+            Ok(response.header().map_or(0, |h| h.revision()))
+        })
+    }
+
+    /// Sets member `id`'s weight, keeping its lease, zone and state; the
+    /// write fails with [`MembershipError::Conflict`] if the record changed
+    /// since it was read. Returns the revision.
+    /// Errors: [`MembershipError::UnknownMember`],
+    /// [`MembershipError::Record`] (an invalid weight or record),
+    /// [`MembershipError::Conflict`], [`MembershipError::Etcd`].
+    pub fn set_weight(&mut self, id: &str, weight: f64) -> Result<i64, MembershipError> {
+        let entry = self.member(id)?;
+        let key = self.layout.member_key(id);
+        let mut record = entry.record.map_err(|message| MembershipError::Record {
+            key: key.clone(),
+            error: shardring::RingError::InvalidConfig { message },
+        })?;
+        record.weight = weight;
+        check_member(&self.layout, id, &record)?;
+        let put = PutOptions::new().with_lease(entry.lease);
+        let txn = Txn::new()
+            .when([Compare::mod_revision(key.clone(), CompareOp::Equal, entry.mod_revision)])
+            .and_then([TxnOp::put(key, record.to_json(), Some(put))]);
+        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let response = self.runtime.block_on(timed(endpoints, client.txn(txn)))?;
+        if !response.succeeded() {
+            return Err(MembershipError::Conflict { id: id.to_owned() });
+        }
+        Ok(response.header().map_or(0, |h| h.revision()))
+    }
+
+    fn member(&mut self, id: &str) -> Result<MemberEntry, MembershipError> {
+        self.members()?.into_iter().find(|m| m.id == id).ok_or_else(|| MembershipError::UnknownMember {
+            id: id.to_owned(),
+            prefix: self.layout.prefix().to_owned(),
+        })
+    }
+}
