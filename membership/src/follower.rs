@@ -31,6 +31,7 @@ pub struct Epoch {
 
 /// Something a follower reports.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Event {
     /// A new epoch: the ring changed (`changed`), or the follower learnt that
     /// its ring is still current at a later revision.

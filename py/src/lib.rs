@@ -5,6 +5,7 @@
 mod analysis;
 mod bounded;
 mod errors;
+mod follower;
 mod keys;
 mod ring;
 
@@ -20,6 +21,8 @@ fn _shardring(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bounded::PyLease>()?;
     m.add_class::<analysis::PyBalance>()?;
     m.add_class::<analysis::PySpread>()?;
+    m.add_class::<follower::PyFollower>()?;
+    m.add_class::<follower::PyEvents>()?;
     m.add_function(wrap_pyfunction!(keys::hash_key, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::diff, m)?)?;
     m.add_function(wrap_pyfunction!(ring::_ring_from_json, m)?)?;

@@ -30,8 +30,13 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     fn new(py: Python<'_>, ring: Ring) -> Arc<Snapshot> {
+        Snapshot::of(py, Arc::new(ring))
+    }
+
+    /// A snapshot of a shared ring (a follower's).
+    pub(crate) fn of(py: Python<'_>, ring: Arc<Ring>) -> Arc<Snapshot> {
         let ids = ring.nodes().iter().map(|n| PyString::new(py, n.id()).unbind()).collect();
-        Arc::new(Snapshot { ring: Arc::new(ring), ids })
+        Arc::new(Snapshot { ring, ids })
     }
 
     fn id(&self, py: Python<'_>, index: usize) -> Py<PyString> {
@@ -73,11 +78,19 @@ pub struct PyRing {
     current: Arc<ArcSwap<Snapshot>>,
     /// Serialises the mutating methods so none of their updates is lost.
     writer: Mutex<()>,
+    /// Set for a Follower's ring, which only its source changes.
+    followed: bool,
 }
 
 impl PyRing {
     pub(crate) fn from_ring(py: Python<'_>, ring: Ring) -> PyRing {
-        PyRing { current: Arc::new(ArcSwap::new(Snapshot::new(py, ring))), writer: Mutex::new(()) }
+        PyRing { current: Arc::new(ArcSwap::new(Snapshot::new(py, ring))), writer: Mutex::new(()), followed: false }
+    }
+
+    /// A ring whose snapshots a Follower stores into `cell`; its in-place
+    /// methods raise, as the follower would overwrite their change.
+    pub(crate) fn followed(cell: Arc<ArcSwap<Snapshot>>) -> PyRing {
+        PyRing { current: cell, writer: Mutex::new(()), followed: true }
     }
 
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
@@ -106,6 +119,11 @@ impl PyRing {
         py: Python<'_>,
         change: impl FnOnce(&Ring) -> Result<Ring, shardring::RingError> + Send,
     ) -> PyResult<()> {
+        if self.followed {
+            return Err(PyTypeError::new_err(
+                "this Ring belongs to a Follower, which replaces it on every membership change: change the membership (etcd, or the config file) instead",
+            ));
+        }
         // Waits for the lock with the GIL released, so a writer never deadlocks with the GIL.
         let _writer = self.writer.lock_py_attached(py).unwrap_or_else(|poisoned| poisoned.into_inner());
         let ring = self.derive(py, change)?;

@@ -1,0 +1,321 @@
+//! `shardring.Follower`: a ring kept current from etcd or a config file by
+//! the `shardring-membership` crate's follower thread. The thread stores
+//! each new ring into the follower's `Ring` object (whole snapshots, so
+//! readers never see a torn ring) and then calls `on_change` callbacks;
+//! `events()` iterates over everything the follower reports.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use pyo3::exceptions::{PyTimeoutError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use shardring_membership::{Epoch, Event, Follower, FollowerOptions, MembershipError};
+
+use crate::errors::{Argument, number_argument, raise};
+
+/// Default of every `timeout`: 5 seconds.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+use crate::ring::{PyRing, Snapshot};
+
+/// A membership error as the Python exception a caller expects: timeouts
+/// are `TimeoutError`, bad endpoints or prefixes `InvalidConfigError`.
+fn membership_error(py: Python<'_>, error: MembershipError) -> PyErr {
+    match error {
+        MembershipError::Timeout { .. } => PyTimeoutError::new_err(error.to_string()),
+        MembershipError::Record { .. }
+        | MembershipError::InvalidPrefix { .. }
+        | MembershipError::InvalidEndpoint { .. } => raise(py, "InvalidConfigError", "RING_INVALID_CONFIG", error.to_string()),
+        _ => pyo3::exceptions::PyConnectionError::new_err(error.to_string()),
+    }
+}
+
+/// An event as a dict: `{"kind": "epoch", "revision", "fingerprint",
+/// "changed", "moved_share", "flows"}`, `{"kind": "rejected", "key",
+/// "message"}`, `{"kind": "disconnected", "message"}` or `{"kind":
+/// "reconnected", "revision", "down_for"}` (seconds).
+fn event_dict<'py>(py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    match event {
+        Event::Epoch { revision, fingerprint, changed, diff } => {
+            dict.set_item("kind", "epoch")?;
+            dict.set_item("revision", revision)?;
+            dict.set_item("fingerprint", fingerprint)?;
+            dict.set_item("changed", changed)?;
+            dict.set_item("moved_share", diff.as_ref().map(|d| d.moved_share))?;
+            let flows = PyDict::new(py);
+            for flow in diff.iter().flat_map(|d| &d.flows) {
+                flows.set_item((flow.from.as_str(), flow.to.as_str()), flow.share)?;
+            }
+            dict.set_item("flows", flows)?;
+        }
+        Event::Rejected(rejected) => {
+            dict.set_item("kind", "rejected")?;
+            dict.set_item("key", &rejected.key)?;
+            dict.set_item("message", &rejected.message)?;
+        }
+        Event::Disconnected { message } => {
+            dict.set_item("kind", "disconnected")?;
+            dict.set_item("message", message)?;
+        }
+        Event::Reconnected { revision, down_for } => {
+            dict.set_item("kind", "reconnected")?;
+            dict.set_item("revision", revision)?;
+            dict.set_item("down_for", down_for.as_secs_f64())?;
+        }
+        _ => dict.set_item("kind", "other")?,
+    }
+    Ok(dict)
+}
+
+/// The callbacks and the ring cell the follower thread serves.
+struct Listeners {
+    cell: Arc<ArcSwap<Snapshot>>,
+    callbacks: Mutex<Vec<Py<PyAny>>>,
+}
+
+impl Listeners {
+    /// On the follower's thread: publish a changed ring into the Python
+    /// ring, then call the callbacks with the event.
+    fn serve(&self, event: &Event, epoch: &Arc<Epoch>) {
+        Python::attach(|py| {
+            if let Event::Epoch { changed: true, .. } = event {
+                self.cell.store(Snapshot::of(py, Arc::clone(&epoch.ring)));
+            }
+            let callbacks: Vec<Py<PyAny>> =
+                self.callbacks.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|c| c.clone_ref(py)).collect();
+            if callbacks.is_empty() {
+                return;
+            }
+            let Ok(dict) = event_dict(py, event) else { return };
+            for callback in callbacks {
+                if let Err(error) = callback.call1(py, (&dict,)) {
+                    // A failing callback must not stop the follower: report it as unraisable.
+                    error.write_unraisable(py, Some(callback.bind(py)));
+                }
+            }
+        });
+    }
+}
+
+/// Follower.etcd(endpoints, prefix, *, timeout=5.0) / Follower.file(path, *, timeout=5.0)
+///
+/// A ring kept current by a background thread from the member records under
+/// `prefix` in etcd (`core/SPEC.md`, Membership in etcd) or from a JSON ring
+/// config file (re-read when replaced). The constructors return once the
+/// first ring is read, or raise TimeoutError after `timeout` seconds.
+///
+/// `follower.ring` is a Ring that every lookup can use (get, get_n,
+/// get_many, LoadTracker, ...); the follower replaces its snapshot on each
+/// change, atomically. `revision` is the epoch it reflects; followers at one
+/// revision hold the same `fingerprint`. `on_change(callback)` registers a
+/// function called (on the follower's thread) with each event dict;
+/// `events(timeout)` iterates over the events from its call on.
+/// `wait_for_revision(revision, timeout)` blocks (without the GIL) until the
+/// follower holds that revision.
+#[pyclass(frozen, module = "shardring", name = "Follower")]
+pub struct PyFollower {
+    follower: Mutex<Option<Follower>>,
+    ring: Py<PyRing>,
+    listeners: Arc<Listeners>,
+}
+
+impl PyFollower {
+    fn start(
+        py: Python<'_>,
+        timeout: Argument<'_>,
+        start: impl FnOnce(FollowerOptions) -> Result<Follower, MembershipError> + Send,
+    ) -> PyResult<PyFollower> {
+        let timeout = timeout.map(|t| seconds(t, "timeout"))?.unwrap_or(DEFAULT_TIMEOUT);
+        let empty = Snapshot::of(py, Arc::new(shardring::Ring::builder().build().expect("an empty ring builds")));
+        let listeners = Arc::new(Listeners { cell: Arc::new(ArcSwap::new(empty)), callbacks: Mutex::new(Vec::new()) });
+        let hook_listeners = Arc::clone(&listeners);
+        let options = FollowerOptions {
+            initial_timeout: timeout,
+            hook: Some(Box::new(move |event, epoch| hook_listeners.serve(event, epoch))),
+            ..FollowerOptions::default()
+        };
+        // Without the GIL: the follower's thread takes it to publish the first ring.
+        let follower = py.detach(|| start(options)).map_err(|e| membership_error(py, e))?;
+        let ring = Py::new(py, PyRing::followed(Arc::clone(&listeners.cell)))?;
+        Ok(PyFollower { follower: Mutex::new(Some(follower)), ring, listeners })
+    }
+
+    fn with<T>(&self, use_it: impl FnOnce(&Follower) -> T) -> PyResult<T> {
+        let guard = self.follower.lock().unwrap_or_else(|p| p.into_inner());
+        match guard.as_ref() {
+            Some(follower) => Ok(use_it(follower)),
+            None => Err(pyo3::exceptions::PyValueError::new_err("the follower is closed")),
+        }
+    }
+}
+
+/// A duration in seconds (int or float, not a bool), >= 0.
+fn seconds(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Duration> {
+    let seconds = number_argument(value, what)?;
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("{what} must be a number of seconds >= 0, got {seconds}")))
+}
+
+/// Endpoints as a str (comma-separated) or a list of str.
+fn endpoint_list(endpoints: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if let Ok(text) = endpoints.extract::<String>() {
+        return Ok(text.split(',').map(str::to_owned).collect());
+    }
+    endpoints.extract::<Vec<String>>().map_err(|_| PyTypeError::new_err("endpoints must be a str or a list of str"))
+}
+
+#[pymethods]
+impl PyFollower {
+    /// Follower.etcd(endpoints, prefix, *, timeout=5.0) -> Follower: follows
+    /// the ring under `prefix` (e.g. "/shardring/cache") in etcd at
+    /// `endpoints` ("http://127.0.0.1:2379", comma-separated, or a list).
+    /// Raises TimeoutError when no ring is read within `timeout` seconds,
+    /// InvalidConfigError for a bad endpoint or prefix.
+    #[staticmethod]
+    #[pyo3(signature = (endpoints, prefix, *, timeout = Argument::Absent), text_signature = "(endpoints, prefix, *, timeout=5.0)")]
+    fn etcd(py: Python<'_>, endpoints: &Bound<'_, PyAny>, prefix: &str, timeout: Argument<'_>) -> PyResult<PyFollower> {
+        let endpoints = endpoint_list(endpoints)?;
+        let prefix = prefix.to_owned();
+        PyFollower::start(py, timeout, move |options| Follower::etcd(&endpoints, &prefix, options))
+    }
+
+    /// Follower.file(path, *, timeout=5.0) -> Follower: follows a JSON ring
+    /// config file (docs/config.schema.json), re-read whenever it is replaced
+    /// (write a temporary file, then rename it over) or written. Raises
+    /// TimeoutError when the file gives no valid ring within `timeout` seconds.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, timeout = Argument::Absent), text_signature = "(path, *, timeout=5.0)")]
+    fn file(py: Python<'_>, path: std::path::PathBuf, timeout: Argument<'_>) -> PyResult<PyFollower> {
+        PyFollower::start(py, timeout, move |options| Follower::file(path, options))
+    }
+
+    /// The current ring: a Ring the follower keeps up to date (its in-place
+    /// methods raise TypeError; change the membership instead).
+    #[getter]
+    fn ring(&self, py: Python<'_>) -> Py<PyRing> {
+        self.ring.clone_ref(py)
+    }
+
+    /// The revision (epoch) of the current ring: the etcd revision it was
+    /// read at, or the number of successful reads of the file.
+    #[getter]
+    fn revision(&self) -> PyResult<i64> {
+        self.with(Follower::revision)
+    }
+
+    /// The current ring's fingerprint (int).
+    #[getter]
+    fn fingerprint(&self) -> PyResult<u64> {
+        self.with(|f| f.epoch().fingerprint)
+    }
+
+    /// status() -> dict: {"revision", "fingerprint", "connected", "stale_for"
+    /// (seconds out of touch with the source, 0.0 while connected),
+    /// "last_error", "epochs"}.
+    fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let status = self.with(Follower::status)?;
+        let dict = PyDict::new(py);
+        dict.set_item("revision", status.revision)?;
+        dict.set_item("fingerprint", status.fingerprint)?;
+        dict.set_item("connected", status.connected)?;
+        dict.set_item("stale_for", status.stale_for.as_secs_f64())?;
+        dict.set_item("last_error", status.last_error)?;
+        dict.set_item("epochs", status.epochs)?;
+        Ok(dict)
+    }
+
+    /// wait_for_revision(revision, timeout=5.0) -> int: blocks, without the
+    /// GIL, until the follower holds `revision` or a later one, and returns
+    /// the revision it holds. Raises TimeoutError after `timeout` seconds.
+    #[pyo3(signature = (revision, timeout = Argument::Absent), text_signature = "(self, revision, timeout=5.0)")]
+    fn wait_for_revision(&self, py: Python<'_>, revision: i64, timeout: Argument<'_>) -> PyResult<i64> {
+        let timeout = timeout.map(|t| seconds(t, "timeout"))?.unwrap_or(DEFAULT_TIMEOUT);
+        let guard = self.follower.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(follower) = guard.as_ref() else {
+            return Err(pyo3::exceptions::PyValueError::new_err("the follower is closed"));
+        };
+        let epoch = py.detach(|| follower.wait_for_revision(revision, timeout)).map_err(|e| membership_error(py, e))?;
+        Ok(epoch.revision)
+    }
+
+    /// on_change(callback): calls `callback(event)` with each event dict, on
+    /// the follower's thread, after the ring is replaced. Exceptions from the
+    /// callback are reported as unraisable and do not stop the follower.
+    fn on_change(&self, callback: Py<PyAny>) {
+        self.listeners.callbacks.lock().unwrap_or_else(|p| p.into_inner()).push(callback);
+    }
+
+    /// events(timeout=None) -> iterator of event dicts from this call on;
+    /// each `next` waits (without the GIL) up to `timeout` seconds and ends
+    /// the iteration when none came.
+    #[pyo3(signature = (timeout = None))]
+    fn events(&self, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<PyEvents> {
+        let timeout = timeout.map(|t| seconds(t, "timeout")).transpose()?;
+        let receiver = self.with(Follower::subscribe)?;
+        Ok(PyEvents { receiver: Mutex::new(receiver), timeout })
+    }
+
+    /// close(): stops the follower's thread; the ring keeps its last snapshot.
+    fn close(&self, py: Python<'_>) {
+        let follower = self.follower.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(follower) = follower {
+            // Without the GIL: the thread may be publishing, which takes it.
+            py.detach(|| follower.close());
+        }
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        match self.with(Follower::status) {
+            Ok(s) => format!(
+                "Follower(revision={}, fingerprint={:#018x}, connected={})",
+                s.revision,
+                s.fingerprint,
+                if s.connected { "True" } else { "False" }
+            ),
+            Err(_) => "Follower(closed)".to_owned(),
+        }
+    }
+}
+
+/// An iterator over a follower's events (see Follower.events).
+#[pyclass(frozen, module = "shardring", name = "FollowerEvents")]
+pub struct PyEvents {
+    receiver: Mutex<Receiver<Event>>,
+    timeout: Option<Duration>,
+}
+
+#[pymethods]
+impl PyEvents {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let (mutex, timeout) = (&self.receiver, self.timeout);
+        let next = py.detach(move || {
+            let receiver = mutex.lock().unwrap_or_else(|p| p.into_inner());
+            match timeout {
+                Some(timeout) => receiver.recv_timeout(timeout),
+                None => receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            }
+        });
+        match next {
+            Ok(event) => event_dict(py, &event).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+}
