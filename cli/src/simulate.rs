@@ -27,7 +27,7 @@ pub struct Args {
     /// Instead of the classic experiments, compare algorithms on N -> N+1
     /// nodes: an algorithm name (ring, ketama, ketama-spy, libketama, nginx,
     /// jump, rendezvous, maglev, slots) or "all".
-    #[arg(long, value_name = "NAME|all", value_parser = selection)]
+    #[arg(long, value_name = "NAME|all", value_parser = selection, conflicts_with = "bounded")]
     algorithm: Option<Selection>,
     /// Instead of the classic experiments, run consistent hashing with
     /// bounded loads at these epsilons (comma-separated, each > 0) against
