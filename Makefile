@@ -10,6 +10,11 @@ SHELL := bash
 
 VENV := .venv
 PY := $(VENV)/bin/python
+# Every cargo and maturin call below builds PyO3 against the venv's
+# interpreter, so switching a venv on or off in the calling shell does not
+# rebuild pyo3. (Not pinned in .cargo/config.toml: a fresh clone has no venv,
+# and a plain `cargo build` there must work with the python3 on PATH.)
+export PYO3_PYTHON := $(CURDIR)/$(PY)
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config memcached
 LIBDIR := $(CURDIR)/target/release
