@@ -22,13 +22,13 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
 
-.PHONY: demo test fuzz bench bench-smoke install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated build-cli
+.PHONY: demo test fuzz bench bench-smoke install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-fresh-clone build-cli
 
 demo: system-deps build
 	bash examples/demo.sh
 
 # Ends with the demo itself: the three languages must agree on the word list.
-test: system-deps clippy test-rust test-c test-py test-node wheels check-generated bench-smoke
+test: system-deps clippy test-rust test-c test-py test-node wheels check-generated check-fresh-clone bench-smoke
 	bash examples/demo.sh > build/demo.txt
 	grep '^OK: C, Python and Node placed every key identically' build/demo.txt
 	@echo "make test: all suites passed"
@@ -160,3 +160,9 @@ check-generated: build-node
 	git diff --exit-code -- include/ring.h node/index.d.ts node/index.js \
 	  || { echo "generated files are stale: commit the regenerated versions above"; exit 1; }
 	python3 testdata/bad_inputs.py --check
+
+# A fresh clone of HEAD builds, compiles its tests and checks every crate
+# with plain cargo and no venv (a Rust developer's first commands, and
+# rust-analyzer's); about 40 s once target/fresh-clone is warm, 3 min cold.
+check-fresh-clone:
+	bash .ci/fresh-clone.sh
