@@ -22,13 +22,13 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
 
-.PHONY: demo test fuzz bench bench-smoke install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-fresh-clone build-cli
+.PHONY: demo test fuzz bench bench-smoke install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone build-cli
 
 demo: system-deps build
 	bash examples/demo.sh
 
 # Ends with the demo itself: the three languages must agree on the word list.
-test: system-deps clippy test-rust test-c test-py test-node wheels check-generated check-fresh-clone bench-smoke
+test: system-deps clippy test-rust test-c test-py test-node wheels check-licenses check-generated check-fresh-clone bench-smoke
 	bash examples/demo.sh > build/demo.txt
 	grep '^OK: C, Python and Node placed every key identically' build/demo.txt
 	@echo "make test: all suites passed"
@@ -107,6 +107,13 @@ wheels: $(VENV)/.ready
 	  build/venv-$$py/bin/pip install -q --no-index --find-links build/wheels shardring; \
 	  build/venv-$$py/bin/pip install -q pytest; \
 	  build/venv-$$py/bin/python -m pytest -q -p no:cacheprovider py/tests/test_vectors.py; done
+
+# LICENSE-MIT and LICENSE-APACHE ship in every artefact: the publishable
+# crates (core/ links them), the wheels above and an sdist (py/ links them),
+# and the npm tarball (node/ holds copies: npm packs no symlinks; the check
+# fails when a copy differs from the root's).
+check-licenses: wheels
+	bash .ci/licenses.sh build/wheels
 
 clippy: $(VENV)/.ready
 	cargo clippy --workspace --all-targets -- -D warnings
