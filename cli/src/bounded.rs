@@ -3,6 +3,7 @@
 //! request keys, and when a node fails at 80% utilisation.
 
 use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 
 use rand::rngs::StdRng;
@@ -11,6 +12,7 @@ use rand_distr::{Distribution, Zipf};
 use shardring::{LoadTracker, Node, Ring};
 
 use crate::CliError;
+use crate::plot::Bars;
 
 /// Distinct keys the skewed workloads draw from.
 const KEY_SPACE: usize = 100_000;
@@ -42,8 +44,19 @@ fn max_over_mean(loads: &[u64], live: usize) -> f64 {
     *loads.iter().max().unwrap_or(&0) as f64 / (total as f64 / live as f64)
 }
 
-/// Runs the bounded-loads experiments for each epsilon.
-pub fn run(nodes: u32, vnodes: u32, requests: usize, epsilons: &[f64], out: &mut impl Write) -> Result<(), CliError> {
+/// Per workload, one value per placement (the plain ring, then each epsilon).
+type ByPlacement = Vec<Vec<f64>>;
+
+/// Runs the bounded-loads experiments for each epsilon, and charts them
+/// into `plot`.
+pub fn run(
+    nodes: u32,
+    vnodes: u32,
+    requests: usize,
+    epsilons: &[f64],
+    plot: Option<&Path>,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
     let ring = Arc::new(
         Ring::builder().vnodes(vnodes).nodes((0..nodes).map(|i| Node::new(format!("node-{i:02}"), 1.0))).build()?,
     );
@@ -55,6 +68,11 @@ pub fn run(nodes: u32, vnodes: u32, requests: usize, epsilons: &[f64], out: &mut
         "keys / placement", "max/mean", "bound", "mean probes", "max probes"
     )?;
     let workloads = workloads(requests);
+    let mut max_over_means: ByPlacement = Vec::new();
+    let bounds: Vec<f64> = epsilons
+        .iter()
+        .map(|epsilon| ((1.0 + epsilon) * requests as f64 / n as f64).ceil() / (requests as f64 / n as f64))
+        .collect();
     for (name, keys) in &workloads {
         let keys: Vec<String> = keys.iter().map(|&k| key(k)).collect();
         let mut loads = vec![0u64; n];
@@ -62,8 +80,9 @@ pub fn run(nodes: u32, vnodes: u32, requests: usize, epsilons: &[f64], out: &mut
             loads[ring.get_index(k)?] += 1;
         }
         writeln!(out, "{name}")?;
-        writeln!(out, "  {:<34} {:>10.3} {:>10} {:>11.2} {:>10}", "plain ring", max_over_mean(&loads, n), "-", 1.0, 1)?;
-        for &epsilon in epsilons {
+        let mut row = vec![max_over_mean(&loads, n)];
+        writeln!(out, "  {:<34} {:>10.3} {:>10} {:>11.2} {:>10}", "plain ring", row[0], "-", 1.0, 1)?;
+        for (&epsilon, &bound) in epsilons.iter().zip(&bounds) {
             let tracker = LoadTracker::new(ring.clone(), epsilon)?;
             let (mut probes, mut max_probes) = (0u64, 0u32);
             for k in &keys {
@@ -72,29 +91,64 @@ pub fn run(nodes: u32, vnodes: u32, requests: usize, epsilons: &[f64], out: &mut
                 probes += u64::from(lease.probes);
                 max_probes = max_probes.max(lease.probes);
             }
-            let bound = ((1.0 + epsilon) * requests as f64 / n as f64).ceil() / (requests as f64 / n as f64);
+            row.push(max_over_mean(&tracker.loads(), n));
             writeln!(
                 out,
                 "  {:<34} {:>10.3} {:>10.3} {:>11.3} {:>10}",
                 format!("bounded, epsilon {epsilon}"),
-                max_over_mean(&tracker.loads(), n),
+                row[row.len() - 1],
                 bound,
                 probes as f64 / requests as f64,
                 max_probes
             )?;
         }
+        max_over_means.push(row);
     }
-    cascade(&ring, &workloads, epsilons, out)
+    let survivors = cascade(&ring, &workloads, epsilons, out)?;
+    if let Some(path) = plot {
+        let names: Vec<String> = workloads.iter().map(|(name, _)| (*name).to_owned()).collect();
+        let mut placements = vec!["plain ring".to_owned()];
+        placements.extend(epsilons.iter().map(|e| format!("ε = {e}")));
+        let series = |values: ByPlacement| names.iter().cloned().zip(values).collect();
+        let load = Bars {
+            caption: "busiest node against the mean".to_owned(),
+            value_axis: "max/mean load (requests held per node)".to_owned(),
+            category_axis: "placement".to_owned(),
+            categories: placements.clone(),
+            series: series(max_over_means),
+            marks: Some((
+                "bound: ceil((1 + ε) × mean) / mean".to_owned(),
+                std::iter::once(None).chain(bounds.iter().copied().map(Some)).collect(),
+            )),
+            reference: None,
+            format: |v| format!("{v:.3}"),
+        };
+        let failure = Bars {
+            caption: "the busiest node fails at 80% utilisation".to_owned(),
+            value_axis: "busiest survivor, % of its capacity".to_owned(),
+            category_axis: "placement".to_owned(),
+            categories: placements,
+            series: series(survivors),
+            marks: None,
+            reference: Some(("a server's capacity".to_owned(), 100.0)),
+            format: |v| format!("{v:.1}%"),
+        };
+        let title = format!("shardring simulate --bounded: {nodes} nodes × {vnodes} vnodes, {requests} requests");
+        crate::simulate::plot(path, out, || crate::plot::bar_pair(path, &title, &load, &failure))?;
+    }
+    Ok(())
 }
 
 /// A node fails while the cluster runs at 80% of its capacity: where do its
-/// requests go, and does any survivor go over its own capacity?
+/// requests go, and does any survivor go over its own capacity? Returns the
+/// busiest survivor's load in % of its capacity, per workload and placement.
 fn cascade(
     ring: &Arc<Ring>,
     workloads: &[(&'static str, Vec<usize>)],
     epsilons: &[f64],
     out: &mut impl Write,
-) -> Result<(), CliError> {
+) -> Result<ByPlacement, CliError> {
+    let mut survivors_by_workload = Vec::new();
     let n = ring.nodes().len();
     writeln!(out, "\nfailure of one node at 80% utilisation (server capacity = requests / (0.8 x nodes))")?;
     writeln!(
@@ -131,6 +185,8 @@ fn cascade(
         for k in &keys {
             after[survivors.get_index(k)?] += 1;
         }
+        let busiest = |after: &[u64]| 100.0 * *after.iter().max().unwrap_or(&0) as f64 / capacity;
+        let mut row = vec![busiest(&after)];
         report(out, "plain ring", &loads, &after)?;
         for &epsilon in epsilons {
             let tracker = LoadTracker::new(ring.clone(), epsilon)?;
@@ -144,8 +200,11 @@ fn cascade(
                     tracker.acquire(k)?.detach();
                 }
             }
-            report(out, &format!("bounded, epsilon {epsilon}"), &before, &tracker.loads())?;
+            let after = tracker.loads();
+            row.push(busiest(&after));
+            report(out, &format!("bounded, epsilon {epsilon}"), &before, &after)?;
         }
+        survivors_by_workload.push(row);
     }
-    Ok(())
+    Ok(survivors_by_workload)
 }

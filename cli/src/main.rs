@@ -65,6 +65,8 @@ enum Command {
 pub(crate) enum CliError {
     #[error("{path}: cannot draw the chart: {message}")]
     Plot { path: String, message: String },
+    #[error("{path}: no keys (one key per line)")]
+    NoKeys { path: String },
     #[error("{path}: {source}")]
     Read { path: String, source: io::Error },
     #[error("{path}: {source}")]
@@ -87,8 +89,40 @@ fn load(path: &Path) -> Result<Ring, CliError> {
     ring.map_err(|source| CliError::Ring { path: path.display().to_string(), source })
 }
 
+/// Prints `shardring: MESSAGE` on stderr. A stderr that cannot be written
+/// (`2>/dev/full`) loses the message but keeps the exit code; `eprintln!`
+/// would panic instead.
+fn complain(message: impl std::fmt::Display) {
+    let _ = writeln!(io::stderr(), "shardring: {message}");
+}
+
+/// The command line, or the exit of a refused one: help and version print as
+/// clap renders them; every usage error is one line naming the argument and
+/// the value, and exit code 2, like bad input.
+fn parse() -> Result<Cli, ExitCode> {
+    let error = match Cli::try_parse() {
+        Ok(cli) => return Ok(cli),
+        Err(error) => error,
+    };
+    use clap::error::ErrorKind::{DisplayHelp, DisplayHelpOnMissingArgumentOrSubcommand, DisplayVersion};
+    if matches!(error.kind(), DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand) {
+        let _ = error.print();
+        return Err(ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2)));
+    }
+    // The message is clap's first paragraph: one line, or a heading and the
+    // missing arguments under it (joined here); tips and usage follow it.
+    let text = error.render().to_string();
+    let first: Vec<&str> = text.split("\n\n").next().unwrap_or_default().lines().map(str::trim).collect();
+    let message = first.join(" ");
+    complain(message.strip_prefix("error: ").unwrap_or(&message));
+    Err(ExitCode::from(2))
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     let result = match cli.command {
         Command::Lookup { config, keys, replicas } => lookup(&config, &keys, replicas as usize),
         Command::Stats { config, keys } => stats(&config, keys.as_deref()),
@@ -100,7 +134,7 @@ fn main() -> ExitCode {
         // A closed pipe (`shardring lookup ... | head`) is not an error.
         Err(CliError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("shardring: {error}");
+            complain(error);
             ExitCode::from(2)
         }
     }
@@ -158,7 +192,11 @@ fn stats(config: &Path, keys: Option<&Path>) -> Result<(), CliError> {
         Some(path) => {
             let data = read(path)?;
             let keys: Vec<&[u8]> = data.split(|&b| b == b'\n').filter(|k| !k.is_empty()).collect();
-            Some(ring.balance(&keys)?)
+            if keys.is_empty() {
+                return Err(CliError::NoKeys { path: path.display().to_string() });
+            }
+            let balance = ring.balance(&keys);
+            Some(balance.map_err(|source| CliError::Ring { path: config.display().to_string(), source })?)
         }
         None => None,
     };

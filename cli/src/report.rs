@@ -7,6 +7,18 @@ use shardring::{Balance, Ring, RingDiff};
 
 const BAR_WIDTH: f64 = 40.0;
 
+/// The widest a name column grows, in characters. Longer ids are printed
+/// whole and push only their own row to the right; without a cap one long id
+/// would pad every row to its length (and a format width of 65,536 or more
+/// panics in `std::fmt`).
+const MAX_COLUMN: usize = 64;
+
+/// Width of a column holding these texts: the longest, in characters (what
+/// `{:<width$}` pads by), at least `min` and at most [`MAX_COLUMN`].
+fn column<'a>(texts: impl Iterator<Item = &'a str>, min: usize) -> usize {
+    texts.map(|t| t.chars().count()).max().unwrap_or(0).clamp(min, MAX_COLUMN)
+}
+
 /// A bar of `value / max` of the full width, in eighth-blocks.
 pub fn bar(value: f64, max: f64) -> String {
     const PARTS: [char; 8] = ['▏', '▎', '▍', '▌', '▋', '▊', '▉', '█'];
@@ -26,7 +38,7 @@ pub fn stats(out: &mut impl Write, ring: &Ring, sample: Option<&Balance>) -> io:
     let shares = ring.ownership();
     let total_weight: f64 = ring.nodes().iter().map(|n| n.weight()).sum();
     let max = shares.iter().map(|(_, s)| *s).fold(0.0, f64::max);
-    let width = ring.nodes().iter().map(|n| n.id().len()).max().unwrap_or(4).max(4);
+    let width = column(ring.nodes().iter().map(|n| n.id()), "node".len());
     let parameters = match (ring.vnodes(), ring.table_size()) {
         (Some(vnodes), _) => format!("{} points, vnodes {vnodes}", ring.point_count()),
         (None, Some(size)) => format!("algorithm {}, table size {size}", ring.algorithm()),
@@ -72,9 +84,9 @@ pub fn stats(out: &mut impl Write, ring: &Ring, sample: Option<&Balance>) -> io:
 /// The moved share, the from -> to matrix and a summary of the arcs.
 pub fn diff(out: &mut impl Write, diff: &RingDiff) -> io::Result<()> {
     writeln!(out, "moved: {:.4}% of keys, in {} arcs", 100.0 * diff.moved_share, diff.arcs.len())?;
-    let width = diff.flows.iter().map(|f| f.from.len() + f.to.len() + 4).max().unwrap_or(0);
-    for flow in &diff.flows {
-        let pair = format!("{} -> {}", flow.from, flow.to);
+    let pairs: Vec<String> = diff.flows.iter().map(|f| format!("{} -> {}", f.from, f.to)).collect();
+    let width = column(pairs.iter().map(String::as_str), 0);
+    for (flow, pair) in diff.flows.iter().zip(&pairs) {
         writeln!(out, "  {pair:<width$}  {:>8.4}%", 100.0 * flow.share)?;
     }
     for arc in diff.arcs.iter().take(10) {

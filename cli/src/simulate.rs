@@ -3,10 +3,12 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
+use std::path::Path;
 
 use shardring::{Algorithm, Node, Ring, RingError, hash_key};
 
 use crate::CliError;
+use crate::plot::{Bars, PlotResult};
 
 /// Options of `shardring simulate`.
 #[derive(clap::Args)]
@@ -20,14 +22,15 @@ pub struct Args {
     /// vnodes of the ring in the scale-out, failure and weight experiments.
     #[arg(long, default_value_t = 160, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     vnodes: u32,
-    /// Also draw the vnode sweep (max/mean and min/mean against vnodes) and
-    /// the moved shares as an SVG chart into this file.
+    /// Also draw the results as an SVG chart into this file: the vnode
+    /// sweep and the moved shares; with --algorithm, keys moved and balance
+    /// per algorithm; with --bounded, load and failure per epsilon.
     #[arg(long)]
     plot: Option<std::path::PathBuf>,
     /// Instead of the classic experiments, compare algorithms on N -> N+1
     /// nodes: an algorithm name (ring, ketama, ketama-spy, libketama, nginx,
     /// jump, rendezvous, maglev, slots) or "all".
-    #[arg(long, value_name = "NAME|all", value_parser = selection)]
+    #[arg(long, value_name = "NAME|all", value_parser = selection, conflicts_with = "bounded")]
     algorithm: Option<Selection>,
     /// Instead of the classic experiments, run consistent hashing with
     /// bounded loads at these epsilons (comma-separated, each > 0) against
@@ -81,13 +84,39 @@ fn moved(count: usize, before: impl Fn(usize) -> usize, after: impl Fn(usize) ->
     moved as f64 / count as f64
 }
 
+/// The error of a chart that could not be written to `path`.
+pub(crate) fn plot_error(path: &Path, error: impl std::fmt::Display) -> CliError {
+    CliError::Plot { path: path.display().to_string(), message: error.to_string() }
+}
+
+/// Draws a chart with `draw` into `path`, and says where it went.
+pub(crate) fn plot(path: &Path, out: &mut impl Write, draw: impl FnOnce() -> PlotResult) -> Result<(), CliError> {
+    draw().map_err(|e| plot_error(path, e))?;
+    writeln!(out, "chart written to {}", path.display())?;
+    Ok(())
+}
+
 /// Runs the experiments, writing the report to `out`.
 pub fn run(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
+    // A chart that cannot be written fails before the experiments run, and
+    // a run that fails leaves no empty chart behind.
+    let Some(path) = &args.plot else { return experiments(args, out) };
+    std::fs::File::create(path).map_err(|e| plot_error(path, e))?;
+    let result = experiments(args, out);
+    if result.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    result
+}
+
+/// The experiments `args` ask for, each drawing its chart when asked.
+fn experiments(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
     if let Some(Selection(algorithms)) = &args.algorithm {
         return compare(args, algorithms, out);
     }
     if let Some(epsilons) = &args.bounded {
-        return crate::bounded::run(args.nodes, args.vnodes, args.keys as usize, epsilons, out);
+        let plot = args.plot.as_deref();
+        return crate::bounded::run(args.nodes, args.vnodes, args.keys as usize, epsilons, plot, out);
     }
     let (n, vnodes) = (args.nodes, args.vnodes);
     let keys: Vec<String> = (0..args.keys).map(|i| format!("key:{i:08}")).collect();
@@ -136,17 +165,6 @@ pub fn run(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
         writeln!(out, "  {sweep:>6}  {:>8.3}  {:>8.3}  {:>6.3}", s.max_over_mean, s.min_over_mean, s.cv)?;
         sweep_points.push((sweep, s));
     }
-    if let Some(path) = &args.plot {
-        let moved = [
-            ("ring scale-out", ring_out),
-            ("modulo scale-out", mod_out),
-            ("ring scale-in", ring_in),
-            ("modulo scale-in", mod_in),
-        ];
-        crate::plot::simulation(path, &sweep_points, &moved)
-            .map_err(|e| CliError::Plot { path: path.display().to_string(), message: e.to_string() })?;
-        writeln!(out, "  chart written to {}", path.display())?;
-    }
 
     let counts = base.balance(&keys)?.counts;
     let busiest = (0..counts.len()).max_by_key(|&i| counts[i]).unwrap_or(0);
@@ -167,6 +185,26 @@ pub fn run(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
     for (node, share) in weighted.ownership() {
         writeln!(out, "  {} weight {}: {:.2}% of the hash space", node.id(), node.weight(), 100.0 * share)?;
     }
+    if let Some(path) = &args.plot {
+        let moved = Bars {
+            caption: "share of keys moved by one node more or less".to_owned(),
+            value_axis: "% of keys moved".to_owned(),
+            category_axis: "cluster change".to_owned(),
+            categories: vec![format!("scale-out {n} → {}", n + 1), format!("scale-in {n} → {}", n - 1)],
+            series: vec![
+                ("shardring ring".to_owned(), vec![pct(ring_out), pct(ring_in)]),
+                ("hash % N".to_owned(), vec![pct(mod_out), pct(mod_in)]),
+            ],
+            marks: Some((
+                "ring in theory: 1/(N+1), 1/N".to_owned(),
+                vec![Some(100.0 / f64::from(n + 1)), Some(100.0 / f64::from(n))],
+            )),
+            reference: None,
+            format: |v| format!("{v:.2}%"),
+        };
+        let title = format!("shardring simulate: {n} nodes, {count} keys, {vnodes} vnodes");
+        plot(path, out, || crate::plot::simulation(path, &title, n, &sweep_points, &moved))?;
+    }
     Ok(())
 }
 
@@ -183,6 +221,8 @@ fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Resul
         "{:<11} {:>7} {:>7} {:>9} {:>6} {:>10} {:>10} {:>10}",
         "algorithm", "moved", "to new", "max/mean", "CV", "build", "lookup", "memory"
     )?;
+    // Per algorithm: moved %, moved to the new node %, max/mean and CV of the balance.
+    let mut rows = Vec::new();
     for &algorithm in algorithms {
         let vnodes = (algorithm == Algorithm::Ring).then_some(args.vnodes);
         let build = || {
@@ -207,12 +247,14 @@ fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Resul
         let moved = before.iter().zip(&after).filter(|(b, a)| grown.nodes()[**a].id() != base.nodes()[**b].id());
         let (moved, to_new) = moved.fold((0u64, 0u64), |(m, t), (_, &a)| (m + 1, t + u64::from(a == n as usize)));
         let balance = base.balance(&keys)?.by_node;
+        let (moved, to_new) = (100.0 * moved as f64 / total as f64, 100.0 * to_new as f64 / total as f64);
+        rows.push((algorithm.name(), moved, to_new, balance.max_over_mean, balance.cv));
         writeln!(
             out,
             "{:<11} {:>6.2}% {:>6.2}% {:>9.3} {:>6.3} {:>8.2}ms {:>7.1} ns {:>7.1} KiB",
             algorithm.name(),
-            100.0 * moved as f64 / total as f64,
-            100.0 * to_new as f64 / total as f64,
+            moved,
+            to_new,
             balance.max_over_mean,
             balance.cv,
             build_time.as_secs_f64() * 1e3,
@@ -221,5 +263,40 @@ fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Resul
         )?;
     }
     writeln!(out, "lookup: batch placement of every key (hash included); memory: the placement structure")?;
+    if let Some(path) = &args.plot {
+        let categories: Vec<String> = rows.iter().map(|r| r.0.to_owned()).collect();
+        let ideal = 100.0 / f64::from(n + 1);
+        let moved = Bars {
+            caption: format!("keys moved from {n} to {} nodes", n + 1),
+            value_axis: "% of keys".to_owned(),
+            category_axis: "algorithm".to_owned(),
+            categories: categories.clone(),
+            series: vec![
+                ("moved".to_owned(), rows.iter().map(|r| r.1).collect()),
+                ("moved to the new node".to_owned(), rows.iter().map(|r| r.2).collect()),
+            ],
+            marks: None,
+            reference: Some((format!("ideal: 1/(N+1) = {ideal:.2}%"), ideal)),
+            format: |v| format!("{v:.2}%"),
+        };
+        let balance = Bars {
+            caption: format!("balance of keys over {n} equal nodes"),
+            value_axis: "% of the mean keys per node".to_owned(),
+            category_axis: "algorithm".to_owned(),
+            categories,
+            series: vec![
+                (
+                    "busiest node above the mean (max/mean - 1)".to_owned(),
+                    rows.iter().map(|r| 100.0 * (r.3 - 1.0)).collect(),
+                ),
+                ("coefficient of variation".to_owned(), rows.iter().map(|r| 100.0 * r.4).collect()),
+            ],
+            marks: None,
+            reference: None,
+            format: |v| format!("{v:.1}%"),
+        };
+        let title = format!("shardring simulate --algorithm: {n} → {} equal nodes, {} keys", n + 1, keys.len());
+        plot(path, out, || crate::plot::bar_pair(path, &title, &moved, &balance))?;
+    }
     Ok(())
 }

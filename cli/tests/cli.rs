@@ -199,3 +199,129 @@ fn bad_input_is_one_line_naming_the_file_and_value_with_exit_code_2() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8(output.stderr).unwrap().contains("expected a JSON object, found an array"));
 }
+
+/// Writes `text` as `name` in a fresh temporary directory (kept while the
+/// returned guard lives).
+fn scratch(name: &str, text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path.to_str().unwrap().to_owned())
+}
+
+/// A config of nodes with these ids, weight 1 each.
+fn config(ids: &[&str]) -> String {
+    let nodes: Vec<serde_json::Value> = ids.iter().map(|id| serde_json::json!({ "id": id })).collect();
+    serde_json::json!({ "format_version": 1, "nodes": nodes }).to_string()
+}
+
+/// Runs the binary and returns its exit code and stderr, asserting the
+/// one-line "shardring: ..." shape of a refused input.
+fn refused(args: &[&str]) -> (Option<i32>, String) {
+    let output = shardring().args(args).output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.starts_with("shardring: ") && stderr.lines().count() == 1, "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    (output.status.code(), stderr)
+}
+
+#[test]
+fn ids_longer_than_a_format_width_are_printed_in_full_in_stats_and_diff() {
+    // Rust's format width must be below 65,536: such ids used to panic (exit 101).
+    let long = "x".repeat(65_536);
+    let (_dir, path) = scratch("long.json", &config(&[&long, "b"]));
+    let (_dir2, keys) = scratch("keys.txt", "user:1\nuser:2\n");
+    let out = stdout(&["stats", &path, "--keys", &keys]);
+    let lines: Vec<&str> = out.lines().collect();
+    // The id column stops widening at 64 characters; a longer id is printed
+    // whole and pushes only its own row to the right.
+    assert!(
+        lines[1].starts_with(&format!("{:<64}  {:>7}  {:>8}  {:>8}  {:>9}", "node", "weight", "fair", "owns", "keys"))
+    );
+    assert!(lines[2].starts_with(&format!("{long}        1   50.000%")), "{}", &lines[2][65_530..]);
+    assert!(lines[3].starts_with(&format!("{:<64}        1   50.000%", "b")), "{}", lines[3]);
+    assert_eq!(lines[4], "2 keys");
+
+    let short = "y".repeat(65_535);
+    let (_dir3, old) = scratch("old.json", &config(&["b"]));
+    let (_dir4, new) = scratch("new.json", &config(&[&short, "b"]));
+    let out = stdout(&["diff", &old, &new]);
+    let exact = Ring::from_json(&config(&["b"])).unwrap().diff(&Ring::from_json(&config(&[&short, "b"])).unwrap());
+    let exact = exact.unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("moved: {:.4}% of keys, in {} arcs", 100.0 * exact.moved_share, exact.arcs.len()));
+    assert_eq!(lines[1], format!("  b -> {short}  {:>8.4}%", 100.0 * exact.flows[0].share));
+    let json = stdout(&["diff", "--json", &old, &new]);
+    assert!(json.contains(&format!("\"to\": \"{short}\"")));
+}
+
+#[test]
+fn ids_are_aligned_by_characters_not_bytes() {
+    let (_dir, path) = scratch("utf8.json", &config(&["café", "b"]));
+    let out = stdout(&["stats", &path]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[1], "node   weight      fair      owns");
+    assert!(lines[2].starts_with("café        1   50.000%"), "{}", lines[2]);
+    assert!(lines[3].starts_with("b           1   50.000%"), "{}", lines[3]);
+}
+
+#[test]
+fn stats_refuses_an_empty_key_file_and_names_the_config_of_a_drained_ring() {
+    let (_dir, keys) = scratch("empty.txt", "\n\n");
+    let (code, stderr) = refused(&["stats", &data("three.json"), "--keys", &keys]);
+    assert_eq!(code, Some(2));
+    assert_eq!(stderr, format!("shardring: {keys}: no keys (one key per line)\n"));
+    let (_dir, keys) = scratch("keys.txt", "k\n");
+    let (code, stderr) = refused(&["stats", &data("drained.json"), "--keys", &keys]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.starts_with(&format!("shardring: {}: ring has no points", data("drained.json"))), "{stderr}");
+}
+
+#[test]
+fn an_unwritable_stderr_does_not_turn_an_error_into_a_panic() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let status = std::process::Command::new(assert_cmd::cargo::cargo_bin!("shardring"))
+        .args(["stats", &data("missing.json")])
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+}
+
+#[test]
+fn bad_flags_on_every_subcommand_are_one_line_and_exit_code_2() {
+    let three = data("three.json");
+    let cases: [(&[&str], &str); 16] = [
+        (&["lookup"], "the following required arguments were not provided: <CONFIG>"),
+        (&["lookup", &three, "--replicas", "-1", "k"], "unexpected argument '-1'"),
+        (
+            &["lookup", &three, "--replicas", "4294967296", "k"],
+            "invalid value '4294967296' for '--replicas <REPLICAS>'",
+        ),
+        (&["lookup", &three, "--bogus"], "unexpected argument '--bogus'"),
+        (&["stats"], "the following required arguments were not provided"),
+        (&["stats", &three, "--keys"], "a value is required for '--keys <KEYS>'"),
+        (&["stats", &three, &three], "unexpected argument"),
+        (&["diff", &three], "the following required arguments were not provided: <NEW>"),
+        (&["diff", &three, &three, "--json=yes"], "unexpected value 'yes' for '--json'"),
+        (&["simulate", "--nodes", "0"], "invalid value '0' for '--nodes <NODES>': 0 is not in 2..=10000"),
+        (&["simulate", "--nodes", "1"], "1 is not in 2..=10000"),
+        (&["simulate", "--keys", "18446744073709551616"], "invalid value '18446744073709551616' for '--keys <KEYS>'"),
+        (&["simulate", "--keys", "100000001"], "100000001 is not in 1..=100000000"),
+        (&["simulate", "--vnodes", "0"], "0 is not in 1..=100000"),
+        (&["simulate", "--algorithm", "jump", "--bounded", "0.1"], "cannot be used with"),
+        (&["simulate", "--algorithm", "nope"], "invalid value 'nope' for '--algorithm <NAME|all>'"),
+    ];
+    for (args, message) in cases {
+        let (code, stderr) = refused(args);
+        assert_eq!(code, Some(2), "{args:?}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+    // More points than a ring may hold is an error of the ring, not a crash.
+    let (code, stderr) = refused(&["simulate", "--nodes", "10000", "--vnodes", "100000", "--keys", "1"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("over the limit of 16777216"), "{stderr}");
+    // Help and version still print on stdout with success.
+    assert!(stdout(&["simulate", "--help"]).contains("--bounded"));
+    assert!(stdout(&["--version"]).starts_with("shardring "));
+}
