@@ -54,13 +54,21 @@ class Ring {
 
     /// Builds a ring on any algorithm ("ring", "ketama", "ketama-spy",
     /// "libketama", "nginx", "jump", "rendezvous", "maglev", "slots"); a
-    /// table_size of 0 means the default (Maglev only). Throws Error.
-    static Ring with_algorithm(const std::vector<NodeSpec> &nodes, const std::string &algorithm, uint64_t seed = 0,
-                               uint32_t table_size = 0) {
+    /// parameter left out (std::nullopt) gets its default, one given is
+    /// passed as given (table_size 0 is RING_INVALID_TABLE_SIZE). Throws Error.
+    static Ring with_algorithm(const std::vector<NodeSpec> &nodes, const std::string &algorithm,
+                               std::optional<uint64_t> seed = std::nullopt,
+                               std::optional<uint32_t> table_size = std::nullopt) {
         ring_options_t options{};
         options.algorithm = algorithm.c_str();
-        options.seed = seed;
-        options.table_size = table_size;
+        if (seed) {
+            options.fields |= RING_OPTION_SEED;
+            options.seed = *seed;
+        }
+        if (table_size) {
+            options.fields |= RING_OPTION_TABLE_SIZE;
+            options.table_size = *table_size;
+        }
         Arrays a(nodes);
         ring_t *handle = nullptr;
         check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),
