@@ -7,6 +7,14 @@
 #include <stdint.h>
 
 /**
+ * The version of this header, 0.1.0; `ring_version()` gives the library's.
+ * The library's SONAME is libring.so.0.1.
+ */
+#define RING_VERSION_MAJOR 0
+#define RING_VERSION_MINOR 1
+#define RING_VERSION_PATCH 0
+
+/**
  * `ring_options_t.fields` bit: `vnodes` is given.
  */
 #define RING_OPTION_VNODES 1
@@ -216,6 +224,16 @@ const char *ring_result_str(uint32_t result);
  * NULL (`"RING_UNKNOWN_RESULT"` for a value no code has).
  */
 const char *ring_result_name(uint32_t result);
+
+/**
+ * The library's version, `"MAJOR.MINOR.PATCH"` (the crate version it was
+ * built from): static, NUL-terminated, never NULL. Compare it with the
+ * header's `RING_VERSION_MAJOR`, `RING_VERSION_MINOR` and
+ * `RING_VERSION_PATCH` to check that a program runs against the library it
+ * was compiled for; the SONAME (`libring.so.0.MINOR` before 1.0,
+ * `libring.so.MAJOR` after) changes whenever the ABI does.
+ */
+const char *ring_version(void);
 
 /**
  * The detailed message of the last failure on the calling thread, naming
