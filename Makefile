@@ -14,6 +14,8 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config memcached
 LIBDIR := $(CURDIR)/target/release
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
+# ring.hpp needs C++17 (README, C++).
+CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
 # The crate version and the C library's SONAME: libring.so.MAJOR from 1.0 on,
@@ -129,13 +131,19 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 test-c: build-c
 	for t in $(C_TESTS); do cc $(TEST_CFLAGS) -pthread ffi-c/tests/$$t.c $(LDRING) -ljansson -lm -o build/c-$$t; done
 	for t in $(C_TESTS); do cc $(TEST_CFLAGS) $(SANITIZE) -pthread ffi-c/tests/$$t.c $(LIBDIR)/libring.a -ljansson -lm -ldl -o build/asan-$$t; done
-	c++ -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude ffi-c/tests/wrapper.cpp $(LDRING) -o build/cpp-wrapper
+	c++ $(CXXFLAGS) ffi-c/tests/wrapper.cpp $(LDRING) -ljansson -o build/cpp-wrapper
+	c++ $(CXXFLAGS) $(SANITIZE) ffi-c/tests/wrapper.cpp $(LIBDIR)/libring.a -ljansson -lm -ldl -pthread -o build/asan-cpp-wrapper
 	for t in $(C_TESTS); do $(VALGRIND) build/c-$$t testdata/vectors.json || exit 1; done
 	for t in $(C_TESTS); do ASAN_OPTIONS=detect_leaks=1 build/asan-$$t testdata/vectors.json || exit 1; done
-	$(VALGRIND) build/cpp-wrapper
-	@# Every exported function (each a set of unsafe blocks) is exercised by a C test.
+	$(VALGRIND) build/cpp-wrapper testdata/vectors.json
+	ASAN_OPTIONS=detect_leaks=1 build/asan-cpp-wrapper testdata/vectors.json
+	@# Every exported function (each a set of unsafe blocks) is exercised by a C
+	@# test, and wrapped by the C++ header.
 	@for f in $$(grep -oE 'ring_[a-z_]+\(' include/ring.h | tr -d '(' | sort -u); do \
-	  grep -q "$$f(" ffi-c/tests/*.c ffi-c/tests/*.cpp || { echo "no C test calls $$f"; exit 1; }; done
+	  grep -q "$$f(" ffi-c/tests/*.c ffi-c/tests/*.cpp || { echo "no C test calls $$f"; exit 1; }; \
+	  grep -q "$$f(" include/ring.hpp || { echo "include/ring.hpp does not wrap $$f"; exit 1; }; done
+	@# The C++ minimum stated in ring.hpp and the README is enforced by the header.
+	! c++ -std=c++14 -Iinclude -fsyntax-only -x c++ include/ring.hpp 2>/dev/null
 	$(MAKE) -s check-install
 
 # Installs into a staging prefix, builds the example from it with pkg-config
