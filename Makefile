@@ -145,6 +145,7 @@ test-c: build-c
 	@# The C++ minimum stated in ring.hpp and the README is enforced by the header.
 	! c++ -std=c++14 -Iinclude -fsyntax-only -x c++ include/ring.hpp 2>/dev/null
 	$(MAKE) -s check-install
+	bash ffi-c/tests/readme.sh
 
 # Installs into a staging prefix, builds the example from it with pkg-config
 # (shared, and static with `pkg-config --static` alone), checks the SONAME, the
