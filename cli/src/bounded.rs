@@ -67,7 +67,8 @@ pub fn run(nodes: u32, vnodes: u32, requests: usize, epsilons: &[f64], out: &mut
             let tracker = LoadTracker::new(ring.clone(), epsilon)?;
             let (mut probes, mut max_probes) = (0u64, 0u32);
             for k in &keys {
-                let lease = tracker.acquire(k)?;
+                // Requests stay in flight: each keeps its load.
+                let lease = tracker.acquire(k)?.detach();
                 probes += u64::from(lease.probes);
                 max_probes = max_probes.max(lease.probes);
             }
@@ -134,13 +135,13 @@ fn cascade(
         for &epsilon in epsilons {
             let tracker = LoadTracker::new(ring.clone(), epsilon)?;
             let placed: Vec<usize> =
-                keys.iter().map(|k| tracker.acquire(k).map(|l| l.index)).collect::<Result<_, _>>()?;
+                keys.iter().map(|k| tracker.acquire(k).map(|l| l.detach().index)).collect::<Result<_, _>>()?;
             let before = tracker.loads();
             tracker.swap(survivors.clone());
             // The failed node's requests come back and are placed again.
             for (k, &node) in keys.iter().zip(&placed) {
                 if node == failed {
-                    tracker.acquire(k)?;
+                    tracker.acquire(k)?.detach();
                 }
             }
             report(out, &format!("bounded, epsilon {epsilon}"), &before, &tracker.loads())?;

@@ -21,16 +21,73 @@ use std::sync::{Arc, RwLock, RwLockReadGuard};
 use crate::error::RingError;
 use crate::ring::Ring;
 
-/// One assignment made by [`LoadTracker::acquire`]: the node now holding
-/// one more unit of load, and how many distinct nodes were tried.
+/// Where [`LoadTracker::acquire`] sent a request: the node now holding one
+/// more unit of load, and how many distinct nodes were tried.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lease {
-    /// Id of the node the request went to; pass it to [`LoadTracker::release`].
+pub struct Assignment {
+    /// Id of the node the request went to.
     pub id: Arc<str>,
     /// Index of that node in [`LoadTracker::ring`]`().nodes()` at the time of the acquire.
     pub index: usize,
     /// Distinct nodes tried, including the one taken (1 = the key's own owner).
     pub probes: u32,
+}
+
+/// One unit of load held on a node, given back when the lease is dropped or
+/// [`Lease::release`]d, so a request that ends (or unwinds) cannot leak
+/// load: the RAII form of Python's `with tracker.acquire(key)` and Node's
+/// `lease.release()`. A caller that must release later by id (a C handle, a
+/// lease kept in a map) calls [`Lease::detach`] and then
+/// [`LoadTracker::release`] itself.
+#[must_use = "dropping a Lease gives its load back at once; keep it while the request runs"]
+#[derive(Debug)]
+pub struct Lease<'t> {
+    tracker: &'t LoadTracker,
+    assignment: Option<Assignment>,
+}
+
+impl Lease<'_> {
+    fn held(&self) -> &Assignment {
+        self.assignment.as_ref().expect("a lease holds its assignment until consumed")
+    }
+
+    /// Id of the node the request went to.
+    pub fn id(&self) -> &str {
+        &self.held().id
+    }
+
+    /// Index of that node in [`LoadTracker::ring`]`().nodes()` at the time of the acquire.
+    pub fn index(&self) -> usize {
+        self.held().index
+    }
+
+    /// Distinct nodes tried, including the one taken (1 = the key's own owner).
+    pub fn probes(&self) -> u32 {
+        self.held().probes
+    }
+
+    /// Gives the load back now. Errors: [`RingError::UnknownNode`] when a
+    /// [`LoadTracker::swap`] removed the node since (its load left with it).
+    /// Dropping the lease does the same and ignores that error.
+    pub fn release(mut self) -> Result<(), RingError> {
+        let assignment = self.assignment.take().expect("a lease holds its assignment until consumed");
+        self.tracker.release(&assignment.id)
+    }
+
+    /// Keeps the load held and returns where it is; the caller must call
+    /// [`LoadTracker::release`] with its id once, later.
+    pub fn detach(mut self) -> Assignment {
+        self.assignment.take().expect("a lease holds its assignment until consumed")
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let Some(assignment) = self.assignment.take() {
+            // UnknownNode: a swap removed the node, and its load with it.
+            let _ = self.tracker.release(&assignment.id);
+        }
+    }
 }
 
 /// Live load per node over a ring snapshot, with bounded-load placement.
@@ -127,10 +184,16 @@ impl LoadTracker {
 
     /// Assigns a request for `key` (bytes; a string is its UTF-8 bytes) to
     /// the first node in the key's preference order whose load is below its
-    /// capacity, and adds one to that node's load.
+    /// capacity, and adds one to that node's load until the returned
+    /// [`Lease`] is dropped or released.
     ///
     /// Errors: [`RingError::EmptyRing`] when no node can own keys.
-    pub fn acquire(&self, key: impl AsRef<[u8]>) -> Result<Lease, RingError> {
+    pub fn acquire(&self, key: impl AsRef<[u8]>) -> Result<Lease<'_>, RingError> {
+        let assignment = self.assign(key)?;
+        Ok(Lease { tracker: self, assignment: Some(assignment) })
+    }
+
+    fn assign(&self, key: impl AsRef<[u8]>) -> Result<Assignment, RingError> {
         let state = self.read();
         if state.ring.live_node_count() == 0 {
             return Err(RingError::EmptyRing);
@@ -155,7 +218,7 @@ impl LoadTracker {
                 found.is_some()
             });
             if let Some(index) = found {
-                return Ok(Lease { id: state.ids[index].clone(), index, probes });
+                return Ok(Assignment { id: state.ids[index].clone(), index, probes });
             }
         }
     }
@@ -181,6 +244,22 @@ impl LoadTracker {
         let mut state = self.state.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         let next = State::new(ring, Some(&state));
         *state = next;
+    }
+
+    /// Moves onto `ring` unless it is already the snapshot tracked (the
+    /// same `Arc`): [`LoadTracker::swap`] for a caller that holds a ring
+    /// which changes in place (the bindings' `Ring`) and calls this before
+    /// each use, so a tracker never routes to a node its ring has dropped.
+    /// Costs one pointer comparison when nothing changed.
+    pub fn follow(&self, ring: &Arc<Ring>) {
+        if Arc::ptr_eq(&self.read().ring, ring) {
+            return;
+        }
+        let mut state = self.state.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !Arc::ptr_eq(&state.ring, ring) {
+            let next = State::new(ring.clone(), Some(&state));
+            *state = next;
+        }
     }
 
     /// Current load per node, parallel to [`LoadTracker::ring`]`().nodes()`.
@@ -221,19 +300,62 @@ mod tests {
         ring.get_n_indices("hot", &mut order).unwrap();
         let leases: Vec<Lease> = (0..100).map(|_| tracker.acquire("hot").unwrap()).collect();
         // Every request went to the first node of the preference list with room.
-        assert_eq!(leases[0].index, order[0]);
-        assert_eq!(leases[0].probes, 1);
+        assert_eq!(leases[0].index(), order[0]);
+        assert_eq!(leases[0].probes(), 1);
         let loads = tracker.loads();
         assert_eq!(loads.iter().sum::<u64>(), 100);
         // ceil(1.25 * 100 / 4) = 32 at most per node.
         assert!(loads.iter().all(|&l| l <= 32), "{loads:?}");
-        assert!(leases.iter().any(|l| l.probes == 4));
-        for lease in &leases {
-            tracker.release(&lease.id).unwrap();
+        assert!(leases.iter().any(|l| l.probes() == 4));
+        for lease in leases {
+            lease.release().unwrap();
         }
         assert_eq!(tracker.total_load(), 0);
         assert!(matches!(tracker.release("n0"), Err(RingError::NoLoad { .. })));
         assert!(matches!(tracker.release("zz"), Err(RingError::UnknownNode { .. })));
+    }
+
+    #[test]
+    fn a_lease_gives_its_load_back_when_dropped_released_or_unwound() {
+        let tracker = LoadTracker::new(ring(&[1.0, 1.0]), 0.5).unwrap();
+        {
+            let lease = tracker.acquire("k").unwrap();
+            assert_eq!(tracker.loads()[lease.index()], 1);
+        }
+        assert_eq!(tracker.total_load(), 0, "dropped");
+        tracker.acquire("k").unwrap().release().unwrap();
+        assert_eq!(tracker.total_load(), 0, "released");
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _lease = tracker.acquire("k").unwrap();
+            panic!("the request failed");
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(tracker.total_load(), 0, "unwound");
+        let kept = tracker.acquire("k").unwrap().detach();
+        assert_eq!(tracker.total_load(), 1, "detached");
+        tracker.release(&kept.id).unwrap();
+        // A swap that removes the node takes its load; dropping the lease then is fine.
+        let lease = tracker.acquire("k").unwrap();
+        let without = tracker.ring().without_node(lease.id()).unwrap();
+        tracker.swap(Arc::new(without));
+        assert!(matches!(lease.release(), Err(RingError::UnknownNode { .. })));
+    }
+
+    #[test]
+    fn following_a_ring_swaps_once_per_new_snapshot() {
+        let first = ring(&[1.0, 1.0, 1.0]);
+        let tracker = LoadTracker::new(first.clone(), 1.0).unwrap();
+        let kept = (0..6).map(|i| tracker.acquire(format!("k{i}")).unwrap().detach()).collect::<Vec<_>>();
+        tracker.follow(&first);
+        assert!(Arc::ptr_eq(&tracker.ring(), &first), "the same snapshot is not a change");
+        let second = Arc::new(first.without_node("n1").unwrap());
+        tracker.follow(&second);
+        assert!(Arc::ptr_eq(&tracker.ring(), &second));
+        let held_elsewhere = kept.iter().filter(|a| &*a.id != "n1").count() as u64;
+        assert_eq!(tracker.total_load(), held_elsewhere, "n1's load left with it");
+        for _ in 0..50 {
+            assert_ne!(tracker.acquire("k").unwrap().id(), "n1");
+        }
     }
 
     #[test]
@@ -248,7 +370,7 @@ mod tests {
     fn loads_carry_over_a_swap_by_id() {
         let tracker = LoadTracker::new(ring(&[1.0, 1.0, 1.0]), 1.0).unwrap();
         for i in 0..30 {
-            tracker.acquire(format!("k{i}")).unwrap();
+            tracker.acquire(format!("k{i}")).unwrap().detach();
         }
         let before = tracker.loads();
         let grown = tracker.ring().without_node("n0").unwrap().with_node(Node::new("n9", 1.0)).unwrap();

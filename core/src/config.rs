@@ -25,7 +25,7 @@ pub const PLACEMENT_FORMAT: u32 = 1;
 /// a node outside `slots`) is rejected when the ring is built, as are
 /// unknown fields when the JSON is read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a ring config object")]
 pub struct RingConfig {
     /// Placement format; must equal [`PLACEMENT_FORMAT`].
     pub format_version: u32,
@@ -47,7 +47,7 @@ pub struct RingConfig {
 
 /// One node of a [`RingConfig`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a node object such as {\"id\": \"cache-1\", \"weight\": 1}")]
 pub struct NodeConfig {
     /// Non-empty UTF-8 id.
     pub id: String,
@@ -64,12 +64,23 @@ pub struct NodeConfig {
 }
 
 /// A serde error prefixed with the path of the field it concerns
-/// (`nodes[1].weight: invalid type: null, expected f64`). An unknown field's
-/// path would end in the field itself, which the message already names.
+/// (`nodes[1].weight: invalid type: null, expected a number`). An unknown
+/// field's path would end in the field itself, which the message already
+/// names. Rust type names in serde's messages are spelt as JSON types.
 fn with_path(path: &str, message: &str) -> String {
     let path =
         if message.starts_with("unknown field") { path.rfind(['.', '[']).map_or("", |end| &path[..end]) } else { path };
-    if path.is_empty() || path == "." { message.to_owned() } else { format!("{path}: {message}") }
+    let mut message = message.to_owned();
+    for (rust, json) in [
+        ("expected f64", "expected a number"),
+        ("expected u32", "expected a whole number from 0 to 4294967295"),
+        ("expected u64", "expected a whole number from 0 to 18446744073709551615"),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected a sequence", "expected an array"),
+    ] {
+        message = message.replace(rust, json);
+    }
+    if path.is_empty() || path == "." { message } else { format!("{path}: {message}") }
 }
 
 fn json_kind(value: &serde_json::Value) -> &'static str {
@@ -83,6 +94,101 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
     }
 }
 
+/// Reads JSON into a [`serde_json::Value`] strictly: a key given twice in
+/// one object, or a `null` anywhere, is an error naming its path. (serde_json
+/// alone keeps the last of two equal keys, so `{"weight": 1, "weight": 0}`
+/// would silently drain a node, and `null` would silently mean "default" for
+/// some fields and be an error for others; here a field is either left out,
+/// meaning its default, or given a valid value.)
+struct Strict<'p> {
+    path: &'p str,
+}
+
+impl Strict<'_> {
+    /// Only an object is a config (serde would also read a struct from a
+    /// JSON array, by position).
+    fn value<E: serde::de::Error>(&self, value: serde_json::Value) -> Result<serde_json::Value, E> {
+        if self.path.is_empty() {
+            return Err(E::custom(format_args!("expected a JSON object, found {}", json_kind(&value))));
+        }
+        Ok(value)
+    }
+
+    fn at(&self, step: std::fmt::Arguments<'_>) -> String {
+        format!("{}{step}", self.path)
+    }
+
+    fn shown(&self) -> &str {
+        if self.path.is_empty() { "the config" } else { self.path }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict<'_> {
+    type Value = serde_json::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<serde_json::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict<'_> {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<serde_json::Value, E> {
+        self.value(v.into())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<serde_json::Value, E> {
+        self.value(v.into())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<serde_json::Value, E> {
+        self.value(v.into())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<serde_json::Value, E> {
+        self.value(v.into())
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<serde_json::Value, E> {
+        self.value(v.into())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<serde_json::Value, E> {
+        self.value::<E>(serde_json::Value::Null)?;
+        Err(E::custom(format_args!("{}: null is not a value; leave the field out for its default", self.shown())))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<serde_json::Value, A::Error> {
+        self.value::<A::Error>(serde_json::Value::Array(Vec::new()))?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Strict { path: &self.at(format_args!("[{}]", items.len())) })? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<serde_json::Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = if self.path.is_empty() { key.clone() } else { self.at(format_args!(".{key}")) };
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format_args!(
+                    "{}: duplicate key {key:?}; a key may appear once",
+                    self.shown()
+                )));
+            }
+            let value = map.next_value_seed(Strict { path: &path })?;
+            object.insert(key, value);
+        }
+        Ok(serde_json::Value::Object(object))
+    }
+}
+
 fn default_weight() -> f64 {
     1.0
 }
@@ -90,18 +196,16 @@ fn default_weight() -> f64 {
 impl RingConfig {
     /// Parses a JSON config.
     ///
-    /// Errors: [`RingError::InvalidConfig`] for malformed JSON, missing,
-    /// unknown or mistyped fields; [`RingError::UnsupportedFormat`] when
+    /// Errors: [`RingError::InvalidConfig`] for malformed JSON, a key given
+    /// twice in one object, a `null` (leave a field out for its default),
+    /// missing, unknown or mistyped fields, each naming the field's path; [`RingError::UnsupportedFormat`] when
     /// `format_version` is not [`PLACEMENT_FORMAT`].
     pub fn from_json(json: &str) -> Result<RingConfig, RingError> {
+        use serde::de::DeserializeSeed;
         let invalid = |e: serde_json::Error| RingError::InvalidConfig { message: e.to_string() };
-        // serde would also read a struct from a JSON array, by position; a config is an object.
-        let value: serde_json::Value = serde_json::from_str(json).map_err(invalid)?;
-        if !value.is_object() {
-            return Err(RingError::InvalidConfig {
-                message: format!("expected a JSON object, found {}", json_kind(&value)),
-            });
-        }
+        let mut reader = serde_json::Deserializer::from_str(json);
+        let value =
+            Strict { path: "" }.deserialize(&mut reader).and_then(|v| reader.end().map(|()| v)).map_err(invalid)?;
         let config: RingConfig = serde_path_to_error::deserialize(value).map_err(|e| RingError::InvalidConfig {
             message: with_path(&e.path().to_string(), &e.inner().to_string()),
         })?;

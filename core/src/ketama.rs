@@ -88,13 +88,13 @@ fn validate(algorithm: Algorithm, nodes: &[Node]) -> Result<Vec<u64>, RingError>
     for node in nodes {
         weights.push(whole_weight(node)?);
         // libketama's point strings are the ids as written, and ids are unique.
-        if algorithm != Algorithm::Libketama {
-            if let Some(first) = bases.insert(label_base(algorithm, node.id())?, node.id()) {
-                return Err(RingError::InvalidAddress {
-                    id: node.id().to_owned(),
-                    reason: format!("names the same server as {first:?}: both hash the point strings of one server"),
-                });
-            }
+        if algorithm != Algorithm::Libketama
+            && let Some(first) = bases.insert(label_base(algorithm, node.id())?, node.id())
+        {
+            return Err(RingError::InvalidAddress {
+                id: node.id().to_owned(),
+                reason: format!("names the same server as {first:?}: both hash the point strings of one server"),
+            });
         }
     }
     Ok(weights)

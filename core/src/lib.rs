@@ -47,7 +47,7 @@ pub mod slots;
 pub use algorithm::Algorithm;
 pub use analysis::{Balance, Flow, MovedArc, RingDiff, Spread};
 pub use batch::KeyBatch;
-pub use bounded::{Lease, LoadTracker};
+pub use bounded::{Assignment, Lease, LoadTracker};
 pub use config::{NodeConfig, PLACEMENT_FORMAT, RingConfig};
 pub use error::RingError;
 pub use hash::{hash_key, hash_point};

@@ -89,11 +89,15 @@ pub unsafe extern "C" fn ring_tracker_acquire(
     boundary(|| {
         non_null!(out_index);
         if out_id.is_null() != out_id_len.is_null() {
-            return Err(fail(RING_NULL_ARGUMENT, format_args!("`out_id` and `out_id_len` must both be NULL or both be set")));
+            return Err(fail(
+                RING_NULL_ARGUMENT,
+                format_args!("`out_id` and `out_id_len` must both be NULL or both be set"),
+            ));
         }
         // SAFETY: live handle and readable key by contract.
         let (tracker, key) = unsafe { (tracker_ref(tracker)?, bytes(key, key_len, "key")?) };
-        let lease = tracker.acquire(key).map_err(core_error)?;
+        // The caller gives the load back with ring_tracker_release.
+        let lease = tracker.acquire(key).map_err(core_error)?.detach();
         // SAFETY: checked non-NULL; writable by contract.
         unsafe { write(out_index, lease.index) };
         if !out_probes.is_null() {
@@ -166,7 +170,10 @@ pub unsafe extern "C" fn ring_tracker_load(
         // SAFETY: live handle by contract.
         let loads = unsafe { tracker_ref(tracker) }?.loads();
         let load = *loads.get(index).ok_or_else(|| {
-            fail(RING_INDEX_OUT_OF_RANGE, format_args!("node index {index} is not below the node count {}", loads.len()))
+            fail(
+                RING_INDEX_OUT_OF_RANGE,
+                format_args!("node index {index} is not below the node count {}", loads.len()),
+            )
         })?;
         // SAFETY: checked non-NULL; writable by contract.
         unsafe { write(out_load, load) };

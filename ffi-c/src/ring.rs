@@ -191,9 +191,9 @@ pub unsafe extern "C" fn ring_new_with_options(
             if !options.algorithm.is_null() {
                 // SAFETY: a non-NULL algorithm is NUL-terminated by contract.
                 let name = unsafe { std::ffi::CStr::from_ptr(options.algorithm) };
-                let name = name
-                    .to_str()
-                    .map_err(|e| fail(RING_INVALID_UTF8, format_args!("`options.algorithm` is not valid UTF-8: {e}")))?;
+                let name = name.to_str().map_err(|e| {
+                    fail(RING_INVALID_UTF8, format_args!("`options.algorithm` is not valid UTF-8: {e}"))
+                })?;
                 builder = builder.algorithm(name.parse::<Algorithm>().map_err(core_error)?);
             }
             if options.fields & RING_OPTION_VNODES != 0 {

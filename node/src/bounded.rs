@@ -45,7 +45,9 @@ impl LoadTracker {
     /// `acquire`, which adds `release()`. Throws `RING_EMPTY_RING`.
     #[napi(js_name = "_acquire", ts_args_type = "key: string | Uint8Array")]
     pub fn acquire(&self, env: Env, key: Unknown<'_>) -> Result<Acquired> {
-        let lease = with_key(&env, key, |bytes| self.tracker.acquire(bytes))?.map_err(|e| throw(&env, e))?;
+        // The JS lease gives the load back with release().
+        let lease = with_key(&env, key, |bytes| self.tracker.acquire(bytes).map(|l| l.detach()))?
+            .map_err(|e| throw(&env, e))?;
         Ok(Acquired { node: lease.id.to_string(), probes: lease.probes })
     }
 

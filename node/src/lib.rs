@@ -10,10 +10,10 @@ mod placer;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
+use napi::Task;
 use napi::bindgen_prelude::{
     AsyncTask, BigInt, Buffer, FromNapiValue, JsObjectValue, Object, Uint8Array, Uint32Array, Utf16String,
 };
-use napi::Task;
 use napi::{Either, Env, Error, JsValue, Result, Status, Unknown, ValueType};
 use napi_derive::napi;
 
@@ -76,9 +76,8 @@ pub(crate) fn js_type(value_type: ValueType) -> &'static str {
 
 /// A packed batch over `bytes`; `RangeError` when the lengths overrun it.
 fn packed<'a>(env: &Env, bytes: &'a [u8], lengths: &[u32]) -> Result<KeyBatch<'a>> {
-    KeyBatch::from_lengths(Cow::Borrowed(bytes), lengths.iter().map(|&l| l as usize)).ok_or_else(|| {
-        range_error(env, format!("key lengths add up to more than the {} bytes packed", bytes.len()))
-    })
+    KeyBatch::from_lengths(Cow::Borrowed(bytes), lengths.iter().map(|&l| l as usize))
+        .ok_or_else(|| range_error(env, format!("key lengths add up to more than the {} bytes packed", bytes.len())))
 }
 
 /// Owner indices of a batch, as `Uint32Array` elements.
@@ -378,7 +377,9 @@ impl Ring {
         let nodes: Vec<Node> = if nodes.is_array()? {
             // SAFETY: `nodes` is a live array of this env; the conversion checks every element.
             let list = unsafe { Object::from_napi_value(env.raw(), nodes.raw()) }?;
-            (0..list.get_array_length()?).map(|i| to_node(&env, list.get_element::<Unknown>(i)?)).collect::<Result<_>>()?
+            (0..list.get_array_length()?)
+                .map(|i| to_node(&env, list.get_element::<Unknown>(i)?))
+                .collect::<Result<_>>()?
         } else if nodes.get_type()? == ValueType::Object && plain_object(&env, nodes)? {
             // SAFETY: `nodes` is a live object of this env; the conversion checks every value.
             // SAFETY: `nodes` is a live object of this env.
@@ -443,8 +444,11 @@ impl Ring {
     /// The nodes, in order (drained ones included).
     #[napi(getter)]
     pub fn nodes(&self) -> Vec<NodeInit> {
-        let node =
-            |n: &Node| NodeInit { id: Id(n.id().to_owned()), weight: Some(n.weight()), zone: n.zone().map(|z| Id(z.to_owned())) };
+        let node = |n: &Node| NodeInit {
+            id: Id(n.id().to_owned()),
+            weight: Some(n.weight()),
+            zone: n.zone().map(|z| Id(z.to_owned())),
+        };
         self.ring.nodes().iter().map(node).collect()
     }
 

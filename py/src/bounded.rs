@@ -4,19 +4,24 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use arc_swap::ArcSwap;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use shardring::{LoadTracker, RingError};
 
+use crate::errors::{number_argument, text_argument};
 use crate::keys::key_bytes;
-use crate::ring::PyRing;
+use crate::ring::{PyRing, Snapshot};
 use crate::to_py_err;
+
+/// The snapshot cell of the `Ring` a tracker follows.
+type RingCell = Arc<ArcSwap<Snapshot>>;
 
 /// LoadTracker(ring, epsilon)
 ///
 /// Consistent hashing with bounded loads (Mirrokni, Thorup and
-/// Zadimoghaddam, 2017): counts live requests per node over `ring`'s current snapshot and sends each request to the first node in its key's preference
+/// Zadimoghaddam, 2017): counts live requests per node of `ring` and sends each request to the first node in its key's preference
 /// order that is under capacity, max(1, ceil((1 + epsilon) * (total load + 1)
 /// * weight / total weight)). epsilon: a float > 0 (Envoy's
 /// hash_balance_factor 125 is epsilon 0.25).
@@ -24,19 +29,35 @@ use crate::to_py_err;
 /// >>> with tracker.acquire("user:42") as node:
 /// ...     serve(node)               # released when the block exits
 ///
+/// The tracker follows `ring` as it changes in place: after
+/// `ring.remove_node("a")` no request goes to "a" (its load leaves with it),
+/// and a node added starts at load 0.
+///
 /// Thread-safe: acquires and releases from many threads never wait for each
 /// other. Raises InvalidConfigError (a ValueError) for a bad epsilon.
 #[pyclass(frozen, module = "shardring", name = "LoadTracker")]
 pub struct PyLoadTracker {
     tracker: Arc<LoadTracker>,
+    /// The ring followed (replaced by `swap`).
+    ring: ArcSwap<RingCell>,
+}
+
+impl PyLoadTracker {
+    /// The tracker, moved onto its ring's current snapshot.
+    fn current(&self) -> &LoadTracker {
+        let snapshot = self.ring.load().load_full();
+        self.tracker.follow(&snapshot.ring);
+        &self.tracker
+    }
 }
 
 #[pymethods]
 impl PyLoadTracker {
     #[new]
-    fn new(ring: &PyRing, epsilon: f64) -> PyResult<PyLoadTracker> {
-        let ring = Arc::clone(&ring.snapshot().ring);
-        Ok(PyLoadTracker { tracker: Arc::new(LoadTracker::new(ring, epsilon).map_err(to_py_err)?) })
+    fn new(ring: &PyRing, epsilon: &Bound<'_, PyAny>) -> PyResult<PyLoadTracker> {
+        let epsilon = number_argument(epsilon, "epsilon")?;
+        let tracker = LoadTracker::new(Arc::clone(&ring.snapshot().ring), epsilon).map_err(to_py_err)?;
+        Ok(PyLoadTracker { tracker: Arc::new(tracker), ring: ArcSwap::from_pointee(ring.cell()) })
     }
 
     /// acquire(key) -> Lease: assigns a request for `key` (str or bytes-like)
@@ -45,7 +66,8 @@ impl PyLoadTracker {
     /// EmptyRingError when no node has weight > 0.
     fn acquire(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyLease> {
         let key = key_bytes(key)?;
-        let lease = self.tracker.acquire(&*key).map_err(to_py_err)?;
+        // The Lease object gives the load back (release() or `with`).
+        let lease = self.current().acquire(&*key).map_err(to_py_err)?.detach();
         Ok(PyLease {
             tracker: self.tracker.clone(),
             node: PyString::new(py, &lease.id).unbind(),
@@ -58,33 +80,36 @@ impl PyLoadTracker {
     /// release(node): removes one unit of load from node `node` (an id).
     /// Raises UnknownNodeError when it is not in the current ring (a swap
     /// removed it, with its load), NoLoadError when its load is already 0.
-    fn release(&self, node: &str) -> PyResult<()> {
-        self.tracker.release(node).map_err(to_py_err)
+    fn release(&self, node: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.current().release(&text_argument(node, "node")?).map_err(to_py_err)
     }
 
-    /// swap(ring): moves onto a snapshot of `ring` (typically derived from
-    /// the current one). Nodes in both keep their load, nodes that left drop
+    /// swap(ring): follows `ring` from now on (typically one derived from
+    /// the current ring). Nodes in both keep their load, nodes that left drop
     /// theirs, new nodes start at 0.
     fn swap(&self, py: Python<'_>, ring: &PyRing) {
-        let ring = Arc::clone(&ring.snapshot().ring);
-        py.detach(|| self.tracker.swap(ring));
+        let cell = ring.cell();
+        let snapshot = Arc::clone(&cell.load().ring);
+        self.ring.store(Arc::new(cell));
+        py.detach(|| self.tracker.follow(&snapshot));
     }
 
-    /// Current load per node id, in node order.
+    /// Current load per node id of the ring followed, in node order.
     #[getter]
     fn loads<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let ring = self.tracker.ring();
-        let loads = PyDict::new(py);
-        for (node, load) in ring.nodes().iter().zip(self.tracker.loads()) {
-            loads.set_item(node.id(), load)?;
+        let tracker = self.current();
+        let (ring, loads) = (tracker.ring(), tracker.loads());
+        let by_id = PyDict::new(py);
+        for (node, load) in ring.nodes().iter().zip(loads) {
+            by_id.set_item(node.id(), load)?;
         }
-        Ok(loads)
+        Ok(by_id)
     }
 
     /// Sum of all loads.
     #[getter]
     fn total_load(&self) -> u64 {
-        self.tracker.total_load()
+        self.current().total_load()
     }
 
     /// The balance factor 1 + epsilon.

@@ -11,6 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
 use shardring::KeyBatch;
 
+use crate::errors::{Argument, utf8_failure, whole_argument};
+
 unsafe extern "C" {
     /// In the stable ABI from Python 3.10 (and exported by every CPython 3);
     /// pyo3 hides it under the 3.9 stable ABI, so it is declared here and
@@ -26,8 +28,9 @@ fn utf8_view_available(py: Python<'_>) -> bool {
 }
 
 /// The UTF-8 bytes of a `str`: a view of the string's own UTF-8 buffer on
-/// Python 3.10+, an encoded copy on 3.9. Lone surrogates raise
-/// `UnicodeEncodeError`.
+/// Python 3.10+, an encoded copy on 3.9. A lone surrogate raises
+/// `InvalidUtf8Error` (code `RING_INVALID_UTF8`), as in every binding:
+/// such a key has no UTF-8 bytes, and no replacement is guessed.
 fn str_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
     if utf8_view_available(text.py()) {
         let mut size: ffi::Py_ssize_t = 0;
@@ -35,12 +38,13 @@ fn str_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
         // so the returned buffer lives as long as `text`, which outlives `'a`.
         let data = unsafe { unicode_as_utf8_and_size(text.as_ptr(), &mut size) };
         if data.is_null() {
-            return Err(PyErr::fetch(text.py()));
+            drop(PyErr::fetch(text.py()));
+            return Err(utf8_failure(text));
         }
         // SAFETY: CPython returned `size` readable bytes at `data`, valid while `text` lives.
         return Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) }));
     }
-    Ok(match text.to_cow()? {
+    Ok(match text.to_cow().map_err(|_| utf8_failure(text))? {
         Cow::Borrowed(text) => Cow::Borrowed(text.as_bytes()),
         Cow::Owned(text) => Cow::Owned(text.into_bytes()),
     })
@@ -96,10 +100,12 @@ pub(crate) fn pack_keys(keys: &Bound<'_, PyAny>) -> PyResult<KeyBatch<'static>> 
 
 /// hash_key(key, seed=0) -> int
 ///
-/// XXH3-64 of a key (str as UTF-8, or bytes-like) under `seed`: the position
-/// every binding gives the key on a ring with that seed, an int in [0, 2**64).
+/// XXH3-64 of a key (str as UTF-8, or bytes-like) under `seed` (an int in
+/// [0, 2**64), not a bool or None): the position every binding gives the key
+/// on a ring with that seed, an int in [0, 2**64).
 #[pyfunction]
-#[pyo3(signature = (key, seed = 0))]
-pub(crate) fn hash_key(key: &Bound<'_, PyAny>, seed: u64) -> PyResult<u64> {
+#[pyo3(signature = (key, seed = Argument::Absent), text_signature = "(key, seed=0)")]
+pub(crate) fn hash_key(key: &Bound<'_, PyAny>, seed: Argument<'_>) -> PyResult<u64> {
+    let seed = seed.map(|s| whole_argument(s, "seed", u64::MAX))?.unwrap_or(shardring::DEFAULT_SEED);
     Ok(shardring::hash_key(&key_bytes(key)?, seed))
 }

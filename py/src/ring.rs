@@ -12,11 +12,13 @@ use pyo3::types::{PyDict, PyList, PyMapping, PyString, PyTuple};
 use shardring::{Algorithm, Node, Ring};
 
 use crate::analysis::PyBalance;
+use crate::errors::{Argument, number_argument, text_argument, type_name, whole_argument};
 use crate::keys::{key_bytes, pack_keys};
 use crate::{package_class, to_py_err};
 
 // The Python signatures spell the core's defaults out, so introspection shows them.
 const _: () = assert!(shardring::DEFAULT_VNODES == 160 && shardring::DEFAULT_SEED == 0);
+const _: () = assert!(shardring::maglev::DEFAULT_TABLE_SIZE == 65_537);
 
 /// One ring and its node ids as Python strings (built once, so lookups
 /// return without allocating).
@@ -37,7 +39,7 @@ impl Snapshot {
     }
 }
 
-/// Ring(nodes, *, algorithm="ring", vnodes=None, seed=0, table_size=None)
+/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537)
 ///
 /// A consistent-hash ring (placement format 1, core/SPEC.md).
 ///
@@ -51,6 +53,8 @@ impl Snapshot {
 /// vnodes: points per unit of weight (>= 1, default 160), "ring" only.
 /// seed: seed of the XXH3 hashes, 0 <= seed < 2**64 ("ring", "jump",
 /// "rendezvous", "maglev"). table_size: Maglev table size, a prime (default 65537).
+/// Leave a parameter out for its default: None is not a value, and a bool is
+/// not a number (both raise TypeError).
 ///
 /// Keys are str (hashed as UTF-8) or bytes-like; "abc" and b"abc" land on the
 /// same node. Lookups read one whole snapshot even while another thread calls
@@ -60,22 +64,30 @@ impl Snapshot {
 /// infinite or negative weight, a weight the algorithm cannot express, a bad
 /// ketama address or an empty zone; InvalidConfigError (a ValueError) for
 /// vnodes 0, more than 2**24 points, an unknown algorithm, a parameter the
-/// algorithm does not take or a bad Maglev table size; TypeError for nodes of
-/// another type.
+/// algorithm does not take or a bad Maglev table size; InvalidUtf8Error (a
+/// UnicodeError) for an id holding a lone surrogate; TypeError for nodes or
+/// parameters of another type.
 #[pyclass(frozen, module = "shardring", name = "Ring")]
 pub struct PyRing {
-    current: ArcSwap<Snapshot>,
+    /// Shared with every LoadTracker over this ring, which follows it.
+    current: Arc<ArcSwap<Snapshot>>,
     /// Serialises the mutating methods so none of their updates is lost.
     writer: Mutex<()>,
 }
 
 impl PyRing {
     pub(crate) fn from_ring(py: Python<'_>, ring: Ring) -> PyRing {
-        PyRing { current: ArcSwap::new(Snapshot::new(py, ring)), writer: Mutex::new(()) }
+        PyRing { current: Arc::new(ArcSwap::new(Snapshot::new(py, ring))), writer: Mutex::new(()) }
     }
 
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
         self.current.load_full()
+    }
+
+    /// The cell holding this ring's current snapshot, which the in-place
+    /// methods replace.
+    pub(crate) fn cell(&self) -> Arc<ArcSwap<Snapshot>> {
+        Arc::clone(&self.current)
     }
 
     /// Derives a ring from the current snapshot without the GIL.
@@ -102,28 +114,29 @@ impl PyRing {
     }
 }
 
-/// A node from a `str` id (weight 1.0) or a `shardring.Node`.
+/// A node from a `str` id (weight 1.0) or a `shardring.Node` (whose `zone`
+/// is `None` for a node without one).
 fn to_node(item: &Bound<'_, PyAny>) -> PyResult<Node> {
-    if let Ok(id) = item.cast::<PyString>() {
-        return Ok(Node::new(id.to_cow()?.into_owned(), 1.0));
+    if item.cast::<PyString>().is_ok() {
+        return Ok(Node::new(text_argument(item, "id")?.into_owned(), 1.0));
     }
     if item.is_instance(package_class(item.py(), "Node")?.as_any())? {
-        let node = Node::new(item.getattr("id")?.extract::<String>()?, item.getattr("weight")?.extract::<f64>()?);
-        let zone: Option<String> = item.getattr("zone")?.extract()?;
-        return Ok(match zone {
-            Some(zone) => node.with_zone(zone),
-            None => node,
-        });
+        let id = text_argument(&item.getattr("id")?, "id")?.into_owned();
+        let node = Node::new(id, number_argument(&item.getattr("weight")?, "weight")?);
+        let zone = item.getattr("zone")?;
+        return Ok(if zone.is_none() { node } else { node.with_zone(text_argument(&zone, "zone")?.into_owned()) });
     }
-    Err(PyTypeError::new_err(format!("a node must be a str id or a shardring.Node, not {}", item.get_type().name()?)))
+    Err(PyTypeError::new_err(format!("a node must be a str id or a shardring.Node, not {}", type_name(item))))
+}
+
+/// A node of an id -> weight mapping.
+fn weighted(id: &Bound<'_, PyAny>, weight: &Bound<'_, PyAny>) -> PyResult<Node> {
+    Ok(Node::new(text_argument(id, "id")?.into_owned(), number_argument(weight, "weight")?))
 }
 
 fn to_nodes(nodes: &Bound<'_, PyAny>) -> PyResult<Vec<Node>> {
     if let Ok(dict) = nodes.cast::<PyDict>() {
-        return dict
-            .iter()
-            .map(|(id, weight)| Ok(Node::new(id.extract::<String>()?, weight.extract::<f64>()?)))
-            .collect();
+        return dict.iter().map(|(id, weight)| weighted(&id, &weight)).collect();
     }
     // Any other mapping (MappingProxyType, UserDict, ...) is id -> weight too.
     if let Ok(mapping) = nodes.cast::<PyMapping>() {
@@ -131,8 +144,8 @@ fn to_nodes(nodes: &Bound<'_, PyAny>) -> PyResult<Vec<Node>> {
         return items
             .iter()
             .map(|item| {
-                let (id, weight): (String, f64) = item.extract()?;
-                Ok(Node::new(id, weight))
+                let (id, weight): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+                weighted(&id, &weight)
             })
             .collect();
     }
@@ -145,25 +158,37 @@ fn to_nodes(nodes: &Bound<'_, PyAny>) -> PyResult<Vec<Node>> {
 #[pymethods]
 impl PyRing {
     #[new]
-    #[pyo3(signature = (nodes, *, algorithm = "ring", vnodes = None, seed = 0, table_size = None))]
+    #[pyo3(
+        signature = (
+            nodes, *, algorithm = Argument::Absent, vnodes = Argument::Absent, seed = Argument::Absent,
+            table_size = Argument::Absent
+        ),
+        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537)"
+    )]
     fn new(
         py: Python<'_>,
         nodes: &Bound<'_, PyAny>,
-        algorithm: &str,
-        vnodes: Option<&Bound<'_, PyAny>>,
-        seed: u64,
-        table_size: Option<&Bound<'_, PyAny>>,
+        algorithm: Argument<'_>,
+        vnodes: Argument<'_>,
+        seed: Argument<'_>,
+        table_size: Argument<'_>,
     ) -> PyResult<PyRing> {
-        let vnodes = vnodes.map(|v| u32_argument("vnodes", v)).transpose()?;
-        let table_size = table_size.map(|t| u32_argument("table_size", t)).transpose()?;
+        let u32_max = u64::from(u32::MAX);
+        let vnodes = vnodes.map(|v| whole_argument(v, "vnodes", u32_max))?;
+        let seed = seed.map(|s| whole_argument(s, "seed", u64::MAX))?;
+        let table_size = table_size.map(|t| whole_argument(t, "table_size", u32_max))?;
+        let algorithm = algorithm.map(|a| Ok(text_argument(a, "algorithm")?.parse::<Algorithm>()))?;
         let nodes = to_nodes(nodes)?;
-        let algorithm: Algorithm = algorithm.parse().map_err(to_py_err)?;
-        let mut builder = Ring::builder().algorithm(algorithm).seed(seed).nodes(nodes);
+        let algorithm = algorithm.transpose().map_err(to_py_err)?.unwrap_or_default();
+        let mut builder = Ring::builder().algorithm(algorithm).nodes(nodes);
+        if let Some(seed) = seed {
+            builder = builder.seed(seed);
+        }
         if let Some(vnodes) = vnodes {
-            builder = builder.vnodes(vnodes);
+            builder = builder.vnodes(vnodes as u32);
         }
         if let Some(size) = table_size {
-            builder = builder.table_size(size);
+            builder = builder.table_size(size as u32);
         }
         let ring = py.detach(|| builder.build()).map_err(to_py_err)?;
         Ok(PyRing::from_ring(py, ring))
@@ -254,14 +279,13 @@ impl PyRing {
     /// `hash` (an int in [0, 2**64), e.g. from hash_key). Raises EmptyRingError.
     #[pyo3(signature = (hash, /))]
     fn get_by_hash(&self, py: Python<'_>, hash: &Bound<'_, PyAny>) -> PyResult<Py<PyString>> {
-        let hash: u64 = match hash.extract() {
-            Ok(hash) => hash,
-            // An int beyond 64 bits is out of range for every algorithm.
-            Err(_) if hash.is_instance_of::<pyo3::types::PyInt>() => {
-                let message = format!("hash {hash} is out of range: key hashes are below 2^64");
-                return Err(PyErr::from_type(crate::package_class(py, "HashOutOfRangeError")?, message));
-            }
-            Err(e) => return Err(e),
+        if hash.is_instance_of::<pyo3::types::PyBool>() || !hash.is_instance_of::<pyo3::types::PyInt>() {
+            return Err(PyTypeError::new_err(format!("hash must be an int, not {}", type_name(hash))));
+        }
+        let Ok(hash) = hash.extract::<u64>() else {
+            // An int beyond 64 bits (or below 0) is out of range for every algorithm.
+            let message = format!("hash {hash} is out of range: key hashes are in [0, 2^64)");
+            return Err(crate::errors::raise(py, "HashOutOfRangeError", "RING_HASH_OUT_OF_RANGE", message));
         };
         let snapshot = self.current.load();
         let index = snapshot.ring.index_by_hash(hash).map_err(to_py_err)?;
@@ -272,9 +296,11 @@ impl PyRing {
     /// distinct node ids clockwise from the key, the first being get(key);
     /// nodes of distinct zones first when nodes have zones; every node with
     /// weight > 0 once when n exceeds their number. Follows Dynamo's
-    /// preference list. Raises as get; OverflowError for a negative n.
+    /// preference list. Raises as get; ValueError for a negative n, TypeError
+    /// for a bool or non-int n.
     #[pyo3(signature = (key, n, /))]
-    fn get_n(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<Py<PyString>>> {
+    fn get_n(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: &Bound<'_, PyAny>) -> PyResult<Vec<Py<PyString>>> {
+        let n = whole_argument(n, "n", u64::MAX)? as usize;
         let key = key_bytes(key)?;
         let snapshot = self.current.load();
         let mut indices = vec![0usize; n.min(snapshot.ids.len())];
@@ -303,15 +329,17 @@ impl PyRing {
 
     /// without_node(id) -> Ring: a new ring without node `id`; only its keys
     /// move. Raises UnknownNodeError (a KeyError).
-    fn without_node(&self, py: Python<'_>, id: &str) -> PyResult<PyRing> {
-        Ok(PyRing::from_ring(py, self.derive(py, |ring| ring.without_node(id))?))
+    fn without_node(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<PyRing> {
+        let id = text_argument(id, "id")?;
+        Ok(PyRing::from_ring(py, self.derive(py, |ring| ring.without_node(&id))?))
     }
 
     /// with_weight(id, weight) -> Ring: a new ring with node `id` at
     /// `weight`; raising it moves keys only to that node, lowering it only
     /// away. Raises UnknownNodeError, InvalidNodeError or InvalidConfigError.
-    fn with_weight(&self, py: Python<'_>, id: &str, weight: f64) -> PyResult<PyRing> {
-        Ok(PyRing::from_ring(py, self.derive(py, |ring| ring.with_weight(id, weight))?))
+    fn with_weight(&self, py: Python<'_>, id: &Bound<'_, PyAny>, weight: &Bound<'_, PyAny>) -> PyResult<PyRing> {
+        let (id, weight) = (text_argument(id, "id")?, number_argument(weight, "weight")?);
+        Ok(PyRing::from_ring(py, self.derive(py, |ring| ring.with_weight(&id, weight))?))
     }
 
     /// add_node(node) -> None: adds a node to this ring in place (see
@@ -322,13 +350,15 @@ impl PyRing {
     }
 
     /// remove_node(id) -> None: removes a node in place (see without_node).
-    fn remove_node(&self, py: Python<'_>, id: &str) -> PyResult<()> {
-        self.update(py, |ring| ring.without_node(id))
+    fn remove_node(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<()> {
+        let id = text_argument(id, "id")?;
+        self.update(py, |ring| ring.without_node(&id))
     }
 
     /// set_weight(id, weight) -> None: re-weights a node in place (see with_weight).
-    fn set_weight(&self, py: Python<'_>, id: &str, weight: f64) -> PyResult<()> {
-        self.update(py, |ring| ring.with_weight(id, weight))
+    fn set_weight(&self, py: Python<'_>, id: &Bound<'_, PyAny>, weight: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (id, weight) = (text_argument(id, "id")?, number_argument(weight, "weight")?);
+        self.update(py, |ring| ring.with_weight(&id, weight))
     }
 
     /// ownership() -> dict[str, float]: each node's exact share of the hash
@@ -370,39 +400,58 @@ impl PyRing {
         ids.try_iter().map(Bound::into_any)
     }
 
-    fn __repr__(&self) -> String {
+    /// Ring([Node('a', 1.0), Node('b', 2.0, zone='us-east'), ...], algorithm=..., ...):
+    /// the first 8 nodes with weights and zones, the parameters, the point
+    /// count and the fingerprint.
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        const SHOWN: usize = 8;
         let snapshot = self.current.load();
         let ring = &snapshot.ring;
-        let shown: Vec<String> = ring.nodes().iter().take(5).map(|n| format!("{:?}", n.id())).collect();
-        let more =
-            if ring.nodes().len() > 5 { format!(", ... {} more", ring.nodes().len() - 5) } else { String::new() };
-        format!(
-            "Ring([{}{more}], algorithm={:?}, {}seed={}, points={}, fingerprint={:#018x})",
-            shown.join(", "),
+        let mut nodes = Vec::with_capacity(SHOWN + 1);
+        for (node, id) in ring.nodes().iter().zip(&snapshot.ids).take(SHOWN) {
+            let zone = match node.zone() {
+                Some(zone) => format!(", zone={}", PyString::new(py, zone).repr()?),
+                None => String::new(),
+            };
+            nodes.push(format!("Node({}, {:?}{zone})", id.bind(py).repr()?, node.weight()));
+        }
+        if ring.nodes().len() > SHOWN {
+            nodes.push(format!("... {} more", ring.nodes().len() - SHOWN));
+        }
+        let parameters = [
+            ring.vnodes().map(|v| format!("vnodes={v}")),
+            ring.algorithm().uses_seed().then(|| format!("seed={}", ring.seed())),
+            ring.table_size().map(|t| format!("table_size={t}")),
+        ];
+        let parameters: String = parameters.into_iter().flatten().map(|p| format!(", {p}")).collect();
+        Ok(format!(
+            "Ring([{}], algorithm='{}'{parameters}, points={}, fingerprint={:#018x})",
+            nodes.join(", "),
             ring.algorithm().name(),
-            ring.vnodes().map(|v| format!("vnodes={v}, ")).unwrap_or_default(),
-            ring.seed(),
             ring.point_count(),
             ring.fingerprint()
-        )
+        ))
+    }
+
+    /// Two rings are equal when their fingerprints are: they hold the same
+    /// algorithm, parameters and nodes (and, where it places keys, node
+    /// order), so they place every key identically. A Ring changes in place,
+    /// so it is not hashable; compare `fingerprint`s to key a dict.
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = other.py();
+        Ok(match other.cast::<PyRing>() {
+            Ok(other) => {
+                let same = self.current.load().ring.fingerprint() == other.get().current.load().ring.fingerprint();
+                pyo3::types::PyBool::new(py, same).to_owned().into_any().unbind()
+            }
+            Err(_) => py.NotImplemented(),
+        })
     }
 
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
         let rebuild = py.import("shardring._shardring")?.getattr("_ring_from_json")?;
         Ok((rebuild, (self.to_json(),)))
     }
-}
-
-/// An int argument in [0, 2**32): a ValueError naming it otherwise, a
-/// TypeError for bools and non-ints.
-fn u32_argument(name: &str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
-    if value.is_instance_of::<pyo3::types::PyBool>() || !value.is_instance_of::<pyo3::types::PyInt>() {
-        let kind = value.get_type().name()?;
-        return Err(PyTypeError::new_err(format!("{name} must be an int, got {kind}")));
-    }
-    value.extract::<u32>().map_err(|_| {
-        pyo3::exceptions::PyValueError::new_err(format!("{name} must be an int from 0 to 4294967295, got {value}"))
-    })
 }
 
 /// Unpickles a Ring from its JSON config.

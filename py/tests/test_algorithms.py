@@ -94,7 +94,7 @@ def test_integer_arguments_name_themselves():
         shardring.Ring(["a"], algorithm="maglev", table_size=2**32)
     with pytest.raises(ValueError, match="vnodes .* got -1"):
         shardring.Ring(["a"], vnodes=-1)
-    with pytest.raises(TypeError, match="table_size must be an int, got bool"):
+    with pytest.raises(TypeError, match="table_size must be an int, not bool"):
         shardring.Ring(["a"], algorithm="maglev", table_size=True)
     with pytest.raises(shardring.HashOutOfRangeError, match="2\\^64"):
         shardring.Ring(["a"]).get_by_hash(2**64)

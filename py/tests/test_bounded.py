@@ -88,3 +88,23 @@ def test_threads_acquire_and_release_together():
     for thread in threads:
         thread.join()
     assert errors == [] and tracker.total_load == 0
+
+
+def test_a_tracker_follows_its_ring_as_it_changes_in_place():
+    # A worker that removes a failed node must stop sending it requests at once.
+    ring = Ring(["a", "b", "c"])
+    tracker = LoadTracker(ring, 0.25)
+    held = [tracker.acquire(f"k{i}") for i in range(30)]
+    on_a = sum(1 for lease in held if lease.node == "a")
+    assert on_a > 0
+    ring.remove_node("a")
+    assert "a" not in tracker.loads and tracker.total_load == 30 - on_a
+    assert all(tracker.acquire(f"k{i}").node != "a" for i in range(200))
+    ring.add_node("d")
+    assert tracker.loads["d"] == 0
+    assert any(tracker.acquire(f"x{i}").node == "d" for i in range(200))
+    # swap() moves the tracker onto another ring, which it then follows.
+    other = ring.without_node("b")
+    tracker.swap(other)
+    other.remove_node("c")
+    assert set(tracker.loads) == {"d"}

@@ -37,9 +37,53 @@ def test_uhashring_str_of_bytes_pitfall_does_not_apply():
     assert ring.hash_key(b"abc") == ring.hash_key("abc") != ring.hash_key("b'abc'")
 
 
-def test_lone_surrogates_are_an_encoding_error():
-    with pytest.raises(UnicodeEncodeError):
-        Ring(["a"]).get("\ud800")
+def test_lone_surrogates_are_invalid_utf8_everywhere():
+    # One rule in every binding: a str with a lone surrogate has no UTF-8
+    # bytes, so it is RING_INVALID_UTF8 (Node throws the same code), never
+    # silently replaced.
+    ring = Ring(["a", "b"])
+    calls = [
+        lambda: ring.get("\ud800"),
+        lambda: ring.get_n("k\udfff", 2),
+        lambda: ring.get_many(["ok", "\ud800"]),
+        lambda: ring.hash_key("\ud800"),
+        lambda: shardring.hash_key("\ud800"),
+        lambda: Ring(["\udcff"]),
+        lambda: Ring([Node("a", 1.0, "z\ud800")]),
+        lambda: ring.without_node("\ud800"),
+        lambda: shardring.LoadTracker(ring, 0.5).acquire("\ud800"),
+    ]
+    for call in calls:
+        with pytest.raises(shardring.InvalidUtf8Error) as raised:
+            call()
+        assert raised.value.code == "RING_INVALID_UTF8"
+        assert isinstance(raised.value, UnicodeError) and isinstance(raised.value, ValueError)
+    with pytest.raises(shardring.InvalidUtf8Error, match=r"key '\\ud800' is not valid UTF-8"):
+        ring.get("\ud800")
+    # The same text as bytes places fine: surrogatepass gives the bytes a caller chose.
+    assert ring.get("\ud800".encode("utf-8", "surrogatepass")) in ("a", "b")
+
+
+def test_none_and_bools_are_never_values():
+    # Leave a parameter out for its default; None and True are type errors.
+    for options in ({"vnodes": None}, {"seed": None}, {"table_size": None}, {"algorithm": None},
+                    {"vnodes": True}, {"seed": False}):
+        with pytest.raises(TypeError, match=next(iter(options))):
+            Ring(["a"], **options)
+    for nodes in ([Node("a", True)], [Node("a", None)], {"a": True}, {"a": None}, [Node(None)]):
+        with pytest.raises(TypeError):
+            Ring(nodes)
+    ring = Ring(["a", "b"])
+    for call in (lambda: ring.get_n("k", True), lambda: ring.get_n("k", None), lambda: ring.with_weight("a", True),
+                 lambda: ring.set_weight("a", None), lambda: ring.get_by_hash(True), lambda: shardring.hash_key("k", None),
+                 lambda: shardring.hash_key("k", True), lambda: shardring.LoadTracker(ring, True)):
+        with pytest.raises(TypeError):
+            call()
+    # Left out, every parameter takes its default; a zone of None is no zone.
+    assert Ring(["a"]).fingerprint == Ring(["a"], algorithm="ring", vnodes=160, seed=0).fingerprint
+    assert Ring([Node("a", 1.0, None)]).nodes == [Node("a")]
+    assert shardring.hash_key("k") == shardring.hash_key("k", 0)
+    assert Ring(["a"], algorithm="maglev").table_size == 65537
 
 
 def test_nodes_as_ids_dict_or_node_objects():
@@ -154,7 +198,40 @@ def test_json_pickle_and_repr_round_trip():
     unpickled = pickle.loads(pickle.dumps(ring))
     assert unpickled.fingerprint == ring.fingerprint
     assert [unpickled.get(k) for k in KEYS[:100]] == [ring.get(k) for k in KEYS[:100]]
-    assert repr(ring).startswith('Ring(["a", "b"], algorithm="ring", vnodes=40, seed=9223372036854775813, points=100')
+    assert repr(ring) == (
+        "Ring([Node('a', 1.5, zone='east'), Node('b', 1.0)], algorithm='ring', vnodes=40, "
+        f"seed=9223372036854775813, points=100, fingerprint={ring.fingerprint:#018x})"
+    )
+    many = Ring([f"n{i}" for i in range(10)], algorithm="jump")
+    assert repr(many).startswith("Ring([Node('n0', 1.0), ") and ", ... 2 more], algorithm='jump', seed=0, " in repr(many)
+
+
+def test_rings_are_equal_when_they_place_identically():
+    a, b = Ring(["x", "y"]), Ring({"y": 1.0, "x": 1.0})
+    assert a == b and not (a != b)
+    assert a != Ring(["x", "y"], seed=1) and a != Ring(["x"]) and a != "not a ring"
+    a.add_node("z")
+    assert a != b
+    b.add_node("z")
+    assert a == b
+    # Where order places keys, it is part of equality.
+    assert Ring(["10.1.4.18", "10.1.8.1"], algorithm="ketama") != Ring(["10.1.8.1", "10.1.4.18"], algorithm="ketama")
+    # Mutable, so not hashable.
+    with pytest.raises(TypeError):
+        hash(a)
+
+
+def test_version_and_error_codes():
+    assert shardring.__version__.count(".") == 2 and shardring.__version__[0].isdigit()
+    with pytest.raises(EmptyRingError) as raised:
+        Ring([]).get("k")
+    assert raised.value.code == "RING_EMPTY_RING"
+    with pytest.raises(shardring.InvalidNodeError) as raised:
+        Ring(["a", "a"])
+    assert raised.value.code == "RING_DUPLICATE_ID"
+    with pytest.raises(shardring.InvalidConfigError) as raised:
+        Ring(["a"], vnodes=0)
+    assert raised.value.code == "RING_ZERO_VNODES"
 
 
 @pytest.mark.parametrize(
@@ -181,9 +258,9 @@ def test_bad_input_raises_typed_errors(nodes, kwargs, error, builtin, text):
 def test_bad_parameters_raise_builtin_errors():
     with pytest.raises(ValueError, match="vnodes"):
         Ring(["a"], vnodes=-1)
-    with pytest.raises(OverflowError):
+    with pytest.raises(ValueError, match="seed must be an int from 0 to 18446744073709551615, got 18446744073709551616"):
         Ring(["a"], seed=2**64)
-    with pytest.raises(OverflowError):
+    with pytest.raises(ValueError, match="n must be an int from 0 to .*, got -1"):
         Ring(["a"]).get_n("k", -1)
 
 

@@ -16,6 +16,7 @@ from ._errors import (
     HashOutOfRangeError,
     InvalidConfigError,
     InvalidNodeError,
+    InvalidUtf8Error,
     NoLoadError,
     RingError,
     UnknownNodeError,
@@ -23,6 +24,7 @@ from ._errors import (
 from ._node import Node
 from ._shardring import (
     ALGORITHMS,
+    __version__,
     PLACEMENT_FORMAT,
     Balance,
     Diff,
@@ -35,6 +37,7 @@ from ._shardring import (
 )
 
 __all__ = [
+    "__version__",
     "ALGORITHMS",
     "PLACEMENT_FORMAT",
     "Balance",
@@ -43,6 +46,7 @@ __all__ = [
     "HashOutOfRangeError",
     "InvalidConfigError",
     "InvalidNodeError",
+    "InvalidUtf8Error",
     "Lease",
     "LoadTracker",
     "NoLoadError",

@@ -1,12 +1,23 @@
 """Exceptions raised by shardring.
 
 Each subclasses :class:`RingError` and the builtin a Python caller would
-already catch, so ``except ValueError`` keeps working.
+already catch, so ``except ValueError`` keeps working. Every instance raised
+by shardring has ``code``, the C result name of the error (``"RING_EMPTY_RING"``),
+the same string as a Node error's ``code`` and ``ring_result_name`` in C.
 """
 
 
 class RingError(Exception):
-    """Base class of every shardring error."""
+    """Base class of every shardring error. ``code``: the C result name."""
+
+    code: str = "RING_ERROR"
+
+
+class InvalidUtf8Error(RingError, UnicodeError):
+    """A str id, zone or key holds a lone surrogate, which has no UTF-8 bytes
+    (code RING_INVALID_UTF8, as in C and Node). Pass bytes for arbitrary keys."""
+
+    code = "RING_INVALID_UTF8"
 
 
 class InvalidNodeError(RingError, ValueError):
@@ -16,6 +27,8 @@ class InvalidNodeError(RingError, ValueError):
 
 class UnknownNodeError(RingError, KeyError):
     """A node named for removal or re-weighting is not in the ring."""
+
+    code = "RING_UNKNOWN_NODE"
 
     def __str__(self) -> str:
         # KeyError.__str__ would quote the message; keep it readable.
@@ -31,10 +44,16 @@ class HashOutOfRangeError(RingError, ValueError):
     """A hash given to get_by_hash is wider than the algorithm's key hash
     (32 bits for ketama and nginx, 14 for slots)."""
 
+    code = "RING_HASH_OUT_OF_RANGE"
+
 
 class EmptyRingError(RingError, LookupError):
     """A lookup on a ring with no node of weight > 0."""
 
+    code = "RING_EMPTY_RING"
+
 
 class NoLoadError(RingError, ValueError):
     """A load release for a node whose load is already 0 (or a lease released twice)."""
+
+    code = "RING_NO_LOAD"

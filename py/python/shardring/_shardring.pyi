@@ -1,7 +1,11 @@
-"""Type stubs of the compiled extension (checked by mypy.stubtest in the tests)."""
+"""Type stubs of the compiled extension (checked by mypy.stubtest in the tests).
+
+The docstrings here are what editors show; the compiled module carries the
+same text (``help(shardring.Ring)``).
+"""
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Final, Literal, Optional, Union, final
+from typing import ClassVar, Final, Literal, Union, final
 
 from ._node import Node
 
@@ -9,111 +13,243 @@ _Key = Union[str, bytes, bytearray, memoryview]
 _NodeLike = Union[str, Node]
 _Algorithm = Literal["ring", "ketama", "ketama-spy", "libketama", "nginx", "jump", "rendezvous", "maglev", "slots"]
 
-__all__ = ["ALGORITHMS", "PLACEMENT_FORMAT", "Balance", "Diff", "Lease", "LoadTracker", "Ring", "Spread", "_ring_from_json", "diff", "hash_key"]
+__all__ = [
+    "ALGORITHMS",
+    "PLACEMENT_FORMAT",
+    "Balance",
+    "Diff",
+    "Lease",
+    "LoadTracker",
+    "Ring",
+    "Spread",
+    "__version__",
+    "_ring_from_json",
+    "diff",
+    "hash_key",
+]
 
+__version__: Final[str]
+"""The package version, "X.Y.Z", the same in every binding."""
 PLACEMENT_FORMAT: Final[int]
+"""The placement format this build implements (core/SPEC.md)."""
 ALGORITHMS: Final[tuple[str, ...]]
+"""The names of every placement algorithm, as Ring(algorithm=...) takes them."""
 
-def hash_key(key: _Key, seed: int = 0) -> int: ...
-def diff(old: Ring, new: Ring) -> Diff: ...
+def hash_key(key: _Key, seed: int = 0) -> int:
+    """XXH3-64 of a key (str as UTF-8, or bytes-like) under ``seed``, an int in
+    [0, 2**64): the position every binding gives the key on a ring with that seed.
+
+    Raises TypeError for a bool or None seed, InvalidUtf8Error for a str key
+    holding a lone surrogate."""
+
+def diff(old: Ring, new: Ring) -> Diff:
+    """The exact difference between two rings, position by position (by node id):
+    the moved share, the share moved per (from, to) pair, and the arcs that
+    change owner (the migration plan). Computed without the GIL.
+
+    Raises InvalidConfigError when the seeds or algorithms differ, EmptyRingError
+    when either ring has no points."""
+
 def _ring_from_json(config: str) -> Ring: ...
 
 @final
 class Ring:
+    """A consistent-hash ring (placement format 1, core/SPEC.md).
+
+    ``nodes``: a list of ids (weight 1.0 each) or of ``Node(id, weight, zone)``,
+    or a dict id -> weight. A weight is relative capacity, finite and >= 0 (0 =
+    drained). ``algorithm``: one of ALGORITHMS. ``vnodes``: points per unit of
+    weight (>= 1, default 160), "ring" only. ``seed``: of the XXH3 hashes,
+    [0, 2**64). ``table_size``: Maglev table size, a prime (default 65537).
+    Leave a parameter out for its default: None is not a value and a bool is
+    not a number (TypeError).
+
+    Keys are str (hashed as UTF-8) or bytes-like. Lookups read one whole
+    snapshot even while another thread calls add_node, remove_node or set_weight.
+    Two rings are equal when their fingerprints are (they place every key
+    identically); a Ring changes in place, so it is not hashable.
+
+    Raises InvalidNodeError, InvalidConfigError, InvalidUtf8Error or TypeError."""
+
+    __hash__: ClassVar[None]  # type: ignore[assignment]
     def __new__(
         cls,
         nodes: Union[Iterable[_NodeLike], Mapping[str, float]],
         *,
-        algorithm: _Algorithm = "ring",
-        vnodes: Optional[int] = None,
-        seed: int = 0,
-        table_size: Optional[int] = None,
+        algorithm: _Algorithm = ...,
+        vnodes: int = ...,
+        seed: int = ...,
+        table_size: int = ...,
     ) -> Ring: ...
     @staticmethod
-    def from_json(config: str) -> Ring: ...
-    def to_json(self) -> str: ...
+    def from_json(config: str) -> Ring:
+        """Builds a ring from a JSON ring config (docs/config.schema.json), the
+        format every binding and the CLI share. Raises InvalidConfigError for
+        malformed JSON, a duplicate key, a null, an unknown or mistyped field
+        (naming its path), and the constructor's errors."""
+    def to_json(self) -> str:
+        """The ring's JSON config, which Ring.from_json reads back exactly."""
     @property
-    def algorithm(self) -> str: ...
+    def algorithm(self) -> str:
+        """The placement algorithm's name ("ring", "ketama", ...)."""
     @property
-    def vnodes(self) -> Optional[int]: ...
+    def vnodes(self) -> int | None:
+        """Points per unit of weight ("ring" only; None otherwise)."""
     @property
-    def table_size(self) -> Optional[int]: ...
+    def table_size(self) -> int | None:
+        """Maglev table size ("maglev" only; None otherwise)."""
     @property
-    def seed(self) -> int: ...
+    def seed(self) -> int:
+        """Seed of the key and point hashes (0 for the unseeded algorithms)."""
     @property
-    def point_count(self) -> int: ...
+    def point_count(self) -> int:
+        """Points on the continuum (0 for jump, rendezvous, maglev and slots)."""
     @property
-    def fingerprint(self) -> int: ...
+    def fingerprint(self) -> int:
+        """A 64-bit digest of the canonical config (core/SPEC.md): equal
+        fingerprints mean the same owner for every key, in every binding."""
     @property
-    def nodes(self) -> list[Node]: ...
-    def hash_key(self, key: _Key, /) -> int: ...
-    def get(self, key: _Key, /) -> str: ...
-    def get_by_hash(self, hash: int, /) -> str: ...
-    def get_n(self, key: _Key, n: int, /) -> list[str]: ...
-    def get_many(self, keys: Iterable[_Key], /) -> list[str]: ...
-    def with_node(self, node: _NodeLike) -> Ring: ...
-    def without_node(self, id: str) -> Ring: ...
-    def with_weight(self, id: str, weight: float) -> Ring: ...
-    def add_node(self, node: _NodeLike) -> None: ...
-    def remove_node(self, id: str) -> None: ...
-    def set_weight(self, id: str, weight: float) -> None: ...
-    def ownership(self) -> dict[str, float]: ...
-    def balance(self, keys: Iterable[_Key]) -> Balance: ...
-    def __len__(self) -> int: ...
-    def __contains__(self, id: object, /) -> bool: ...
-    def __iter__(self) -> Iterator[str]: ...
-    def __reduce__(self) -> tuple[object, tuple[str]]: ...
+    def nodes(self) -> list[Node]:
+        """The nodes as Node objects, in order (drained ones included)."""
+    def hash_key(self, key: _Key, /) -> int:
+        """The key's hash under the ring's algorithm: XXH3-64 under the seed
+        ("ring", "jump", "rendezvous", "maglev"), MD5's first 4 bytes
+        little-endian (ketama modes), CRC-32 ("nginx"), the Redis slot ("slots")."""
+    def get(self, key: _Key, /) -> str:
+        """The id of the node owning ``key``. Raises EmptyRingError (a
+        LookupError) when no node can own keys, InvalidUtf8Error for a str with
+        a lone surrogate, TypeError for other key types."""
+    def get_by_hash(self, hash: int, /) -> str:
+        """The id of the node owning key hash ``hash`` (from hash_key). Raises
+        HashOutOfRangeError for a hash wider than the algorithm's, EmptyRingError."""
+    def get_n(self, key: _Key, n: int, /) -> list[str]:
+        """The key's preference list: up to ``n`` distinct ids, the first being
+        get(key); nodes of distinct zones first (Dynamo's preference list,
+        Cassandra's zone rule). Raises as get; ValueError for a negative n,
+        TypeError for a bool or non-int n."""
+    def get_many(self, keys: Iterable[_Key], /) -> list[str]:
+        """The owner of every key, in key order, placed without the GIL."""
+    def with_node(self, node: _NodeLike) -> Ring:
+        """A new ring with ``node`` added; only keys it now owns move. Raises
+        InvalidNodeError (a duplicate id included) or InvalidConfigError."""
+    def without_node(self, id: str) -> Ring:
+        """A new ring without node ``id``; only its keys move. Raises UnknownNodeError."""
+    def with_weight(self, id: str, weight: float) -> Ring:
+        """A new ring with node ``id`` at ``weight``: raising it moves keys only to
+        the node, lowering it only away. Raises UnknownNodeError, InvalidNodeError."""
+    def add_node(self, node: _NodeLike) -> None:
+        """Adds a node in place (see with_node); other threads see the old or the
+        new ring, whole. LoadTrackers over this ring follow the change."""
+    def remove_node(self, id: str) -> None:
+        """Removes a node in place (see without_node); trackers stop routing to it."""
+    def set_weight(self, id: str, weight: float) -> None:
+        """Re-weights a node in place (see with_weight)."""
+    def ownership(self) -> dict[str, float]:
+        """Each node's exact share of the hash space, from arc lengths (expected
+        shares for jump and rendezvous); drained nodes own 0."""
+    def balance(self, keys: Iterable[_Key]) -> Balance:
+        """Places a sample of keys (without the GIL) and measures the spread."""
+    def __eq__(self, other: object, /) -> bool:
+        """Equal fingerprints: the rings place every key identically."""
+    def __len__(self) -> int:
+        """The number of nodes, drained ones included."""
+    def __contains__(self, id: object, /) -> bool:
+        """Whether a node with this id is a member."""
+    def __iter__(self) -> Iterator[str]:
+        """The node ids, in order."""
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        """Pickles as the JSON config."""
 
 @final
 class Diff:
+    """The difference between two rings (see shardring.diff)."""
+
     @property
-    def moved_share(self) -> float: ...
+    def moved_share(self) -> float:
+        """Fraction of all keys (of the hash space) whose owner differs, in [0, 1]."""
     @property
-    def flows(self) -> dict[tuple[str, str], float]: ...
+    def flows(self) -> dict[tuple[str, str], float]:
+        """The share of the hash space moving from one node id to another."""
     @property
-    def arcs(self) -> list[tuple[int, int, str, str]]: ...
+    def arcs(self) -> list[tuple[int, int, str, str]]:
+        """(start, end, from_id, to_id) per arc that changes owner, in ring order:
+        keys whose hash h has start <= h <= end move from from_id to to_id."""
 
 @final
 class Spread:
+    """How evenly loads spread against a reference (1.0 is perfect)."""
+
     @property
-    def cv(self) -> float: ...
+    def cv(self) -> float:
+        """Coefficient of variation: population standard deviation over mean."""
     @property
-    def max_over_mean(self) -> float: ...
+    def max_over_mean(self) -> float:
+        """Largest load over the reference."""
     @property
-    def min_over_mean(self) -> float: ...
+    def min_over_mean(self) -> float:
+        """Smallest load over the reference."""
 
 @final
 class Balance:
+    """Per-node key counts of a sample (see Ring.balance)."""
+
     @property
-    def keys(self) -> int: ...
+    def keys(self) -> int:
+        """Keys in the sample."""
     @property
-    def counts(self) -> dict[str, int]: ...
+    def counts(self) -> dict[str, int]:
+        """Keys per node id (drained nodes included)."""
     @property
-    def by_node(self) -> Spread: ...
+    def by_node(self) -> Spread:
+        """Spread of the counts over the nodes that can own keys, against their mean."""
     @property
-    def by_weight(self) -> Spread: ...
+    def by_weight(self) -> Spread:
+        """Spread of each count over its fair count (keys x weight share)."""
 
 @final
 class LoadTracker:
+    """Consistent hashing with bounded loads (Mirrokni, Thorup and Zadimoghaddam):
+    live requests per node of ``ring``, each sent to the first node in its key's
+    preference order under capacity max(1, ceil((1 + epsilon) * (total + 1) *
+    weight / total weight)). Follows ``ring`` as it changes in place.
+    ``epsilon``: a float > 0 (Envoy's hash_balance_factor 125 is 0.25).
+    Raises InvalidConfigError for a bad epsilon, TypeError for a bool."""
+
     def __new__(cls, ring: Ring, epsilon: float) -> LoadTracker: ...
-    def acquire(self, key: _Key) -> Lease: ...
-    def release(self, node: str) -> None: ...
-    def swap(self, ring: Ring) -> None: ...
+    def acquire(self, key: _Key) -> Lease:
+        """Assigns a request for ``key`` to a node under capacity; release the
+        Lease with lease.release() or by using it as a context manager."""
+    def release(self, node: str) -> None:
+        """Removes one unit of load from node ``node``. Raises UnknownNodeError
+        (not in the current ring), NoLoadError (its load is already 0)."""
+    def swap(self, ring: Ring) -> None:
+        """Follows ``ring`` from now on: nodes in both keep their load, nodes that
+        left drop theirs, new nodes start at 0."""
     @property
-    def loads(self) -> dict[str, int]: ...
+    def loads(self) -> dict[str, int]:
+        """Current load per node id, in node order."""
     @property
-    def total_load(self) -> int: ...
+    def total_load(self) -> int:
+        """Sum of all loads."""
     @property
-    def balance_factor(self) -> float: ...
+    def balance_factor(self) -> float:
+        """The balance factor 1 + epsilon."""
 
 @final
 class Lease:
+    """One request's assignment. Release exactly once, with release() or by
+    leaving a ``with`` block (which gives ``node``)."""
+
     @property
-    def node(self) -> str: ...
+    def node(self) -> str:
+        """Id of the node the request went to."""
     @property
-    def probes(self) -> int: ...
+    def probes(self) -> int:
+        """Distinct nodes tried, including the one taken (1 = the key's owner)."""
     @property
-    def released(self) -> bool: ...
-    def release(self) -> None: ...
+    def released(self) -> bool:
+        """Whether the lease was released."""
+    def release(self) -> None:
+        """Gives the load back. Raises NoLoadError when already released."""
     def __enter__(self) -> str: ...
     def __exit__(self, *_exc: object) -> bool: ...
