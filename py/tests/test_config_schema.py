@@ -16,8 +16,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "config.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 
+# Every JSON file of examples/ but npm's (package.json, package-lock.json, and
+# what `npm install` puts in node_modules/).
 EXAMPLE_CONFIGS = sorted(
-    path for path in (ROOT / "examples").rglob("*.json") if path.name not in ("package.json", "package-lock.json")
+    path
+    for path in (ROOT / "examples").rglob("*.json")
+    if "node_modules" not in path.parts and path.name not in ("package.json", "package-lock.json")
 )
 VECTOR_CASES = json.loads((ROOT / "testdata" / "vectors.json").read_text())["cases"]
 
