@@ -19,10 +19,19 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config memcached fonts-dejavu-core
 LIBDIR := $(CURDIR)/target/release
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
+# ring.hpp needs C++17 (README, C++).
+CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
+# The crate version and the C library's SONAME: libring.so.MAJOR from 1.0 on,
+# libring.so.0.MINOR before (a 0.y minor release may break the ABI; the same
+# rule as ffi-c/build.rs, which links the SONAME in).
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
+SONAME := libring.so.$(if $(filter 0,$(VERSION_MAJOR)),0.$(VERSION_MINOR),$(VERSION_MAJOR))
 
-.PHONY: demo test fuzz bench bench-smoke install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone build-cli
+.PHONY: demo test fuzz bench bench-smoke install uninstall check-install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
 
 demo: system-deps build
 	bash examples/demo.sh
@@ -80,8 +89,11 @@ build: build-c build-py build-node build-cli
 build-cli:
 	cargo build --release -p shardring-cli
 
+# Programs linked in-tree (-L$(LIBDIR) -Wl,-rpath,$(LIBDIR)) record the SONAME,
+# so it sits beside cargo's libring.so as a symlink.
 build-c:
 	cargo build --release -p shardring-ffi
+	ln -sf libring.so $(LIBDIR)/$(SONAME)
 	mkdir -p build
 	cc $(CFLAGS) examples/c/place_words.c $(LDRING) -o build/place_words
 
@@ -125,33 +137,74 @@ test-rust:
 # AddressSanitizer + UndefinedBehaviorSanitizer against libring.a (LeakSanitizer
 # on): zero errors, zero leaks either way. Then the C++ wrapper's test, and the
 # example built from a staged install via pkg-config and statically.
-C_TESTS := vectors errors api threads bounded bad_inputs
+C_TESTS := vectors errors api threads bounded bad_inputs version
+TEST_CFLAGS := $(CFLAGS) -DRING_CRATE_VERSION='"$(VERSION)"'
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 test-c: build-c
-	for t in $(C_TESTS); do cc $(CFLAGS) -pthread ffi-c/tests/$$t.c $(LDRING) -ljansson -lm -o build/c-$$t; done
-	for t in $(C_TESTS); do cc $(CFLAGS) $(SANITIZE) -pthread ffi-c/tests/$$t.c $(LIBDIR)/libring.a -ljansson -lm -ldl -o build/asan-$$t; done
-	c++ -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude ffi-c/tests/wrapper.cpp $(LDRING) -o build/cpp-wrapper
+	for t in $(C_TESTS); do cc $(TEST_CFLAGS) -pthread ffi-c/tests/$$t.c $(LDRING) -ljansson -lm -o build/c-$$t; done
+	for t in $(C_TESTS); do cc $(TEST_CFLAGS) $(SANITIZE) -pthread ffi-c/tests/$$t.c $(LIBDIR)/libring.a -ljansson -lm -ldl -o build/asan-$$t; done
+	c++ $(CXXFLAGS) ffi-c/tests/wrapper.cpp $(LDRING) -ljansson -o build/cpp-wrapper
+	c++ $(CXXFLAGS) $(SANITIZE) ffi-c/tests/wrapper.cpp $(LIBDIR)/libring.a -ljansson -lm -ldl -pthread -o build/asan-cpp-wrapper
 	for t in $(C_TESTS); do $(VALGRIND) build/c-$$t testdata/vectors.json || exit 1; done
 	for t in $(C_TESTS); do ASAN_OPTIONS=detect_leaks=1 build/asan-$$t testdata/vectors.json || exit 1; done
-	$(VALGRIND) build/cpp-wrapper
-	@# Every exported function (each a set of unsafe blocks) is exercised by a C test.
+	$(VALGRIND) build/cpp-wrapper testdata/vectors.json
+	ASAN_OPTIONS=detect_leaks=1 build/asan-cpp-wrapper testdata/vectors.json
+	@# Every exported function (each a set of unsafe blocks) is exercised by a C
+	@# test, and wrapped by the C++ header.
 	@for f in $$(grep -oE 'ring_[a-z_]+\(' include/ring.h | tr -d '(' | sort -u); do \
-	  grep -q "$$f(" ffi-c/tests/*.c ffi-c/tests/*.cpp || { echo "no C test calls $$f"; exit 1; }; done
-	$(MAKE) -s install PREFIX=$(CURDIR)/build/stage
-	PKG_CONFIG_PATH=build/stage/lib/pkgconfig; export PKG_CONFIG_PATH; \
-	  cc -O2 examples/c/place_words.c $$(pkg-config --cflags --libs ring) -Wl,-rpath,$(CURDIR)/build/stage/lib -o build/place_words_pc; \
-	  cc -O2 examples/c/place_words.c $$(pkg-config --cflags ring) build/stage/lib/libring.a $$(pkg-config --libs-only-other --static ring) -lpthread -ldl -lm -o build/place_words_static
+	  grep -q "$$f(" ffi-c/tests/*.c ffi-c/tests/*.cpp || { echo "no C test calls $$f"; exit 1; }; \
+	  grep -q "$$f(" include/ring.hpp || { echo "include/ring.hpp does not wrap $$f"; exit 1; }; done
+	@# The C++ minimum stated in ring.hpp and the README is enforced by the header.
+	! c++ -std=c++14 -Iinclude -fsyntax-only -x c++ include/ring.hpp 2>/dev/null
+	$(MAKE) -s check-install
+	bash ffi-c/tests/readme.sh
+
+# Installs into a staging prefix, builds the example from it with pkg-config
+# (shared, and static with `pkg-config --static` alone), checks the SONAME, the
+# versioned file and its symlinks, and that uninstall leaves the prefix empty.
+STAGE := $(CURDIR)/build/stage
+check-install: build-c
+	readelf -d $(LIBDIR)/libring.so | grep -F 'Library soname: [$(SONAME)]'
+	rm -rf $(STAGE)
+	$(MAKE) -s install PREFIX=$(STAGE)
+	test -f $(STAGE)/lib/libring.so.$(VERSION) && ! test -L $(STAGE)/lib/libring.so.$(VERSION)
+	test "$$(readlink $(STAGE)/lib/$(SONAME))" = libring.so.$(VERSION)
+	test "$$(readlink $(STAGE)/lib/libring.so)" = $(SONAME)
+	readelf -d $(STAGE)/lib/libring.so.$(VERSION) | grep -F 'Library soname: [$(SONAME)]'
+	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig; export PKG_CONFIG_PATH; \
+	  cc -O2 examples/c/place_words.c $$(pkg-config --cflags --libs ring) -Wl,-rpath,$(STAGE)/lib -o build/place_words_pc; \
+	  cc -static -O2 examples/c/place_words.c $$(pkg-config --cflags --libs --static ring) -o build/place_words_static 2>&1 \
+	    | { grep -v -e 'in statically linked applications requires at runtime' -e 'in function .std::' || true; }
+	readelf -d build/place_words_pc | grep -F 'Shared library: [$(SONAME)]'
+	! readelf -d build/place_words_static | grep -F NEEDED
 	build/place_words_pc examples/cluster.json testdata/vectors.json | tail -1
 	build/place_words_static examples/cluster.json testdata/vectors.json | tail -1
+	$(MAKE) -s uninstall PREFIX=$(STAGE)
+	test -z "$$(find $(STAGE) -mindepth 1)" || { echo "uninstall left:"; find $(STAGE) -mindepth 1; exit 1; }
+	rmdir $(STAGE)
 
-# Installs libring.so, libring.a, ring.h, ring.hpp and ring.pc under PREFIX.
+# Installs under DESTDIR + PREFIX: lib/libring.so.X.Y.Z with the symlinks
+# $(SONAME) (what programs load) and libring.so (what -lring finds),
+# libring.a, include/ring.h and ring.hpp, lib/pkgconfig/ring.pc.
 PREFIX ?= /usr/local
-VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+DEST = $(DESTDIR)$(PREFIX)
+INSTALLED := lib/libring.so.$(VERSION) lib/$(SONAME) lib/libring.so lib/libring.a \
+  include/ring.h include/ring.hpp lib/pkgconfig/ring.pc
 install: build-c
-	install -d $(PREFIX)/lib/pkgconfig $(PREFIX)/include
-	install -m 644 target/release/libring.so target/release/libring.a $(PREFIX)/lib/
-	install -m 644 include/ring.h include/ring.hpp $(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' ffi-c/ring.pc.in > $(PREFIX)/lib/pkgconfig/ring.pc
+	install -d $(DEST)/lib/pkgconfig $(DEST)/include
+	install -m 644 $(LIBDIR)/libring.so $(DEST)/lib/libring.so.$(VERSION)
+	ln -sfn libring.so.$(VERSION) $(DEST)/lib/$(SONAME)
+	ln -sfn $(SONAME) $(DEST)/lib/libring.so
+	install -m 644 $(LIBDIR)/libring.a $(DEST)/lib/
+	install -m 644 include/ring.h include/ring.hpp $(DEST)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' ffi-c/ring.pc.in > $(DEST)/lib/pkgconfig/ring.pc
+
+# Removes exactly the files install writes, then those of its directories
+# that are left empty (never a directory holding anything else).
+uninstall:
+	rm -f $(addprefix $(DEST)/,$(INSTALLED))
+	for d in lib/pkgconfig lib include; do \
+	  if [ -d $(DEST)/$$d ]; then rmdir --ignore-fail-on-non-empty $(DEST)/$$d; fi; done
 
 test-py: build-py
 	$(PY) -m pytest -q py/tests

@@ -7,6 +7,29 @@
 #include <stdint.h>
 
 /**
+ * The version of this header, 0.1.0; `ring_version()` gives the library's.
+ * The library's SONAME is libring.so.0.1.
+ */
+#define RING_VERSION_MAJOR 0
+#define RING_VERSION_MINOR 1
+#define RING_VERSION_PATCH 0
+
+/**
+ * `ring_options_t.fields` bit: `vnodes` is given.
+ */
+#define RING_OPTION_VNODES 1
+
+/**
+ * `ring_options_t.fields` bit: `seed` is given.
+ */
+#define RING_OPTION_SEED 2
+
+/**
+ * `ring_options_t.fields` bit: `table_size` is given.
+ */
+#define RING_OPTION_TABLE_SIZE 4
+
+/**
  * Result code of every fallible `ring_*` function. Values are explicit and
  * never reused.
  */
@@ -143,10 +166,26 @@ typedef struct ring_t ring_t;
 typedef struct ring_tracker_t ring_tracker_t;
 
 /**
- * Algorithm and parameters for `ring_new_with_options`. Zero-initialise it
- * (`ring_options_t options = {0};`) for the defaults, then set fields.
+ * Algorithm and parameters for `ring_new_with_options`. A parameter counts
+ * only when its bit is set in `fields`; a parameter left out gets its
+ * default, and one passed must be valid (0 is never a default: `vnodes` 0
+ * is `RING_ZERO_VNODES`, `table_size` 0 `RING_INVALID_TABLE_SIZE`). So a
+ * zeroed struct means every default:
+ *
+ * ```c
+ * ring_options_t options = {0};   // all defaults: ring, 160 vnodes, seed 0
+ * options.algorithm = "maglev";
+ * options.fields = RING_OPTION_TABLE_SIZE;
+ * options.table_size = 251;
+ * ```
  */
 typedef struct {
+  /**
+   * Which of `vnodes`, `seed` and `table_size` are given: a bitwise OR of
+   * `RING_OPTION_VNODES`, `RING_OPTION_SEED` and `RING_OPTION_TABLE_SIZE`
+   * (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`.
+   */
+  uint32_t fields;
   /**
    * NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
    * `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
@@ -154,16 +193,18 @@ typedef struct {
    */
   const char *algorithm;
   /**
-   * Points per unit of weight, `ring` only; 0 = default (160).
+   * Points per unit of weight, >= 1, `ring` only; read when
+   * `RING_OPTION_VNODES` is set (default 160).
    */
   uint32_t vnodes;
   /**
-   * Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`);
-   * must be 0 for the others.
+   * Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`;
+   * only 0 for the others); read when `RING_OPTION_SEED` is set (default 0).
    */
   uint64_t seed;
   /**
-   * Maglev table size, a prime; 0 = default (65,537). `maglev` only.
+   * Maglev table size, a prime from the node count to 2^24, `maglev`
+   * only; read when `RING_OPTION_TABLE_SIZE` is set (default 65,537).
    */
   uint32_t table_size;
 } ring_options_t;
@@ -185,6 +226,16 @@ const char *ring_result_str(uint32_t result);
 const char *ring_result_name(uint32_t result);
 
 /**
+ * The library's version, `"MAJOR.MINOR.PATCH"` (the crate version it was
+ * built from): static, NUL-terminated, never NULL. Compare it with the
+ * header's `RING_VERSION_MAJOR`, `RING_VERSION_MINOR` and
+ * `RING_VERSION_PATCH` to check that a program runs against the library it
+ * was compiled for; the SONAME (`libring.so.0.MINOR` before 1.0,
+ * `libring.so.MAJOR` after) changes whenever the ABI does.
+ */
+const char *ring_version(void);
+
+/**
  * The detailed message of the last failure on the calling thread, naming
  * the bad value (empty string when nothing failed yet). NUL-terminated,
  * owned by the library, valid until the next failing call on this thread.
@@ -194,7 +245,9 @@ const char *ring_last_error(void);
 /**
  * Builds a ring from `node_count` nodes given as parallel arrays, on the
  * default algorithm (`"ring"`). Same as `ring_new_with_options` with
- * options `{ NULL, vnodes, seed, 0 }`.
+ * options `{ .fields = RING_OPTION_VNODES | RING_OPTION_SEED, .vnodes =
+ * vnodes, .seed = seed }`: both are passed as given (there is no "0 means
+ * the default"; `ring_new_with_options` leaves a parameter out).
  *
  * - `ids[i]` points to `id_lens[i]` bytes of UTF-8 (not NUL-terminated; copied).
  * - `weights[i]` is the node's relative capacity (finite, >= 0; 0 = drained);
@@ -202,8 +255,10 @@ const char *ring_last_error(void);
  * - `zones[i]` points to `zone_lens[i]` bytes of UTF-8 naming the node's
  *   failure domain, or is NULL for a node without a zone; `zones` and
  *   `zone_lens` may both be NULL, meaning no node has a zone.
- * - `vnodes`: points per unit of weight (160 is the default elsewhere); >= 1.
- * - `seed`: seed of the XXH3-64 key and point hashes (0 is the default elsewhere).
+ * - `vnodes`: points per unit of weight, >= 1 (0 is `RING_ZERO_VNODES`;
+ *   160 is the default where it can be left out).
+ * - `seed`: seed of the XXH3-64 key and point hashes (0 is the default
+ *   where it can be left out).
  *
  * On success writes a new handle (one reference) to `*out_ring`; release it
  * with `ring_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
@@ -227,14 +282,18 @@ ring_result ring_new(const char *const *ids,
 
 /**
  * Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
- * parameters from `options` (NULL = all defaults: the `ring` algorithm,
- * 160 vnodes, seed 0). Ketama ids are servers (`host:port`); ketama and
- * nginx weights are whole numbers; jump weights are 1.
+ * parameters from `options` (NULL, or a zeroed `ring_options_t`, = all
+ * defaults: the `ring` algorithm, 160 vnodes, seed 0, for Maglev a table
+ * of 65,537). Only the parameters whose bits are set in `options->fields`
+ * are read, and each is passed as given. Ketama ids are servers
+ * (`host:port`); ketama and nginx weights are whole numbers; jump weights are 1.
  *
  * On success writes a new handle to `*out_ring`; release it with
- * `ring_free`. Errors: those of `ring_new`, plus `RING_INVALID_CONFIG` (an
- * unknown algorithm, or a parameter it does not take),
- * `RING_INVALID_TABLE_SIZE`, `RING_INVALID_ADDRESS`.
+ * `ring_free`. Errors: those of `ring_new` (`RING_ZERO_VNODES`: vnodes 0
+ * with its bit set), plus `RING_INVALID_CONFIG` (an unknown algorithm, a
+ * parameter it does not take, or a bit of `fields` no `RING_OPTION_*`
+ * defines), `RING_INVALID_TABLE_SIZE` (including 0 with its bit set),
+ * `RING_INVALID_ADDRESS`.
  *
  * # Safety
  * As `ring_new`; `options` is NULL or points to a `ring_options_t` whose

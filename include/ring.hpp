@@ -1,14 +1,29 @@
-// shardring C++ wrapper: a header-only RAII layer over include/ring.h (C++17).
+// shardring C++ wrapper: a header-only RAII layer over the whole C API of
+// include/ring.h. Requires C++17 (std::optional, std::string_view).
 //
-// shardring::Ring owns one reference to an immutable ring_t: copying calls
-// ring_clone, destruction calls ring_free, so copies are cheap and safe to
-// hand to other threads. Keys are std::string_view bytes; node ids come back
-// as std::string_view into the ring, valid while any copy of it lives.
-// Errors throw shardring::Error, whose code() is the ring_result.
+// - shardring::Ring owns one reference to an immutable ring_t: copying calls
+//   ring_clone, destruction ring_free, so copies are cheap and safe to hand
+//   to other threads (every const method may run on many threads at once).
+// - shardring::Diff owns a ring_diff_t; shardring::LoadTracker a
+//   ring_tracker_t, and its acquire() returns a shardring::Lease that gives
+//   its unit of load back when destroyed. Both are move-only.
+// - Keys are std::string_view bytes. Node ids come back as std::string_view
+//   into the ring (or diff), valid while any copy of it lives.
+// - Every failed call throws shardring::Error: code() is the ring_result,
+//   name() its header spelling ("RING_EMPTY_RING"), what() the message
+//   naming the bad value (ring_last_error()).
+// - Parameters follow the library's one rule for defaults: one left out
+//   (std::nullopt) gets its default; one given is passed as given, so 0 is
+//   never a default (vnodes 0 throws RING_ZERO_VNODES).
 #ifndef RING_HPP
 #define RING_HPP
 
+#if __cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L)
+#error "ring.hpp needs C++17 or later (std::optional, std::string_view)"
+#endif
+
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -21,17 +36,37 @@
 
 namespace shardring {
 
+/// The library's version, "MAJOR.MINOR.PATCH" (ring_version()); the header's
+/// is RING_VERSION_MAJOR/MINOR/PATCH, also as version_major/minor/patch.
+inline std::string_view version() noexcept { return ring_version(); }
+inline constexpr int version_major = RING_VERSION_MAJOR;
+inline constexpr int version_minor = RING_VERSION_MINOR;
+inline constexpr int version_patch = RING_VERSION_PATCH;
+
 /// A failed ring_* call: code() is the ring_result, what() the detailed message.
 class Error : public std::runtime_error {
   public:
     Error(ring_result code, const char *message) : std::runtime_error(message), code_(code) {}
+    /// The result code.
     ring_result code() const noexcept { return code_; }
+    /// The code's name as ring.h spells it ("RING_EMPTY_RING"; ring_result_name).
+    const char *name() const noexcept { return ring_result_name(code_); }
+    /// The code's static description ("ring has no points ..."; ring_result_str).
+    const char *description() const noexcept { return ring_result_str(code_); }
 
   private:
     ring_result code_;
 };
 
-/// A node for construction: id (non-empty UTF-8), weight (finite, >= 0), optional zone.
+namespace detail {
+inline void check(ring_result code) {
+    if (code != RING_OK) throw Error(code, ring_last_error());
+}
+inline const uint8_t *bytes(std::string_view text) noexcept { return reinterpret_cast<const uint8_t *>(text.data()); }
+}  // namespace detail
+
+/// A node for construction: id (non-empty UTF-8), weight (finite, >= 0; 0 =
+/// drained), optional zone (non-empty UTF-8).
 struct NodeSpec {
     NodeSpec(std::string id, double weight = 1.0, std::optional<std::string> zone = std::nullopt)
         : id(std::move(id)), weight(weight), zone(std::move(zone)) {}
@@ -43,40 +78,109 @@ struct NodeSpec {
     std::optional<std::string> zone;
 };
 
+/// Algorithm and parameters (ring_options_t): each one left out gets its
+/// default (the "ring" algorithm, 160 vnodes, seed 0, a Maglev table of
+/// 65,537); each one given is passed with its RING_OPTION_* bit. Set the
+/// members by name: `shardring::Options options; options.seed = 7;`.
+struct Options {
+    /// Not an aggregate, so that a braced node list such as {{"a"}, {"b"}}
+    /// never reads as nodes plus Options{"b"}.
+    explicit Options() = default;
+
+    /// "ring", "ketama", "ketama-spy", "libketama", "nginx", "jump",
+    /// "rendezvous", "maglev" or "slots" (core/SPEC.md).
+    std::optional<std::string> algorithm;
+    /// Points per unit of weight, >= 1 (ring only).
+    std::optional<uint32_t> vnodes;
+    /// Seed of the XXH3 hashes (ring, jump, rendezvous, maglev; only 0 for the others).
+    std::optional<uint64_t> seed;
+    /// Maglev table size, a prime from the node count to 2^24 (maglev only).
+    std::optional<uint32_t> table_size;
+};
+
+/// One (from, to) flow of a Diff: `share` of the hash space moves from node
+/// `from` to node `to`.
+struct Flow {
+    double share;
+    std::string_view from, to;
+};
+
+/// One moved arc of a Diff: every key whose hash h has start <= h <= end
+/// moves from node `from` to node `to`.
+struct Arc {
+    uint64_t start, end;
+    std::string_view from, to;
+};
+
+class Diff;
+class LoadTracker;
+
 class Ring {
   public:
-    /// Builds a ring (vnodes points per unit of weight, XXH3-64 seed). Throws Error.
+    /// Builds a ring on the default algorithm with vnodes points per unit of
+    /// weight and the XXH3-64 seed, both passed as given (ring_new). Throws Error.
     explicit Ring(const std::vector<NodeSpec> &nodes, uint32_t vnodes = 160, uint64_t seed = 0) {
         Arrays a(nodes);
-        check(ring_new(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(), a.zone_lens.data(),
-                       nodes.size(), vnodes, seed, &handle_));
+        detail::check(ring_new(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(), a.zone_lens.data(),
+                               nodes.size(), vnodes, seed, &handle_));
     }
 
-    /// Builds a ring on any algorithm ("ring", "ketama", "ketama-spy",
-    /// "libketama", "nginx", "jump", "rendezvous", "maglev", "slots"); a
-    /// table_size of 0 means the default (Maglev only). Throws Error.
-    static Ring with_algorithm(const std::vector<NodeSpec> &nodes, const std::string &algorithm, uint64_t seed = 0,
-                               uint32_t table_size = 0) {
-        ring_options_t options{};
-        options.algorithm = algorithm.c_str();
+    /// Builds a ring on any algorithm with the given parameters; the others
+    /// get their defaults (ring_new_with_options). Throws Error.
+    Ring(const std::vector<NodeSpec> &nodes, const Options &options) {
+        ring_options_t c_options{};
+        if (options.algorithm) c_options.algorithm = options.algorithm->c_str();
+        if (options.vnodes) {
+            c_options.fields |= RING_OPTION_VNODES;
+            c_options.vnodes = *options.vnodes;
+        }
+        if (options.seed) {
+            c_options.fields |= RING_OPTION_SEED;
+            c_options.seed = *options.seed;
+        }
+        if (options.table_size) {
+            c_options.fields |= RING_OPTION_TABLE_SIZE;
+            c_options.table_size = *options.table_size;
+        }
+        Arrays a(nodes);
+        detail::check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),
+                                            a.zone_lens.data(), nodes.size(), &c_options, &handle_));
+    }
+
+    /// Builds a ring on an algorithm, with an optional seed and Maglev table
+    /// size (the same as Ring(nodes, Options{...})). Throws Error.
+    static Ring with_algorithm(const std::vector<NodeSpec> &nodes, const std::string &algorithm,
+                               std::optional<uint64_t> seed = std::nullopt,
+                               std::optional<uint32_t> table_size = std::nullopt) {
+        Options options;
+        options.algorithm = algorithm;
         options.seed = seed;
         options.table_size = table_size;
-        Arrays a(nodes);
-        ring_t *handle = nullptr;
-        check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),
-                                    a.zone_lens.data(), nodes.size(), &options, &handle));
-        return Ring(Adopt{}, handle);
+        return Ring(nodes, options);
     }
 
-    /// Builds a ring from its JSON config. Throws Error.
+    /// Builds a ring from its JSON config (ring_new_from_json). Throws Error.
     static Ring from_json(std::string_view json) {
         ring_t *handle = nullptr;
-        check(ring_new_from_json(json.data(), json.size(), &handle));
+        detail::check(ring_new_from_json(json.data(), json.size(), &handle));
         return Ring(Adopt{}, handle);
     }
 
-    /// The algorithm's name.
-    std::string_view algorithm() const noexcept { return ring_algorithm(handle_); }
+    /// The ring's JSON config, pretty-printed (ring_to_json). Throws Error.
+    std::string to_json() const {
+        char *json = nullptr;
+        size_t len = 0;
+        detail::check(ring_to_json(handle_, &json, &len));
+        std::string copy(json, len);
+        ring_string_free(json);
+        return copy;
+    }
+
+    /// The algorithm's name ("ring", "ketama", ...).
+    std::string_view algorithm() const noexcept {
+        const char *name = ring_algorithm(handle_);
+        return name ? std::string_view(name) : std::string_view();
+    }
 
     Ring(const Ring &other) noexcept : handle_(ring_clone(other.handle_)) {}
     Ring(Ring &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
@@ -90,25 +194,68 @@ class Ring {
     std::string_view get(std::string_view key) const {
         size_t index, len;
         const char *id;
-        check(ring_get_node(handle_, bytes(key), key.size(), &index, &id, &len));
+        detail::check(ring_get_node(handle_, detail::bytes(key), key.size(), &index, &id, &len));
         return {id, len};
     }
 
     /// The index (construction order) of the node owning key. Throws Error.
     size_t get_index(std::string_view key) const {
         size_t index;
-        check(ring_get_node(handle_, bytes(key), key.size(), &index, nullptr, nullptr));
+        detail::check(ring_get_node(handle_, detail::bytes(key), key.size(), &index, nullptr, nullptr));
         return index;
     }
 
-    /// Up to n distinct node ids clockwise from key, the owner first. Throws Error.
-    std::vector<std::string_view> get_n(std::string_view key, size_t n) const {
+    /// Up to n distinct node indices in the key's preference order, the
+    /// owner first (ring_get_nodes). Throws Error.
+    std::vector<size_t> get_n_indices(std::string_view key, size_t n) const {
         std::vector<size_t> indices(std::min(n, size()));
         size_t count = 0;
-        check(ring_get_nodes(handle_, bytes(key), key.size(), indices.data(), indices.size(), &count));
+        detail::check(ring_get_nodes(handle_, detail::bytes(key), key.size(), indices.data(), indices.size(), &count));
+        indices.resize(count);
+        return indices;
+    }
+
+    /// Up to n distinct node ids in the key's preference order (distinct
+    /// zones first), the owner first. Throws Error.
+    std::vector<std::string_view> get_n(std::string_view key, size_t n) const {
         std::vector<std::string_view> ids;
-        for (size_t i = 0; i < count; i++) ids.push_back(node_id(indices[i]));
+        for (size_t index : get_n_indices(key, n)) ids.push_back(node_id(index));
         return ids;
+    }
+
+    /// The owner's index of every key, in one call (ring_get_node_batch).
+    /// Keys is any container of things convertible to std::string_view.
+    /// Throws Error (RING_EMPTY_RING).
+    template <typename Keys>
+    std::vector<size_t> get_batch(const Keys &keys) const {
+        std::vector<const uint8_t *> pointers;
+        std::vector<size_t> lens;
+        for (const auto &key : keys) {
+            std::string_view view(key);
+            pointers.push_back(detail::bytes(view));
+            lens.push_back(view.size());
+        }
+        std::vector<size_t> indices(lens.size());
+        detail::check(
+            ring_get_node_batch(handle_, pointers.data(), lens.data(), lens.size(), indices.data(), indices.size()));
+        return indices;
+    }
+
+    /// The index of the node owning a precomputed key hash (hash_key's, or
+    /// any value within the algorithm's hash width) (ring_get_node_by_hash).
+    /// Throws Error (RING_EMPTY_RING, RING_HASH_OUT_OF_RANGE).
+    size_t get_index_by_hash(uint64_t hash) const {
+        size_t index;
+        detail::check(ring_get_node_by_hash(handle_, hash, &index));
+        return index;
+    }
+
+    /// The id of the node owning a precomputed key hash. Throws Error.
+    std::string_view get_by_hash(uint64_t hash) const { return node_id(get_index_by_hash(hash)); }
+
+    /// The key's hash under the ring's algorithm and seed (ring_hash_key).
+    uint64_t hash_key(std::string_view key) const noexcept {
+        return ring_hash_key(handle_, detail::bytes(key), key.size());
     }
 
     /// Number of nodes (drained ones included).
@@ -118,46 +265,49 @@ class Ring {
     std::string_view node_id(size_t index) const {
         const char *id;
         size_t len;
-        check(ring_node_id(handle_, index, &id, &len));
+        detail::check(ring_node_id(handle_, index, &id, &len));
         return {id, len};
     }
 
-    /// XXH3-64 of key under the ring's seed.
-    uint64_t hash_key(std::string_view key) const noexcept { return ring_hash_key(handle_, bytes(key), key.size()); }
+    /// The weight of node index. Throws Error (RING_INDEX_OUT_OF_RANGE).
+    double node_weight(size_t index) const {
+        double weight;
+        detail::check(ring_node_weight(handle_, index, &weight));
+        return weight;
+    }
 
-    /// Order-independent 64-bit digest of the ring's config.
+    /// Stable 64-bit digest of the ring's config: equal fingerprints place
+    /// every key identically (ring_fingerprint).
     uint64_t fingerprint() const noexcept { return ring_fingerprint(handle_); }
 
-    /// A new ring with one node added. Throws Error.
+    /// Each node's exact share of the hash space, by node index (ring_ownership).
+    std::vector<double> ownership() const {
+        std::vector<double> shares(size());
+        detail::check(ring_ownership(handle_, shares.data(), shares.size()));
+        return shares;
+    }
+
+    /// A new ring with one node appended; only keys it now owns move. Throws Error.
     Ring with_node(const NodeSpec &node) const {
         ring_t *out = nullptr;
-        check(ring_with_node(handle_, node.id.data(), node.id.size(), node.weight,
-                             node.zone ? node.zone->data() : nullptr, node.zone ? node.zone->size() : 0, &out));
+        detail::check(ring_with_node(handle_, node.id.data(), node.id.size(), node.weight,
+                                     node.zone ? node.zone->data() : nullptr, node.zone ? node.zone->size() : 0,
+                                     &out));
         return Ring(Adopt{}, out);
     }
 
-    /// A new ring without node id. Throws Error (RING_UNKNOWN_NODE).
+    /// A new ring without node id; only its keys move. Throws Error (RING_UNKNOWN_NODE).
     Ring without_node(std::string_view id) const {
         ring_t *out = nullptr;
-        check(ring_without_node(handle_, id.data(), id.size(), &out));
+        detail::check(ring_without_node(handle_, id.data(), id.size(), &out));
         return Ring(Adopt{}, out);
     }
 
     /// A new ring with node id at weight. Throws Error.
     Ring with_weight(std::string_view id, double weight) const {
         ring_t *out = nullptr;
-        check(ring_with_weight(handle_, id.data(), id.size(), weight, &out));
+        detail::check(ring_with_weight(handle_, id.data(), id.size(), weight, &out));
         return Ring(Adopt{}, out);
-    }
-
-    /// The ring's JSON config.
-    std::string to_json() const {
-        char *json = nullptr;
-        size_t len = 0;
-        check(ring_to_json(handle_, &json, &len));
-        std::string copy(json, len);
-        ring_string_free(json);
-        return copy;
     }
 
     /// The underlying handle, still owned by this object.
@@ -183,15 +333,188 @@ class Ring {
         }
     };
 
-    static const uint8_t *bytes(std::string_view text) noexcept {
-        return reinterpret_cast<const uint8_t *>(text.data());
-    }
-
-    static void check(ring_result code) {
-        if (code != RING_OK) throw Error(code, ring_last_error());
-    }
-
     ring_t *handle_ = nullptr;
+};
+
+/// The exact difference between two rings (ring_diff_t); independent of the
+/// rings it was made from. Node ids in its flows and arcs are valid while it lives.
+class Diff {
+  public:
+    /// Compares old_ring and new_ring position by position (ring_diff).
+    /// Throws Error (RING_SEED_MISMATCH, RING_ALGORITHM_MISMATCH, RING_EMPTY_RING).
+    Diff(const Ring &old_ring, const Ring &new_ring) {
+        detail::check(ring_diff(old_ring.handle(), new_ring.handle(), &handle_));
+    }
+    Diff(const Diff &) = delete;
+    Diff &operator=(const Diff &) = delete;
+    Diff(Diff &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+    Diff &operator=(Diff &&other) noexcept {
+        std::swap(handle_, other.handle_);
+        return *this;
+    }
+    ~Diff() { ring_diff_free(handle_); }
+
+    /// Fraction of the hash space whose owner differs, in [0, 1].
+    double moved_share() const noexcept { return ring_diff_moved_share(handle_); }
+
+    /// Number of (from, to) flows.
+    size_t flow_count() const noexcept { return ring_diff_flow_count(handle_); }
+
+    /// Flow index (largest first). Throws Error (RING_INDEX_OUT_OF_RANGE).
+    Flow flow(size_t index) const {
+        Flow flow{};
+        const char *from, *to;
+        size_t from_len, to_len;
+        detail::check(ring_diff_flow(handle_, index, &flow.share, &from, &from_len, &to, &to_len));
+        flow.from = {from, from_len};
+        flow.to = {to, to_len};
+        return flow;
+    }
+
+    /// Every flow, largest first.
+    std::vector<Flow> flows() const {
+        std::vector<Flow> all;
+        for (size_t i = 0; i < flow_count(); i++) all.push_back(flow(i));
+        return all;
+    }
+
+    /// Number of moved arcs (0 for jump and rendezvous, which have none).
+    size_t arc_count() const noexcept { return ring_diff_arc_count(handle_); }
+
+    /// Moved arc index, in ring order. Throws Error (RING_INDEX_OUT_OF_RANGE).
+    Arc arc(size_t index) const {
+        Arc arc{};
+        const char *from, *to;
+        size_t from_len, to_len;
+        detail::check(ring_diff_arc(handle_, index, &arc.start, &arc.end, &from, &from_len, &to, &to_len));
+        arc.from = {from, from_len};
+        arc.to = {to, to_len};
+        return arc;
+    }
+
+    /// Every moved arc, in ring order.
+    std::vector<Arc> arcs() const {
+        std::vector<Arc> all;
+        for (size_t i = 0; i < arc_count(); i++) all.push_back(arc(i));
+        return all;
+    }
+
+  private:
+    ring_diff_t *handle_ = nullptr;
+};
+
+/// The exact difference between two rings: Diff(old_ring, new_ring).
+inline Diff diff(const Ring &old_ring, const Ring &new_ring) { return Diff(old_ring, new_ring); }
+
+/// One unit of load a LoadTracker placed on a node. Gives it back when
+/// destroyed, unless release() already did (move-only; must not outlive its
+/// tracker). When a swap removed the node its load left with it, and the
+/// destructor has nothing to give back.
+class Lease {
+  public:
+    Lease(const Lease &) = delete;
+    Lease &operator=(const Lease &) = delete;
+    Lease(Lease &&other) noexcept
+        : tracker_(std::exchange(other.tracker_, nullptr)), id_(std::move(other.id_)), index_(other.index_),
+          probes_(other.probes_) {}
+    Lease &operator=(Lease &&other) noexcept {
+        if (this != &other) {
+            give_back();
+            tracker_ = std::exchange(other.tracker_, nullptr);
+            id_ = std::move(other.id_);
+            index_ = other.index_;
+            probes_ = other.probes_;
+        }
+        return *this;
+    }
+    ~Lease() { give_back(); }
+
+    /// The id of the node serving the request (a copy: valid across swaps).
+    std::string_view node() const noexcept { return id_; }
+    /// The node's index in the tracker's ring when the lease was taken.
+    size_t index() const noexcept { return index_; }
+    /// Distinct nodes tried (1 = the key's owner).
+    uint32_t probes() const noexcept { return probes_; }
+    /// Whether the lease still holds its unit of load.
+    bool active() const noexcept { return tracker_ != nullptr; }
+
+    /// Gives the unit of load back now (ring_tracker_release); later calls
+    /// and the destructor do nothing. Throws Error (RING_UNKNOWN_NODE when a
+    /// swap removed the node).
+    void release() {
+        if (!tracker_) return;
+        const ring_tracker_t *tracker = std::exchange(tracker_, nullptr);
+        detail::check(ring_tracker_release(tracker, id_.data(), id_.size()));
+    }
+
+  private:
+    friend class LoadTracker;
+    Lease(const ring_tracker_t *tracker, std::string id, size_t index, uint32_t probes) noexcept
+        : tracker_(tracker), id_(std::move(id)), index_(index), probes_(probes) {}
+
+    void give_back() noexcept {
+        if (tracker_) (void)ring_tracker_release(std::exchange(tracker_, nullptr), id_.data(), id_.size());
+    }
+
+    const ring_tracker_t *tracker_;
+    std::string id_;
+    size_t index_;
+    uint32_t probes_;
+};
+
+/// Live load per node over a ring, placing requests with bounded loads
+/// (ring_tracker_t; Mirrokni, Thorup and Zadimoghaddam, 2017). acquire,
+/// release, swap and the load reads may run on many threads at once.
+/// Move-only.
+class LoadTracker {
+  public:
+    /// A tracker over ring's snapshot with every load 0 and balance factor
+    /// 1 + epsilon (ring_tracker_new). Throws Error (RING_INVALID_EPSILON).
+    LoadTracker(const Ring &ring, double epsilon) { detail::check(ring_tracker_new(ring.handle(), epsilon, &handle_)); }
+    LoadTracker(const LoadTracker &) = delete;
+    LoadTracker &operator=(const LoadTracker &) = delete;
+    LoadTracker(LoadTracker &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+    LoadTracker &operator=(LoadTracker &&other) noexcept {
+        std::swap(handle_, other.handle_);
+        return *this;
+    }
+    ~LoadTracker() { ring_tracker_free(handle_); }
+
+    /// Places a request for key on the first node of its preference order
+    /// under capacity and adds one to its load (ring_tracker_acquire); the
+    /// Lease gives it back. Throws Error (RING_EMPTY_RING).
+    Lease acquire(std::string_view key) {
+        size_t index, len;
+        const char *id;
+        uint32_t probes;
+        detail::check(ring_tracker_acquire(handle_, detail::bytes(key), key.size(), &index, &id, &len, &probes));
+        return Lease(handle_, std::string(id, len), index, probes);
+    }
+
+    /// Removes one unit of load from node id, for loads taken without a
+    /// Lease (ring_tracker_release). Throws Error (RING_UNKNOWN_NODE, RING_NO_LOAD).
+    void release(std::string_view id) { detail::check(ring_tracker_release(handle_, id.data(), id.size())); }
+
+    /// Moves the tracker onto ring's snapshot: nodes in both keep their
+    /// load, nodes that left drop theirs, new ones start at 0 (ring_tracker_swap).
+    void swap(const Ring &ring) { detail::check(ring_tracker_swap(handle_, ring.handle())); }
+
+    /// The load of node index in the current ring (ring_tracker_load).
+    /// Throws Error (RING_INDEX_OUT_OF_RANGE).
+    uint64_t load(size_t index) const {
+        uint64_t value;
+        detail::check(ring_tracker_load(handle_, index, &value));
+        return value;
+    }
+
+    /// The total load over all nodes (ring_tracker_total_load).
+    uint64_t total_load() const noexcept { return ring_tracker_total_load(handle_); }
+
+    /// The underlying handle, still owned by this object.
+    const ring_tracker_t *handle() const noexcept { return handle_; }
+
+  private:
+    ring_tracker_t *handle_ = nullptr;
 };
 
 }  // namespace shardring

@@ -1,11 +1,16 @@
 /* Places every word of a word list on the cluster of a JSON ring config and
  * prints the keys per node and an FNV-1a 64 digest of the placements.
  *
- * Build (from the repository root, after `cargo build --release -p shardring-ffi`):
+ * Build (from the repository root, after `make build-c`, which also links
+ * target/release/libring.so.0.1, the SONAME the program will load, to cargo's
+ * libring.so):
  *   cc -O2 -Iinclude examples/c/place_words.c -Ltarget/release -lring \
  *      -Wl,-rpath,"$PWD/target/release" -o build/place_words
- * or, after `make install PREFIX=/usr/local` (installs ring.pc for pkg-config):
- *   cc -O2 examples/c/place_words.c $(pkg-config --cflags --libs ring) -o place_words
+ * or, after `make install PREFIX=$PREFIX` (installs ring.pc for pkg-config;
+ * PKG_CONFIG_PATH is needed unless PREFIX is one pkg-config searches):
+ *   export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+ *   cc -O2 examples/c/place_words.c $(pkg-config --cflags --libs ring) -Wl,-rpath,$PREFIX/lib -o place_words
+ *   cc -static -O2 examples/c/place_words.c $(pkg-config --cflags --libs --static ring) -o place_words
  * Run:
  *   build/place_words examples/cluster.json /usr/share/dict/words
  */

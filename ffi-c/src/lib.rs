@@ -153,6 +153,22 @@ pub extern "C" fn ring_result_name(result: u32) -> *const c_char {
     NAMES.get(result as usize).copied().unwrap_or(c"RING_UNKNOWN_RESULT").as_ptr()
 }
 
+/// The library's version, `"MAJOR.MINOR.PATCH"` (the crate version it was
+/// built from): static, NUL-terminated, never NULL. Compare it with the
+/// header's `RING_VERSION_MAJOR`, `RING_VERSION_MINOR` and
+/// `RING_VERSION_PATCH` to check that a program runs against the library it
+/// was compiled for; the SONAME (`libring.so.0.MINOR` before 1.0,
+/// `libring.so.MAJOR` after) changes whenever the ABI does.
+#[unsafe(no_mangle)]
+pub extern "C" fn ring_version() -> *const c_char {
+    VERSION.as_ptr()
+}
+
+const VERSION: &CStr = match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+    Ok(version) => version,
+    Err(_) => panic!("the crate version holds no NUL"),
+};
+
 /// The detailed message of the last failure on the calling thread, naming
 /// the bad value (empty string when nothing failed yet). NUL-terminated,
 /// owned by the library, valid until the next failing call on this thread.
@@ -312,6 +328,22 @@ mod tests {
         }
         // SAFETY: as above.
         assert_eq!(unsafe { CStr::from_ptr(ring_result_name(23)) }, c"RING_UNKNOWN_RESULT");
+    }
+
+    #[test]
+    fn version_is_the_crate_version() {
+        // SAFETY: `ring_version` returns a static NUL-terminated string.
+        let version = unsafe { CStr::from_ptr(ring_version()) }.to_str().unwrap();
+        assert_eq!(version, env!("CARGO_PKG_VERSION"));
+        let header = include_str!("../../include/ring.h");
+        for (name, value) in [
+            ("MAJOR", env!("CARGO_PKG_VERSION_MAJOR")),
+            ("MINOR", env!("CARGO_PKG_VERSION_MINOR")),
+            ("PATCH", env!("CARGO_PKG_VERSION_PATCH")),
+        ] {
+            let line = format!("#define RING_VERSION_{name} {value}\n");
+            assert!(header.contains(&line), "include/ring.h lacks {line:?}: regenerate it");
+        }
     }
 
     #[test]

@@ -53,7 +53,9 @@ fn hand_out(ring: Ring, out_ring: *mut *mut ring_t) {
 
 /// Builds a ring from `node_count` nodes given as parallel arrays, on the
 /// default algorithm (`"ring"`). Same as `ring_new_with_options` with
-/// options `{ NULL, vnodes, seed, 0 }`.
+/// options `{ .fields = RING_OPTION_VNODES | RING_OPTION_SEED, .vnodes =
+/// vnodes, .seed = seed }`: both are passed as given (there is no "0 means
+/// the default"; `ring_new_with_options` leaves a parameter out).
 ///
 /// - `ids[i]` points to `id_lens[i]` bytes of UTF-8 (not NUL-terminated; copied).
 /// - `weights[i]` is the node's relative capacity (finite, >= 0; 0 = drained);
@@ -61,8 +63,10 @@ fn hand_out(ring: Ring, out_ring: *mut *mut ring_t) {
 /// - `zones[i]` points to `zone_lens[i]` bytes of UTF-8 naming the node's
 ///   failure domain, or is NULL for a node without a zone; `zones` and
 ///   `zone_lens` may both be NULL, meaning no node has a zone.
-/// - `vnodes`: points per unit of weight (160 is the default elsewhere); >= 1.
-/// - `seed`: seed of the XXH3-64 key and point hashes (0 is the default elsewhere).
+/// - `vnodes`: points per unit of weight, >= 1 (0 is `RING_ZERO_VNODES`;
+///   160 is the default where it can be left out).
+/// - `seed`: seed of the XXH3-64 key and point hashes (0 is the default
+///   where it can be left out).
 ///
 /// On success writes a new handle (one reference) to `*out_ring`; release it
 /// with `ring_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
@@ -95,33 +99,62 @@ pub unsafe extern "C" fn ring_new(
     })
 }
 
-/// Algorithm and parameters for `ring_new_with_options`. Zero-initialise it
-/// (`ring_options_t options = {0};`) for the defaults, then set fields.
+/// `ring_options_t.fields` bit: `vnodes` is given.
+pub const RING_OPTION_VNODES: u32 = 1;
+/// `ring_options_t.fields` bit: `seed` is given.
+pub const RING_OPTION_SEED: u32 = 2;
+/// `ring_options_t.fields` bit: `table_size` is given.
+pub const RING_OPTION_TABLE_SIZE: u32 = 4;
+/// Every bit `ring_options_t.fields` defines.
+const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES | RING_OPTION_SEED | RING_OPTION_TABLE_SIZE;
+
+/// Algorithm and parameters for `ring_new_with_options`. A parameter counts
+/// only when its bit is set in `fields`; a parameter left out gets its
+/// default, and one passed must be valid (0 is never a default: `vnodes` 0
+/// is `RING_ZERO_VNODES`, `table_size` 0 `RING_INVALID_TABLE_SIZE`). So a
+/// zeroed struct means every default:
+///
+/// ```c
+/// ring_options_t options = {0};   // all defaults: ring, 160 vnodes, seed 0
+/// options.algorithm = "maglev";
+/// options.fields = RING_OPTION_TABLE_SIZE;
+/// options.table_size = 251;
+/// ```
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ring_options_t {
+    /// Which of `vnodes`, `seed` and `table_size` are given: a bitwise OR of
+    /// `RING_OPTION_VNODES`, `RING_OPTION_SEED` and `RING_OPTION_TABLE_SIZE`
+    /// (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`.
+    pub fields: u32,
     /// NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
     /// `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
     /// `"maglev"` or `"slots"` (`core/SPEC.md`).
     pub algorithm: *const c_char,
-    /// Points per unit of weight, `ring` only; 0 = default (160).
+    /// Points per unit of weight, >= 1, `ring` only; read when
+    /// `RING_OPTION_VNODES` is set (default 160).
     pub vnodes: u32,
-    /// Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`);
-    /// must be 0 for the others.
+    /// Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`;
+    /// only 0 for the others); read when `RING_OPTION_SEED` is set (default 0).
     pub seed: u64,
-    /// Maglev table size, a prime; 0 = default (65,537). `maglev` only.
+    /// Maglev table size, a prime from the node count to 2^24, `maglev`
+    /// only; read when `RING_OPTION_TABLE_SIZE` is set (default 65,537).
     pub table_size: u32,
 }
 
 /// Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
-/// parameters from `options` (NULL = all defaults: the `ring` algorithm,
-/// 160 vnodes, seed 0). Ketama ids are servers (`host:port`); ketama and
-/// nginx weights are whole numbers; jump weights are 1.
+/// parameters from `options` (NULL, or a zeroed `ring_options_t`, = all
+/// defaults: the `ring` algorithm, 160 vnodes, seed 0, for Maglev a table
+/// of 65,537). Only the parameters whose bits are set in `options->fields`
+/// are read, and each is passed as given. Ketama ids are servers
+/// (`host:port`); ketama and nginx weights are whole numbers; jump weights are 1.
 ///
 /// On success writes a new handle to `*out_ring`; release it with
-/// `ring_free`. Errors: those of `ring_new`, plus `RING_INVALID_CONFIG` (an
-/// unknown algorithm, or a parameter it does not take),
-/// `RING_INVALID_TABLE_SIZE`, `RING_INVALID_ADDRESS`.
+/// `ring_free`. Errors: those of `ring_new` (`RING_ZERO_VNODES`: vnodes 0
+/// with its bit set), plus `RING_INVALID_CONFIG` (an unknown algorithm, a
+/// parameter it does not take, or a bit of `fields` no `RING_OPTION_*`
+/// defines), `RING_INVALID_TABLE_SIZE` (including 0 with its bit set),
+/// `RING_INVALID_ADDRESS`.
 ///
 /// # Safety
 /// As `ring_new`; `options` is NULL or points to a `ring_options_t` whose
@@ -145,6 +178,16 @@ pub unsafe extern "C" fn ring_new_with_options(
         if !options.is_null() {
             // SAFETY: non-NULL options point to a ring_options_t by contract.
             let options = unsafe { *options };
+            let unknown = options.fields & !KNOWN_OPTION_BITS;
+            if unknown != 0 {
+                return Err(fail(
+                    RING_INVALID_CONFIG,
+                    format_args!(
+                        "`options.fields` has unknown bits {unknown:#x} (defined: RING_OPTION_VNODES 0x1, \
+                         RING_OPTION_SEED 0x2, RING_OPTION_TABLE_SIZE 0x4)"
+                    ),
+                ));
+            }
             if !options.algorithm.is_null() {
                 // SAFETY: a non-NULL algorithm is NUL-terminated by contract.
                 let name = unsafe { std::ffi::CStr::from_ptr(options.algorithm) };
@@ -153,11 +196,13 @@ pub unsafe extern "C" fn ring_new_with_options(
                 })?;
                 builder = builder.algorithm(name.parse::<Algorithm>().map_err(core_error)?);
             }
-            if options.vnodes != 0 {
+            if options.fields & RING_OPTION_VNODES != 0 {
                 builder = builder.vnodes(options.vnodes);
             }
-            builder = builder.seed(options.seed);
-            if options.table_size != 0 {
+            if options.fields & RING_OPTION_SEED != 0 {
+                builder = builder.seed(options.seed);
+            }
+            if options.fields & RING_OPTION_TABLE_SIZE != 0 {
                 builder = builder.table_size(options.table_size);
             }
         }

@@ -124,11 +124,12 @@ int main(void) {
     CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &options, &ring) == RING_INVALID_CONFIG, "unknown");
     CHECK(last_error_has("\"consistent\"") && last_error_has("maglev"), "names it and the choices: %s", ring_last_error());
     options.algorithm = "maglev";
+    options.fields = RING_OPTION_TABLE_SIZE;
     options.table_size = 65535;
     CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &options, &ring) == RING_INVALID_TABLE_SIZE, "65535");
     CHECK(last_error_has("65535") && last_error_has("prime"), "names the size: %s", ring_last_error());
     options.algorithm = "ketama";
-    options.table_size = 0;
+    options.fields = 0;
     const char *servers[] = {"10.0.0.1:99999"};
     size_t server_lens[] = {14};
     CHECK(ring_new_with_options(servers, server_lens, NULL, NULL, NULL, 1, &options, &ring) == RING_INVALID_ADDRESS,
@@ -137,10 +138,11 @@ int main(void) {
     double half[] = {0.5};
     CHECK(ring_new_with_options(ids, lens, half, NULL, NULL, 1, &options, &ring) == RING_INVALID_WEIGHT, "ketama 0.5");
     CHECK(last_error_has("whole numbers"), "states the rule: %s", ring_last_error());
+    options.fields = RING_OPTION_SEED;
     options.seed = 9;
     CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 1, &options, &ring) == RING_INVALID_CONFIG, "ketama seed");
     options.algorithm = "jump";
-    options.seed = 0;
+    options.fields = 0;
     double two[] = {1.0, 2.0};
     CHECK(ring_new_with_options(ids, lens, two, NULL, NULL, 2, &options, &ring) == RING_INVALID_WEIGHT, "jump weight 2");
     options.algorithm = "slots";
@@ -155,6 +157,63 @@ int main(void) {
     CHECK(ring_diff(plain, slots, &diff) == RING_ALGORITHM_MISMATCH, "diff across algorithms");
     CHECK(last_error_has("ring") && last_error_has("slots"), "names both: %s", ring_last_error());
     ring_free(slots);
+
+    /* One rule for defaults: a parameter counts only when its bit is set in
+     * `fields`; anything passed must be valid, and 0 is never a default. */
+    ring_t *reference = NULL, *chosen = NULL;
+    ring_options_t defaults = {0};
+    defaults.vnodes = 7;      /* no bit: not read */
+    defaults.seed = 99;       /* no bit: not read */
+    defaults.table_size = 11; /* no bit: not read */
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 160, 0, &reference) == RING_OK, "160 vnodes, seed 0");
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_OK, "zeroed fields");
+    CHECK(ring_fingerprint(chosen) == ring_fingerprint(reference) && strcmp(ring_algorithm(chosen), "ring") == 0,
+          "fields = 0 means the ring algorithm, 160 vnodes and seed 0, whatever the other members hold");
+    ring_free(chosen);
+    ring_free(reference);
+    defaults.fields = RING_OPTION_VNODES | RING_OPTION_SEED;
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 7, 99, &reference) == RING_OK, "7 vnodes, seed 99");
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_OK, "vnodes and seed bits");
+    CHECK(ring_fingerprint(chosen) == ring_fingerprint(reference), "set bits pass vnodes 7 and seed 99 as given");
+    CHECK(ring_fingerprint(chosen) != ring_fingerprint(plain), "and they are not the defaults");
+    ring_free(chosen);
+    ring_free(reference);
+    chosen = NULL;
+    defaults.fields = RING_OPTION_VNODES;
+    defaults.vnodes = 0;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_ZERO_VNODES && !chosen,
+          "vnodes 0 with its bit set is RING_ZERO_VNODES, not the default");
+    CHECK(last_error_has("got 0"), "names the 0: %s", ring_last_error());
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 0, 0, &chosen) == RING_ZERO_VNODES && !chosen,
+          "ring_new passes vnodes 0 as given");
+    defaults.algorithm = "maglev";
+    defaults.fields = RING_OPTION_TABLE_SIZE;
+    defaults.table_size = 0;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_TABLE_SIZE &&
+              !chosen,
+          "table_size 0 with its bit set is RING_INVALID_TABLE_SIZE, not the default");
+    CHECK(last_error_has("table size 0"), "names the size: %s", ring_last_error());
+    defaults.fields = 0;
+    const char *maglev_json = "{\"format_version\":1,\"algorithm\":\"maglev\",\"table_size\":65537,"
+                              "\"nodes\":[{\"id\":\"a\"},{\"id\":\"b\"}]}";
+    CHECK(ring_new_from_json(maglev_json, strlen(maglev_json), &reference) == RING_OK, "Maglev of 65,537");
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_OK &&
+              ring_fingerprint(chosen) == ring_fingerprint(reference),
+          "Maglev without the table-size bit has the default table of 65,537 (table_size member 0 not read)");
+    ring_free(chosen);
+    ring_free(reference);
+    chosen = NULL;
+    defaults.fields = RING_OPTION_VNODES;
+    defaults.vnodes = 160;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+          "vnodes given to maglev, even the default value, is a parameter it does not take");
+    CHECK(last_error_has("vnodes"), "names vnodes: %s", ring_last_error());
+    defaults.algorithm = NULL;
+    defaults.fields = RING_OPTION_VNODES | 0x8u | 0x100u;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+          "bits no RING_OPTION_* defines");
+    CHECK(last_error_has("0x108"), "names the unknown bits: %s", ring_last_error());
+    CHECK(RING_OPTION_VNODES == 1 && RING_OPTION_SEED == 2 && RING_OPTION_TABLE_SIZE == 4, "bit values are fixed");
     ring_free(plain);
 
     /* Reference counting and messages. */

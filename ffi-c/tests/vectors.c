@@ -63,10 +63,18 @@ static void run_case(json_t *c) {
         /* Listed slot ranges exist only in configs. */
         ring = ring_clone(from_json);
     } else {
+        /* The config's parameters are passed exactly when it gives them. */
         ring_options_t options = {0};
         options.algorithm = algorithm;
-        options.seed = seed;
-        options.table_size = (uint32_t)json_integer_value(json_object_get(config, "table_size"));
+        json_t *table_size = json_object_get(config, "table_size");
+        if (json_object_get(config, "seed")) {
+            options.fields |= RING_OPTION_SEED;
+            options.seed = seed;
+        }
+        if (table_size) {
+            options.fields |= RING_OPTION_TABLE_SIZE;
+            options.table_size = (uint32_t)json_integer_value(table_size);
+        }
         rc = ring_new_with_options(ids, lens, weights, zones, zone_lens, count, &options, &ring);
         CHECK(rc == RING_OK, "%s: ring_new_with_options -> %u (%s)", name, rc, ring_last_error());
     }

@@ -1,20 +1,32 @@
-// Tests of include/ring.hpp: RAII reference counting, lookups, derivation
-// and errors as exceptions.
+// Tests of include/ring.hpp, every method: testdata/vectors.json through the
+// wrapper (owners, preference lists, hashes, lookups by hash, batches,
+// fingerprints), each answer also compared with the C API's own; RAII
+// reference counting; diffs, ownership and trackers against the C calls;
+// leases that give their load back; errors as shardring::Error.
+// Usage: cpp-wrapper testdata/vectors.json (run under valgrind by make test-c).
+#include <jansson.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ring.hpp"
 
 static int passed, failed;
-#define CHECK(cond, what)                                                        \
-    do {                                                                         \
-        if (cond) {                                                              \
-            passed++;                                                            \
-        } else {                                                                 \
-            failed++;                                                            \
-            std::fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, what); \
-        }                                                                        \
+#define CHECK(cond, ...)                                                \
+    do {                                                                \
+        if (cond) {                                                     \
+            passed++;                                                   \
+        } else {                                                        \
+            failed++;                                                   \
+            std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
+            std::fprintf(stderr, __VA_ARGS__);                          \
+            std::fputc('\n', stderr);                                   \
+        }                                                               \
     } while (0)
 
 template <typename F>
@@ -27,14 +39,188 @@ static ring_result error_code(F &&call) {
     return RING_OK;
 }
 
-int main() {
+static std::string text(json_t *value) { return std::string(json_string_value(value), json_string_length(value)); }
+
+static std::string unhex(const char *hex) {
+    std::string out;
+    for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) out.push_back((char)std::strtoul(std::string(hex + i, 2).c_str(), nullptr, 16));
+    return out;
+}
+
+static uint64_t hex64(json_t *value) { return std::strtoull(json_string_value(value), nullptr, 16); }
+
+/* One case of the vector file: the ring built three ways (JSON config,
+ * Options, and for "ring" the vnodes/seed constructor) places every lookup as
+ * recorded and as the C API does. */
+static void run_vector(json_t *c) {
+    const char *name = json_string_value(json_object_get(c, "name"));
+    json_t *config = json_object_get(c, "config");
+    char *config_text = json_dumps(config, JSON_COMPACT);
+    shardring::Ring from_json = shardring::Ring::from_json(config_text);
+    std::free(config_text);
+
+    std::vector<shardring::NodeSpec> nodes;
+    bool listed_slots = false;
+    size_t i;
+    json_t *node;
+    json_array_foreach(json_object_get(config, "nodes"), i, node) {
+        json_t *zone = json_object_get(node, "zone");
+        nodes.emplace_back(text(json_object_get(node, "id")), json_number_value(json_object_get(node, "weight")),
+                           zone ? std::optional<std::string>(text(zone)) : std::nullopt);
+        listed_slots |= json_object_get(node, "slots") != nullptr;
+    }
+    std::string algorithm = json_string_value(json_object_get(config, "algorithm"));
+    shardring::Options options;
+    options.algorithm = algorithm;
+    if (json_t *v = json_object_get(config, "vnodes")) options.vnodes = (uint32_t)json_integer_value(v);
+    if (json_t *v = json_object_get(config, "seed")) options.seed = (uint64_t)json_integer_value(v);
+    if (json_t *v = json_object_get(config, "table_size")) options.table_size = (uint32_t)json_integer_value(v);
+    // Listed slot ranges exist only in configs.
+    shardring::Ring ring = listed_slots ? from_json : shardring::Ring(nodes, options);
+    if (algorithm == "ring") {
+        shardring::Ring plain(nodes, *options.vnodes, *options.seed);
+        CHECK(plain.fingerprint() == ring.fingerprint(), "%s: the vnodes/seed constructor", name);
+    }
+
+    uint64_t fingerprint = hex64(json_object_get(c, "fingerprint"));
+    CHECK(ring.fingerprint() == fingerprint && from_json.fingerprint() == fingerprint, "%s: fingerprint", name);
+    CHECK(ring.fingerprint() == ring_fingerprint(ring.handle()), "%s: fingerprint as C gives it", name);
+    CHECK(ring.algorithm() == algorithm, "%s: algorithm", name);
+    CHECK(ring.size() == json_array_size(json_object_get(config, "nodes")), "%s: size", name);
+    for (size_t n = 0; n < ring.size() && !listed_slots; n++) {
+        CHECK(ring.node_id(n) == nodes[n].id && ring.node_weight(n) == nodes[n].weight, "%s: node %zu", name, n);
+    }
+    CHECK(shardring::Ring::from_json(ring.to_json()).fingerprint() == fingerprint, "%s: to_json round trip", name);
+
+    json_t *by_hash;
+    json_array_foreach(json_object_get(c, "hash_lookups"), i, by_hash) {
+        uint64_t hash = hex64(json_object_get(by_hash, "hash"));
+        std::string owner = text(json_object_get(by_hash, "owner"));
+        size_t c_index = (size_t)-1;
+        CHECK(ring_get_node_by_hash(ring.handle(), hash, &c_index) == RING_OK, "%s: C by hash", name);
+        CHECK(ring.get_by_hash(hash) == owner && ring.get_index_by_hash(hash) == c_index,
+              "%s: owner of hash %016llx", name, (unsigned long long)hash);
+    }
+
+    std::vector<std::string> keys;
+    std::vector<size_t> owners;
+    json_t *lookup;
+    json_array_foreach(json_object_get(c, "lookups"), i, lookup) {
+        std::string key = unhex(json_string_value(json_object_get(lookup, "key_hex")));
+        std::string owner = text(json_object_get(lookup, "owner"));
+        CHECK(ring.hash_key(key) == hex64(json_object_get(lookup, "key_hash")), "%s: key %zu hash", name, i);
+        CHECK(ring.hash_key(key) == ring_hash_key(ring.handle(), (const uint8_t *)key.data(), key.size()),
+              "%s: key %zu hash as C gives it", name, i);
+        size_t c_index = (size_t)-1;
+        ring_get_node(ring.handle(), (const uint8_t *)key.data(), key.size(), &c_index, nullptr, nullptr);
+        CHECK(ring.get(key) == owner && ring.get_index(key) == c_index && from_json.get(key) == owner,
+              "%s: key %zu owner, want %s", name, i, owner.c_str());
+
+        json_t *want = json_object_get(lookup, "preference");
+        size_t n = (size_t)json_integer_value(json_object_get(lookup, "n"));
+        std::vector<std::string_view> list = ring.get_n(key, n);
+        std::vector<size_t> indices = ring.get_n_indices(key, n);
+        std::vector<size_t> c_list(n + 1);
+        size_t c_count = 0;
+        ring_get_nodes(ring.handle(), (const uint8_t *)key.data(), key.size(), c_list.data(), n, &c_count);
+        c_list.resize(c_count);
+        bool same = list.size() == json_array_size(want) && indices == c_list;
+        for (size_t k = 0; same && k < list.size(); k++) same = list[k] == text(json_array_get(want, k));
+        CHECK(same, "%s: key %zu preference list (n=%zu)", name, i, n);
+        keys.push_back(key);
+        owners.push_back(c_index);
+    }
+    CHECK(ring.get_batch(keys) == owners, "%s: batch of %zu keys", name, keys.size());
+
+    std::vector<double> shares = ring.ownership();
+    std::vector<double> c_shares(ring.size());
+    CHECK(ring_ownership(ring.handle(), c_shares.data(), c_shares.size()) == RING_OK && shares == c_shares,
+          "%s: ownership as C gives it", name);
+}
+
+/* Diff, flows and arcs against the C calls on the same two rings. */
+static void check_diff(const shardring::Ring &before, const shardring::Ring &after, const char *what) {
+    shardring::Diff diff = shardring::diff(before, after);
+    ring_diff_t *c_diff = nullptr;
+    CHECK(ring_diff(before.handle(), after.handle(), &c_diff) == RING_OK, "%s: C diff", what);
+    CHECK(diff.moved_share() == ring_diff_moved_share(c_diff), "%s: moved share", what);
+    std::vector<shardring::Flow> flows = diff.flows();
+    std::vector<shardring::Arc> arcs = diff.arcs();
+    CHECK(flows.size() == ring_diff_flow_count(c_diff) && diff.flow_count() == flows.size(), "%s: flows", what);
+    CHECK(arcs.size() == ring_diff_arc_count(c_diff) && diff.arc_count() == arcs.size(), "%s: arcs", what);
+    for (size_t i = 0; i < flows.size(); i++) {
+        double share;
+        const char *from, *to;
+        size_t from_len, to_len;
+        ring_diff_flow(c_diff, i, &share, &from, &from_len, &to, &to_len);
+        CHECK(flows[i].share == share && flows[i].from == std::string_view(from, from_len) &&
+                  flows[i].to == std::string_view(to, to_len) && diff.flow(i).share == share,
+              "%s: flow %zu", what, i);
+    }
+    for (size_t i = 0; i < arcs.size(); i++) {
+        uint64_t start, end;
+        const char *from, *to;
+        size_t from_len, to_len;
+        ring_diff_arc(c_diff, i, &start, &end, &from, &from_len, &to, &to_len);
+        CHECK(arcs[i].start == start && arcs[i].end == end && arcs[i].from == std::string_view(from, from_len) &&
+                  arcs[i].to == std::string_view(to, to_len) && diff.arc(i).end == end,
+              "%s: arc %zu", what, i);
+    }
+    ring_diff_free(c_diff);
+}
+
+static void exact_values() {
+    // The bad-input table's answers (testdata/bad-inputs.json) on a, b, c.
+    shardring::Ring abc({{"a"}, {"b"}, {"c"}});
+    CHECK(abc.get("") == "b", "empty key: b");
+    std::string every_byte;
+    for (int b = 0; b < 256; b++) every_byte.push_back((char)b);
+    CHECK(abc.get(every_byte) == "a", "key of every byte value: a");
+    auto list = abc.get_n("k", 10);
+    CHECK(list.size() == 3 && list[0] == "c" && list[1] == "b" && list[2] == "a", "get_n(k, 10) = c, b, a");
+    CHECK(abc.get_n("k", 0).empty() && abc.get_n_indices("k", 0).empty(), "get_n(k, 0) is empty");
+    // The empty key's hash under seed 0 (core/SPEC.md, Hash).
+    CHECK(abc.hash_key("") == 0x2d06800538d394c2ULL, "H(\"\") = 0x2d06800538d394c2");
+    CHECK(abc.get_index_by_hash(abc.hash_key("user:42")) == abc.get_index("user:42"), "by hash = by key");
+    CHECK(abc.node_weight(1) == 1.0 && abc.node_id(2) == "c", "node accessors");
+    std::vector<double> shares = abc.ownership();
+    CHECK(shares.size() == 3 && std::fabs(shares[0] + shares[1] + shares[2] - 1.0) < 1e-12, "shares sum to 1");
+
+    // Options: left out = default, given = passed as given.
+    CHECK(shardring::Ring({{"a"}, {"b"}, {"c"}}, shardring::Options{}).fingerprint() == abc.fingerprint(),
+          "no options = ring, 160 vnodes, seed 0");
+    shardring::Options seeded;
+    seeded.vnodes = 7;
+    seeded.seed = 99;
+    CHECK(shardring::Ring({{"a"}, {"b"}, {"c"}}, seeded).fingerprint() ==
+              shardring::Ring({{"a"}, {"b"}, {"c"}}, 7, 99).fingerprint(),
+          "vnodes 7, seed 99 through Options");
+    shardring::Options zero_vnodes;
+    zero_vnodes.vnodes = 0;
+    CHECK(error_code([&] { shardring::Ring({{"a"}}, zero_vnodes); }) == RING_ZERO_VNODES, "vnodes 0 is no default");
+    CHECK(error_code([] { shardring::Ring({{"a"}}, 0); }) == RING_ZERO_VNODES, "vnodes 0 in the constructor");
+    CHECK(error_code([] { shardring::Ring::with_algorithm({{"a"}}, "maglev", std::nullopt, 0); }) ==
+              RING_INVALID_TABLE_SIZE,
+          "table size 0 is no default");
+    shardring::Ring maglev = shardring::Ring::with_algorithm({{"a"}, {"b"}, {"c"}}, "maglev", 0, 251);
+    CHECK(maglev.algorithm() == "maglev" && maglev.to_json().find("\"table_size\": 251") != std::string::npos,
+          "Maglev ring with a table size");
+    CHECK(shardring::Ring::with_algorithm({{"a"}, {"b"}}, "maglev").to_json().find("\"table_size\": 65537") !=
+              std::string::npos,
+          "Maglev default table");
+    CHECK(error_code([] { shardring::Ring::with_algorithm({{"a"}}, "maglev", 0, 250); }) == RING_INVALID_TABLE_SIZE,
+          "non-prime table throws");
+    CHECK(error_code([] { shardring::Ring::with_algorithm({{"a"}}, "chord"); }) == RING_INVALID_CONFIG,
+          "unknown algorithm throws");
+    shardring::Ring slots = shardring::Ring::with_algorithm({{"a"}, {"b"}}, "slots");
+    CHECK(slots.get_by_hash(16383) == "b" && slots.get_index_by_hash(0) == 0, "slots by hash");
+    CHECK(error_code([&] { slots.get_by_hash(16384); }) == RING_HASH_OUT_OF_RANGE, "slot 16384 throws");
+}
+
+static void references_and_derivations() {
     shardring::Ring ring({{"a", 1.0}, {"b", 2.0, "east"}, {"c"}});
-    CHECK(ring.size() == 3, "size");
     std::string_view owner = ring.get("user:42");
     CHECK(owner == ring.node_id(ring.get_index("user:42")), "get agrees with get_index");
-    auto list = ring.get_n("user:42", 5);
-    CHECK(list.size() == 3 && list[0] == owner, "get_n");
-
     // Copies share the handle; ids stay valid while any copy lives.
     std::string_view id;
     {
@@ -42,39 +228,178 @@ int main() {
         CHECK(copy.handle() == ring.handle(), "copy shares the handle");
         shardring::Ring moved = std::move(copy);
         id = moved.get("k");
+        shardring::Ring assigned = shardring::Ring(std::vector<shardring::NodeSpec>{"z"});
+        assigned = moved;
+        CHECK(assigned.handle() == ring.handle(), "assignment shares the handle");
     }
     CHECK(id == ring.get("k"), "id valid after copies are gone");
 
-    shardring::Ring grown = ring.with_node({"d", 1.0});
+    shardring::Ring grown = ring.with_node({"d", 1.0, "west"});
     int only_to_d = 1;
     for (int k = 0; k < 3000; k++) {
         std::string key = "key-" + std::to_string(k);
         if (ring.get(key) != grown.get(key) && grown.get(key) != "d") only_to_d = 0;
     }
-    CHECK(only_to_d, "adding d moves keys only to d");
+    CHECK(only_to_d && grown.size() == 4 && grown.node_id(3) == "d", "adding d moves keys only to d");
+    CHECK(grown.to_json().find("\"zone\": \"west\"") != std::string::npos, "with_node keeps the zone");
     CHECK(grown.without_node("d").fingerprint() == ring.fingerprint(), "remove restores");
     CHECK(shardring::Ring::from_json(grown.to_json()).fingerprint() == grown.fingerprint(), "JSON round trip");
-    CHECK(ring.with_weight("a", 0.0).get_n("k", 3).size() == 2, "drained node leaves lists");
-    CHECK(ring.hash_key("k") == shardring::Ring(std::vector<shardring::NodeSpec>{"z"}).hash_key("k"), "hash depends on the seed only");
+    shardring::Ring drained = ring.with_weight("a", 0.0);
+    CHECK(drained.get_n("k", 3).size() == 2 && drained.node_weight(0) == 0.0, "drained node leaves lists");
 
+    shardring::Diff added = shardring::diff(ring, grown);
+    std::vector<double> grown_shares = grown.ownership();
+    CHECK(std::fabs(added.moved_share() - grown_shares[3]) < 1e-12, "moved share = d's share");
+    bool to_d = added.flow_count() == 3;
+    for (const shardring::Flow &flow : added.flows()) to_d = to_d && flow.to == "d" && flow.share > 0;
+    CHECK(to_d, "every old node gives to d");
+    bool arcs_to_d = added.arc_count() > 100;
+    for (const shardring::Arc &arc : added.arcs()) arcs_to_d = arcs_to_d && arc.to == "d" && arc.start <= arc.end;
+    CHECK(arcs_to_d, "every moved arc goes to d (%zu arcs)", added.arc_count());
+    check_diff(ring, grown, "add d");
+    check_diff(ring, drained, "drain a");
+    check_diff(shardring::Ring::with_algorithm({{"a"}, {"b"}}, "jump"),
+               shardring::Ring::with_algorithm({{"a"}, {"b"}, {"c"}}, "jump"), "jump 2 -> 3");
+    shardring::Diff moved_diff = shardring::Diff(ring, ring);
+    shardring::Diff other = std::move(moved_diff);
+    CHECK(other.moved_share() == 0.0 && other.arc_count() == 0 && other.flows().empty(), "diff with itself");
+    CHECK(error_code([&] { other.arc(0); }) == RING_INDEX_OUT_OF_RANGE, "arc 0 of an empty diff");
+    CHECK(error_code([&] { other.flow(0); }) == RING_INDEX_OUT_OF_RANGE, "flow 0 of an empty diff");
+    CHECK(error_code([&] { shardring::diff(ring, shardring::Ring({{"a"}}, 160, 1)); }) == RING_SEED_MISMATCH,
+          "diff across seeds");
+    CHECK(error_code([&] { shardring::diff(ring, shardring::Ring::with_algorithm({{"a"}}, "jump")); }) ==
+              RING_ALGORITHM_MISMATCH,
+          "diff across algorithms");
+}
+
+static void trackers() {
+    shardring::Ring ring({{"a"}, {"b"}, {"c"}});
+    ring_tracker_t *c_tracker = nullptr;
+    CHECK(ring_tracker_new(ring.handle(), 0.1, &c_tracker) == RING_OK, "C tracker");
+    shardring::LoadTracker tracker(ring, 0.1);
+    {
+        std::vector<shardring::Lease> leases;
+        bool same = true;
+        for (int k = 0; k < 200; k++) {
+            std::string key = "req-" + std::to_string(k % 7);  // hot keys, so the bound makes probes
+            size_t index;
+            const char *id;
+            size_t len;
+            uint32_t probes;
+            ring_tracker_acquire(c_tracker, (const uint8_t *)key.data(), key.size(), &index, &id, &len, &probes);
+            leases.push_back(tracker.acquire(key));
+            const shardring::Lease &lease = leases.back();
+            same = same && lease.index() == index && lease.node() == std::string_view(id, len) &&
+                   lease.probes() == probes && lease.active();
+        }
+        CHECK(same, "200 acquires place as the C tracker does");
+        CHECK(tracker.total_load() == 200 && tracker.total_load() == ring_tracker_total_load(c_tracker), "load 200");
+        uint64_t loads = 0;
+        for (size_t n = 0; n < 3; n++) {
+            uint64_t c_load;
+            ring_tracker_load(c_tracker, n, &c_load);
+            CHECK(tracker.load(n) == c_load, "node %zu load", n);
+            loads += tracker.load(n);
+        }
+        CHECK(loads == 200, "loads add up");
+        uint64_t bound = (uint64_t)std::ceil(1.1 * 200 / 3);
+        CHECK(tracker.load(0) <= bound && tracker.load(1) <= bound && tracker.load(2) <= bound, "bounded loads");
+        shardring::Lease first = std::move(leases.front());
+        CHECK(!leases.front().active() && first.active(), "a moved lease moves its load");
+        first.release();
+        CHECK(!first.active() && tracker.total_load() == 199, "release gives one back");
+        first.release();
+        CHECK(tracker.total_load() == 199, "a second release does nothing");
+    }
+    CHECK(tracker.total_load() == 0, "leases give their load back when destroyed");
+
+    shardring::Lease on_c = tracker.acquire("k");
+    std::string node(on_c.node());
+    tracker.release(node);  // by hand: now the lease's unit is gone
+    CHECK(tracker.total_load() == 0, "release by id");
+    CHECK(error_code([&] { tracker.release(node); }) == RING_NO_LOAD, "release below 0");
+    CHECK(error_code([&] { on_c.release(); }) == RING_NO_LOAD && !on_c.active(), "the lease's release says so too");
+
+    shardring::Lease kept = tracker.acquire("k");
+    std::string served(kept.node());
+    shardring::Ring without = ring.without_node(served);
+    tracker.swap(without);
+    CHECK(tracker.total_load() == 0, "a node that left takes its load");
+    CHECK(error_code([&] { kept.release(); }) == RING_UNKNOWN_NODE, "releasing on a node that left");
+    {
+        shardring::Lease gone = tracker.acquire("k");
+        tracker.swap(ring);
+        CHECK(tracker.total_load() == 1, "swapping back keeps the survivors' load");
+        shardring::LoadTracker moved = std::move(tracker);
+        tracker = std::move(moved);
+    }  // the lease's node is still there: given back
+    CHECK(tracker.total_load() == 0, "lease released after the tracker was moved");
+    CHECK(error_code([&] { tracker.load(3); }) == RING_INDEX_OUT_OF_RANGE, "load index out of range");
+    CHECK(error_code([&] { shardring::LoadTracker(ring, 0.0); }) == RING_INVALID_EPSILON, "epsilon 0");
+    CHECK(error_code([&] { shardring::LoadTracker(shardring::Ring(std::vector<shardring::NodeSpec>{}), 0.1).acquire("k"); }) ==
+              RING_EMPTY_RING,
+          "acquire on an empty ring");
+    ring_tracker_free(c_tracker);
+}
+
+static void errors_and_version() {
+    shardring::Ring ring({{"a"}, {"b"}});
     CHECK(error_code([] { shardring::Ring({{"a"}, {"a"}}); }) == RING_DUPLICATE_ID, "duplicate id throws");
     CHECK(error_code([] { shardring::Ring({{"a", NAN}}); }) == RING_INVALID_WEIGHT, "NaN throws");
-    CHECK(error_code([] { shardring::Ring(std::vector<shardring::NodeSpec>{}).get("k"); }) == RING_EMPTY_RING, "empty ring throws");
+    CHECK(error_code([] { shardring::Ring(std::vector<shardring::NodeSpec>{}).get("k"); }) == RING_EMPTY_RING,
+          "empty ring throws");
+    CHECK(error_code([] { shardring::Ring(std::vector<shardring::NodeSpec>{}).get_batch(std::vector<std::string>{"k"}); }) ==
+              RING_EMPTY_RING,
+          "empty ring batch throws");
     CHECK(error_code([&] { ring.without_node("zz"); }) == RING_UNKNOWN_NODE, "unknown node throws");
+    CHECK(error_code([&] { ring.with_weight("zz", 1.0); }) == RING_UNKNOWN_NODE, "re-weight unknown throws");
+    CHECK(error_code([&] { ring.with_node({"a"}); }) == RING_DUPLICATE_ID, "add twice throws");
     CHECK(error_code([&] { ring.node_id(7); }) == RING_INDEX_OUT_OF_RANGE, "index throws");
+    CHECK(error_code([&] { ring.node_weight(7); }) == RING_INDEX_OUT_OF_RANGE, "weight index throws");
     CHECK(error_code([] { shardring::Ring::from_json("{"); }) == RING_INVALID_CONFIG, "bad JSON throws");
-    shardring::Ring maglev = shardring::Ring::with_algorithm({{"a"}, {"b"}, {"c"}}, "maglev", 0, 251);
-    CHECK(maglev.algorithm() == "maglev" && maglev.to_json().find("\"table_size\": 251") != std::string::npos,
-          "Maglev ring with a table size");
-    CHECK(error_code([] { shardring::Ring::with_algorithm({{"a"}}, "maglev", 0, 250); }) == RING_INVALID_TABLE_SIZE,
-          "non-prime table throws");
-    CHECK(error_code([] { shardring::Ring::with_algorithm({{"a"}}, "chord"); }) == RING_INVALID_CONFIG,
-          "unknown algorithm throws");
     try {
         shardring::Ring({{"a", -1.0}});
+        CHECK(false, "weight -1 did not throw");
     } catch (const shardring::Error &e) {
-        CHECK(std::string(e.what()).find("-1") != std::string::npos, "message names the weight");
+        CHECK(std::string(e.what()).find("-1") != std::string::npos, "message names the weight: %s", e.what());
+        CHECK(std::strcmp(e.name(), "RING_INVALID_WEIGHT") == 0, "name() %s", e.name());
+        CHECK(std::strcmp(e.description(), ring_result_str(RING_INVALID_WEIGHT)) == 0, "description() %s",
+              e.description());
     }
+    // Version: the library's string and the header's macros agree.
+    std::string macros = std::to_string(RING_VERSION_MAJOR) + "." + std::to_string(RING_VERSION_MINOR) + "." +
+                         std::to_string(RING_VERSION_PATCH);
+    CHECK(shardring::version() == macros && shardring::version() == ring_version(), "version %s",
+          std::string(shardring::version()).c_str());
+    CHECK(shardring::version_major == RING_VERSION_MAJOR && shardring::version_minor == RING_VERSION_MINOR &&
+              shardring::version_patch == RING_VERSION_PATCH,
+          "version constants");
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s testdata/vectors.json\n", argv[0]);
+        return 2;
+    }
+    json_error_t error;
+    json_t *vectors = json_load_file(argv[1], JSON_ALLOW_NUL, &error);
+    if (!vectors) {
+        std::fprintf(stderr, "%s:%d: %s\n", argv[1], error.line, error.text);
+        return 2;
+    }
+    size_t i;
+    json_t *c;
+    try {
+        json_array_foreach(json_object_get(vectors, "cases"), i, c) run_vector(c);
+        exact_values();
+        references_and_derivations();
+        trackers();
+        errors_and_version();
+    } catch (const shardring::Error &e) {
+        CHECK(false, "unexpected %s: %s", e.name(), e.what());
+    }
+    std::printf("C++ wrapper: %zu vector cases\n", json_array_size(json_object_get(vectors, "cases")));
+    json_decref(vectors);
     std::printf("C++ wrapper: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -35,7 +35,9 @@ use std::sync::Arc;
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use ring::ring_result::{self, *};
-use ring::{ring_diff_t, ring_options_t, ring_t, ring_tracker_t};
+use ring::{
+    RING_OPTION_SEED, RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES, ring_diff_t, ring_options_t, ring_t, ring_tracker_t,
+};
 use shardring::{Algorithm, Node, NodeConfig, PLACEMENT_FORMAT, Ring, RingConfig, RingDiff, RingError};
 use shardring_fuzz::budget;
 
@@ -43,6 +45,9 @@ use shardring_fuzz::budget;
 /// them for that function: documentation bugs this target found. Remove an
 /// entry once the header lists the code, so the check is strict again.
 const UNDOCUMENTED: &[(&str, ring_result)] = &[];
+
+/// The `ring_options_t.fields` bits `include/ring.h` defines.
+const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES | RING_OPTION_SEED | RING_OPTION_TABLE_SIZE;
 
 /// Most calls per input.
 const MAX_CALLS: usize = 48;
@@ -306,6 +311,8 @@ enum Call {
     NewWithOptions {
         nodes: NodeArgs,
         algorithm: AlgorithmName,
+        /// `ring_options_t.fields`: which of vnodes, seed and table_size are given.
+        fields: u32,
         vnodes: u32,
         seed: u64,
         table_size: u32,
@@ -727,12 +734,13 @@ impl World {
             Call::New { nodes, vnodes, seed, no_zones, nulls } => {
                 self.new_ring(nodes.get(), None, vnodes % 64, seed, 0, no_zones, nulls)
             }
-            Call::NewWithOptions { nodes, algorithm, vnodes, seed, table_size, small, nulls } => {
-                // Small parameters most of the time, so that rings build.
+            Call::NewWithOptions { nodes, algorithm, fields, vnodes, seed, table_size, small, nulls } => {
+                // Small parameters and only the defined bits most of the time, so that rings build.
                 let (vnodes, table_size) =
                     if small { (vnodes % 41, [0, 251, 11, 4][table_size as usize % 4]) } else { (vnodes, table_size) };
                 let seed = if small { seed % 2 } else { seed };
-                self.new_ring(nodes.get(), Some(algorithm), vnodes, seed, table_size, false, nulls)
+                let fields = if small { fields & KNOWN_OPTION_BITS } else { fields };
+                self.new_ring(nodes.get(), Some((algorithm, fields)), vnodes, seed, table_size, false, nulls)
             }
             Call::FromJson { json, nulls } => self.from_json(&json.bytes(), nulls),
             Call::ToJson { ring, keep, nulls } => self.to_json(ring, keep, nulls),
@@ -812,12 +820,13 @@ impl World {
         }
     }
 
-    /// `ring_new` (when `algorithm` is `None`) or `ring_new_with_options`.
+    /// `ring_new` (when `options` is `None`) or `ring_new_with_options`
+    /// (with the algorithm name and `fields` bits).
     #[allow(clippy::too_many_arguments)]
     fn new_ring(
         &mut self,
         args: &[NodeArg],
-        algorithm: Option<AlgorithmName>,
+        options: Option<(AlgorithmName, u32)>,
         vnodes: u32,
         seed: u64,
         table_size: u32,
@@ -870,7 +879,12 @@ impl World {
             nodes.push(node);
         }
 
-        // The options as the C layer reads them.
+        // The options as the C layer reads them: a parameter only when its bit is set.
+        let (algorithm, fields) = match options {
+            Some((name, fields)) => (Some(name), fields),
+            None => (None, 0),
+        };
+        let given = |bit: u32| fields & bit != 0;
         let name_bytes: Option<Vec<u8>> = match &algorithm {
             None | Some(AlgorithmName::Null) => None,
             Some(AlgorithmName::Listed(i)) => Some(ALGORITHMS[usize::from(*i) % ALGORITHMS.len()].as_bytes().to_vec()),
@@ -881,6 +895,10 @@ impl World {
         let mut parsed: Result<Algorithm, RingError> = Ok(Algorithm::Ring);
         if algorithm.is_none() {
             builder = builder.vnodes(vnodes).seed(seed);
+        } else if !options_null && fields & !KNOWN_OPTION_BITS != 0 {
+            // Bits no RING_OPTION_* defines: refused before the algorithm is read.
+            expect.problems.push(RING_INVALID_CONFIG);
+            readable = false;
         } else if !options_null {
             if let Some(name) = &name_bytes {
                 match std::str::from_utf8(name) {
@@ -894,11 +912,13 @@ impl World {
             if let Ok(algorithm) = parsed {
                 builder = builder.algorithm(algorithm);
             }
-            if vnodes != 0 {
+            if given(RING_OPTION_VNODES) {
                 builder = builder.vnodes(vnodes);
             }
-            builder = builder.seed(seed);
-            if table_size != 0 {
+            if given(RING_OPTION_SEED) {
+                builder = builder.seed(seed);
+            }
+            if given(RING_OPTION_TABLE_SIZE) {
                 builder = builder.table_size(table_size);
             }
         }
@@ -906,9 +926,9 @@ impl World {
         let config = RingConfig {
             format_version: PLACEMENT_FORMAT,
             algorithm: *parsed.as_ref().unwrap_or(&Algorithm::Ring),
-            vnodes: if algorithm.is_none() { Some(vnodes) } else { (vnodes != 0).then_some(vnodes) },
+            vnodes: if algorithm.is_none() || given(RING_OPTION_VNODES) { Some(vnodes) } else { None },
             seed: None,
-            table_size: (table_size != 0).then_some(table_size),
+            table_size: given(RING_OPTION_TABLE_SIZE).then_some(table_size),
             nodes: nodes
                 .iter()
                 .map(|n| NodeConfig { id: n.id().to_owned(), weight: n.weight(), zone: None, slots: None })
@@ -925,6 +945,7 @@ impl World {
             b
         });
         let options = ring_options_t {
+            fields,
             algorithm: name_c.as_ref().map_or(ptr::null(), |b| b.as_ptr().cast()),
             vnodes,
             seed,
