@@ -143,7 +143,12 @@ fn settle(position: &mut Position, shared: &Shared, revision: i64, built: Result
     }
 }
 
-async fn session(endpoints: &[String], position: &mut Position, context: &mut Context, backoff: &mut std::time::Duration) -> Ended {
+async fn session(
+    endpoints: &[String],
+    position: &mut Position,
+    context: &mut Context,
+    backoff: &mut std::time::Duration,
+) -> Ended {
     let shared = Arc::clone(&context.shared);
     let mut client = match connect(endpoints).await {
         Ok(client) => client,

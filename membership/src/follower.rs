@@ -84,9 +84,14 @@ pub struct Status {
 }
 
 /// A function called on the follower's thread for every event, after the
-/// new epoch (if any) is in place and before other subscribers hear of it:
-/// the bindings use it to publish into their own ring objects.
+/// new epoch (if any) is in place and before other subscribers hear of it.
 pub type Hook = Box<dyn Fn(&Event, &Arc<Epoch>) + Send + Sync>;
+
+/// A function called on the follower's thread with each new epoch, right
+/// after it is swapped in and before [`Follower::wait_for_revision`]
+/// returns it: the bindings publish it into their own ring objects here,
+/// so a waiter that wakes finds them current.
+pub type EpochHook = Box<dyn Fn(&Arc<Epoch>) + Send + Sync>;
 
 /// Settings of a follower.
 pub struct FollowerOptions {
@@ -99,6 +104,8 @@ pub struct FollowerOptions {
     pub max_backoff: Duration,
     /// Called for every event on the follower's thread.
     pub hook: Option<Hook>,
+    /// Called with every new epoch on the follower's thread, before waiters wake.
+    pub on_epoch: Option<EpochHook>,
 }
 
 impl Default for FollowerOptions {
@@ -108,6 +115,7 @@ impl Default for FollowerOptions {
             min_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(2),
             hook: None,
+            on_epoch: None,
         }
     }
 }
@@ -119,6 +127,7 @@ impl std::fmt::Debug for FollowerOptions {
             .field("min_backoff", &self.min_backoff)
             .field("max_backoff", &self.max_backoff)
             .field("hook", &self.hook.is_some())
+            .field("on_epoch", &self.on_epoch.is_some())
             .finish()
     }
 }
@@ -139,6 +148,7 @@ pub(crate) struct Shared {
     published: Condvar,
     subscribers: Mutex<Vec<mpsc::Sender<Event>>>,
     hook: Option<Hook>,
+    on_epoch: Option<EpochHook>,
     /// Asks the source to confirm its revision (an etcd progress request).
     progress: async_mpsc::UnboundedSender<()>,
     pub(crate) source_name: String,
@@ -173,12 +183,16 @@ impl Shared {
         }
         let epoch = Arc::new(Epoch { revision, ring, fingerprint });
         self.current.store(Arc::clone(&epoch));
+        if let Some(on_epoch) = &self.on_epoch {
+            on_epoch(&epoch);
+        }
         {
             let mut health = lock(&self.health);
             health.epochs += 1;
         }
         self.published.notify_all();
-        let diff = if changed && previous.revision > 0 { previous.ring.diff(&epoch.ring).ok().map(Arc::new) } else { None };
+        let diff =
+            if changed && previous.revision > 0 { previous.ring.diff(&epoch.ring).ok().map(Arc::new) } else { None };
         self.emit(Event::Epoch { revision, fingerprint, changed, diff });
     }
 
@@ -255,7 +269,11 @@ impl Follower {
     /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Timeout`]
     /// when no ring could be read within `options.initial_timeout` (etcd
     /// unreachable, or an invalid `P/config`).
-    pub fn etcd<E: AsRef<str>>(endpoints: &[E], prefix: &str, options: FollowerOptions) -> Result<Follower, MembershipError> {
+    pub fn etcd<E: AsRef<str>>(
+        endpoints: &[E],
+        prefix: &str,
+        options: FollowerOptions,
+    ) -> Result<Follower, MembershipError> {
         let layout = Layout::new(prefix)?;
         let endpoints = crate::etcd::endpoints(endpoints)?;
         let name = format!("etcd {} {}", endpoints.join(","), layout.prefix());
@@ -284,11 +302,16 @@ impl Follower {
         let (progress_sender, progress) = async_mpsc::unbounded_channel();
         let empty = Ring::builder().build().expect("an empty ring builds");
         let shared = Arc::new(Shared {
-            current: ArcSwap::from_pointee(Epoch { revision: 0, fingerprint: empty.fingerprint(), ring: Arc::new(empty) }),
+            current: ArcSwap::from_pointee(Epoch {
+                revision: 0,
+                fingerprint: empty.fingerprint(),
+                ring: Arc::new(empty),
+            }),
             health: Mutex::new(Health { connected: false, since: Instant::now(), last_error: None, epochs: 0 }),
             published: Condvar::new(),
             subscribers: Mutex::new(Vec::new()),
             hook: options.hook,
+            on_epoch: options.on_epoch,
             progress: progress_sender,
             source_name,
             min_backoff: options.min_backoff,
@@ -303,7 +326,9 @@ impl Follower {
                 let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
                 match runtime {
                     Ok(runtime) => runtime.block_on(run(context)),
-                    Err(error) => thread_shared.disconnected(format!("could not start the follower's runtime: {error}")),
+                    Err(error) => {
+                        thread_shared.disconnected(format!("could not start the follower's runtime: {error}"))
+                    }
                 }
                 thread_shared.published.notify_all();
             })

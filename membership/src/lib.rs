@@ -39,6 +39,6 @@ mod member;
 mod records;
 
 pub use error::MembershipError;
-pub use follower::{Epoch, Event, Follower, FollowerOptions, Hook, Status};
+pub use follower::{Epoch, EpochHook, Event, Follower, FollowerOptions, Hook, Status};
 pub use member::{Admin, Member, MemberEntry, MemberState as AgentState};
 pub use records::{Change, KeyKind, Layout, MemberRecord, MemberState, ParamsRecord, Records, Rejected};

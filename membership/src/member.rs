@@ -163,7 +163,9 @@ impl Drop for Member {
 fn check_member(layout: &Layout, id: &str, record: &MemberRecord) -> Result<(), MembershipError> {
     let key = layout.member_key(id);
     if id.is_empty() || id.contains('/') {
-        let error = shardring::RingError::InvalidConfig { message: format!("member id {id:?} must be non-empty and hold no '/'") };
+        let error = shardring::RingError::InvalidConfig {
+            message: format!("member id {id:?} must be non-empty and hold no '/'"),
+        };
         return Err(MembershipError::Record { key, error });
     }
     shardring::Ring::builder()
@@ -230,7 +232,12 @@ impl Agent {
 
     /// One connection: checks the lease (re-registering if it expired),
     /// then sends keep-alives until stopped or failed.
-    async fn keep_alive(&mut self, stop: &mut watch::Receiver<bool>, interval: Duration, confirmed: &mut Instant) -> Outcome {
+    async fn keep_alive(
+        &mut self,
+        stop: &mut watch::Receiver<bool>,
+        interval: Duration,
+        confirmed: &mut Instant,
+    ) -> Outcome {
         let mut client = match connect(&self.endpoints).await {
             Ok(client) => client,
             Err(message) => return Outcome::Failed(message),
@@ -251,11 +258,10 @@ impl Agent {
         }
         *confirmed = Instant::now();
         self.set(MemberState::Registered { lease: self.lease });
-        let (mut keeper, mut responses) =
-            match timed(&self.endpoints, client.lease_keep_alive(self.lease)).await {
-                Ok(pair) => pair,
-                Err(error) => return Outcome::Failed(error.to_string()),
-            };
+        let (mut keeper, mut responses) = match timed(&self.endpoints, client.lease_keep_alive(self.lease)).await {
+            Ok(pair) => pair,
+            Err(error) => return Outcome::Failed(error.to_string()),
+        };
         let mut tick = tokio::time::interval(interval);
         loop {
             tokio::select! {
@@ -355,8 +361,9 @@ impl Admin {
     pub fn members(&mut self) -> Result<Vec<MemberEntry>, MembershipError> {
         let prefix = self.layout.members_prefix();
         let (endpoints, client) = (&self.endpoints, &mut self.client);
-        let response =
-            self.runtime.block_on(timed(endpoints, client.get(prefix.clone(), Some(GetOptions::new().with_prefix()))))?;
+        let response = self
+            .runtime
+            .block_on(timed(endpoints, client.get(prefix.clone(), Some(GetOptions::new().with_prefix()))))?;
         Ok(response
             .kvs()
             .iter()

@@ -118,7 +118,13 @@ pub struct ParamsRecord {
 
 impl Default for ParamsRecord {
     fn default() -> ParamsRecord {
-        ParamsRecord { format_version: PLACEMENT_FORMAT, algorithm: Algorithm::Ring, vnodes: None, seed: None, table_size: None }
+        ParamsRecord {
+            format_version: PLACEMENT_FORMAT,
+            algorithm: Algorithm::Ring,
+            vnodes: None,
+            seed: None,
+            table_size: None,
+        }
     }
 }
 
@@ -371,7 +377,11 @@ impl Records {
     /// order, with no member excluded, and every derivation succeeding. Each
     /// derivation costs O(P) instead of a rebuild's O(P log P). Otherwise
     /// rebuilds. Returns the ring and the records `changes` rejected.
-    pub fn advance(&mut self, previous: Option<&Ring>, changes: Vec<Change>) -> (Result<Ring, RingError>, Vec<Rejected>) {
+    pub fn advance(
+        &mut self,
+        previous: Option<&Ring>,
+        changes: Vec<Change>,
+    ) -> (Result<Ring, RingError>, Vec<Rejected>) {
         let before = self.members.clone();
         let params_before = self.params.clone();
         let mut rejected = Vec::new();
@@ -421,7 +431,8 @@ impl Records {
         let excluded_before = std::mem::take(&mut self.excluded);
         let built = self.rebuild();
         // Report members newly left out (or left out for a new reason), once.
-        rejected.extend(self.excluded.iter().filter(|(id, r)| excluded_before.get(*id) != Some(r)).map(|(_, r)| r.clone()));
+        rejected
+            .extend(self.excluded.iter().filter(|(id, r)| excluded_before.get(*id) != Some(r)).map(|(_, r)| r.clone()));
         (built, rejected)
     }
 }

@@ -162,7 +162,8 @@ fn reported_record_messages_name_the_field() {
             let _ = sender.send(r.clone());
         }
     });
-    let _follower = Follower::etcd(&endpoints, PREFIX, FollowerOptions { hook: Some(hook), ..Default::default() }).unwrap();
+    let _follower =
+        Follower::etcd(&endpoints, PREFIX, FollowerOptions { hook: Some(hook), ..Default::default() }).unwrap();
     let rejected = receiver.recv_timeout(WAIT).unwrap();
     assert_eq!(rejected.key, format!("{PREFIX}/members/x"));
     assert!(rejected.message.contains("unknown field `colour`"), "{}", rejected.message);
@@ -212,7 +213,9 @@ fn the_file_source_follows_atomic_replacements() {
     assert_eq!((follower.revision(), follower.ring().nodes().len()), (1, 2));
     write(r#"{"format_version": 1, "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c", "weight": 2}]}"#);
     let epoch = follower.wait_for_revision(2, WAIT).unwrap();
-    let want = Ring::from_json(r#"{"format_version": 1, "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c", "weight": 2}]}"#).unwrap();
+    let want =
+        Ring::from_json(r#"{"format_version": 1, "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c", "weight": 2}]}"#)
+            .unwrap();
     assert_eq!(epoch.fingerprint, want.fingerprint());
     write(r#"{"format_version": 1, "nodes": [{"id": "a"}], "nodes": []}"#);
     eventually(WAIT, "the duplicate key to be reported", || !rejected_keys(&events).is_empty());
@@ -221,16 +224,28 @@ fn the_file_source_follows_atomic_replacements() {
     std::fs::write(&path, r#"{"format_version": 1, "nodes": [{"id": "z"}]}"#).unwrap();
     let epoch = follower.wait_for_revision(3, WAIT).unwrap();
     assert_eq!(epoch.ring.nodes()[0].id(), "z");
-    let missing = Follower::file(dir.path().join("absent.json"), FollowerOptions { initial_timeout: Duration::from_millis(300), ..Default::default() });
+    let missing = Follower::file(
+        dir.path().join("absent.json"),
+        FollowerOptions { initial_timeout: Duration::from_millis(300), ..Default::default() },
+    );
     assert!(matches!(missing, Err(shardring_membership::MembershipError::Timeout { .. })), "{missing:?}");
 }
 
 #[test]
 fn bad_endpoints_and_prefixes_are_typed_errors() {
     use shardring_membership::MembershipError;
-    assert!(matches!(Follower::etcd(&["nowhere"], PREFIX, FollowerOptions::default()), Err(MembershipError::InvalidEndpoint { .. })));
-    assert!(matches!(Follower::etcd::<&str>(&[], PREFIX, FollowerOptions::default()), Err(MembershipError::InvalidEndpoint { .. })));
-    assert!(matches!(Follower::etcd(&["127.0.0.1:1"], "/", FollowerOptions::default()), Err(MembershipError::InvalidPrefix { .. })));
+    assert!(matches!(
+        Follower::etcd(&["nowhere"], PREFIX, FollowerOptions::default()),
+        Err(MembershipError::InvalidEndpoint { .. })
+    ));
+    assert!(matches!(
+        Follower::etcd::<&str>(&[], PREFIX, FollowerOptions::default()),
+        Err(MembershipError::InvalidEndpoint { .. })
+    ));
+    assert!(matches!(
+        Follower::etcd(&["127.0.0.1:1"], "/", FollowerOptions::default()),
+        Err(MembershipError::InvalidPrefix { .. })
+    ));
     let quick = FollowerOptions { initial_timeout: Duration::from_millis(500), ..Default::default() };
     let started = Instant::now();
     let unreachable = Follower::etcd(&["127.0.0.1:1"], PREFIX, quick);

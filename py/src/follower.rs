@@ -28,7 +28,9 @@ fn membership_error(py: Python<'_>, error: MembershipError) -> PyErr {
         MembershipError::Timeout { .. } => PyTimeoutError::new_err(error.to_string()),
         MembershipError::Record { .. }
         | MembershipError::InvalidPrefix { .. }
-        | MembershipError::InvalidEndpoint { .. } => raise(py, "InvalidConfigError", "RING_INVALID_CONFIG", error.to_string()),
+        | MembershipError::InvalidEndpoint { .. } => {
+            raise(py, "InvalidConfigError", "RING_INVALID_CONFIG", error.to_string())
+        }
         _ => pyo3::exceptions::PyConnectionError::new_err(error.to_string()),
     }
 }
@@ -78,13 +80,18 @@ struct Listeners {
 }
 
 impl Listeners {
-    /// On the follower's thread: publish a changed ring into the Python
-    /// ring, then call the callbacks with the event.
-    fn serve(&self, event: &Event, epoch: &Arc<Epoch>) {
+    /// On the follower's thread, before waiters wake: publish a changed
+    /// ring into the Python ring.
+    fn publish(&self, epoch: &Arc<Epoch>) {
+        if Arc::ptr_eq(&self.cell.load().ring, &epoch.ring) {
+            return;
+        }
+        Python::attach(|py| self.cell.store(Snapshot::of(py, Arc::clone(&epoch.ring))));
+    }
+
+    /// On the follower's thread: call the callbacks with the event.
+    fn serve(&self, event: &Event, _epoch: &Arc<Epoch>) {
         Python::attach(|py| {
-            if let Event::Epoch { changed: true, .. } = event {
-                self.cell.store(Snapshot::of(py, Arc::clone(&epoch.ring)));
-            }
             let callbacks: Vec<Py<PyAny>> =
                 self.callbacks.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|c| c.clone_ref(py)).collect();
             if callbacks.is_empty() {
@@ -132,10 +139,11 @@ impl PyFollower {
         let timeout = timeout.map(|t| seconds(t, "timeout"))?.unwrap_or(DEFAULT_TIMEOUT);
         let empty = Snapshot::of(py, Arc::new(shardring::Ring::builder().build().expect("an empty ring builds")));
         let listeners = Arc::new(Listeners { cell: Arc::new(ArcSwap::new(empty)), callbacks: Mutex::new(Vec::new()) });
-        let hook_listeners = Arc::clone(&listeners);
+        let (hook_listeners, epoch_listeners) = (Arc::clone(&listeners), Arc::clone(&listeners));
         let options = FollowerOptions {
             initial_timeout: timeout,
             hook: Some(Box::new(move |event, epoch| hook_listeners.serve(event, epoch))),
+            on_epoch: Some(Box::new(move |epoch| epoch_listeners.publish(epoch))),
             ..FollowerOptions::default()
         };
         // Without the GIL: the follower's thread takes it to publish the first ring.
@@ -156,8 +164,9 @@ impl PyFollower {
 /// A duration in seconds (int or float, not a bool), >= 0.
 fn seconds(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Duration> {
     let seconds = number_argument(value, what)?;
-    Duration::try_from_secs_f64(seconds)
-        .map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("{what} must be a number of seconds >= 0, got {seconds}")))
+    Duration::try_from_secs_f64(seconds).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!("{what} must be a number of seconds >= 0, got {seconds}"))
+    })
 }
 
 /// Endpoints as a str (comma-separated) or a list of str.

@@ -39,7 +39,8 @@ impl Etcd {
     }
 
     fn spawn(&mut self) {
-        let (client, peer) = (format!("http://127.0.0.1:{}", self.client_port), format!("http://127.0.0.1:{}", self.peer_port));
+        let (client, peer) =
+            (format!("http://127.0.0.1:{}", self.client_port), format!("http://127.0.0.1:{}", self.peer_port));
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).unwrap();
         let child = Command::new("etcd")
             .args(["--name", "t", "--data-dir"])
@@ -69,7 +70,11 @@ impl Etcd {
             if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
                 panic!("etcd exited with {status}:\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
             }
-            assert!(Instant::now() < deadline, "etcd did not answer within 15 s:\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
+            assert!(
+                Instant::now() < deadline,
+                "etcd did not answer within 15 s:\n{}",
+                std::fs::read_to_string(&self.log).unwrap_or_default()
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }

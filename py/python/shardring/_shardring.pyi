@@ -4,8 +4,9 @@ The docstrings here are what editors show; the compiled module carries the
 same text (``help(shardring.Ring)``).
 """
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import ClassVar, Final, Literal, Union, final
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from os import PathLike
+from typing import Any, ClassVar, Final, Literal, Union, final
 
 from ._node import Node
 
@@ -18,6 +19,8 @@ __all__ = [
     "PLACEMENT_FORMAT",
     "Balance",
     "Diff",
+    "Follower",
+    "FollowerEvents",
     "Lease",
     "LoadTracker",
     "Ring",
@@ -253,3 +256,51 @@ class Lease:
         """Gives the load back. Raises NoLoadError when already released."""
     def __enter__(self) -> str: ...
     def __exit__(self, *_exc: object) -> bool: ...
+
+@final
+class Follower:
+    """A ring kept current by a background thread, from the member records
+    under ``prefix`` in etcd (core/SPEC.md, Membership in etcd) or from a JSON
+    ring config file. ``ring`` is a Ring the follower replaces atomically on
+    every change; ``revision`` is its epoch. Use as a context manager, or
+    call close()."""
+
+    @staticmethod
+    def etcd(endpoints: Union[str, Sequence[str]], prefix: str, *, timeout: float = ...) -> Follower:
+        """Follows ``prefix`` in etcd at ``endpoints`` ("http://127.0.0.1:2379",
+        comma-separated or a list); returns once the first ring is read.
+        Raises TimeoutError after ``timeout`` seconds (default 5), InvalidConfigError
+        for a bad endpoint or prefix."""
+    @staticmethod
+    def file(path: Union[str, PathLike[str]], *, timeout: float = ...) -> Follower:
+        """Follows a JSON ring config file, re-read when it is replaced or written."""
+    @property
+    def ring(self) -> Ring:
+        """The current ring (its in-place methods raise TypeError)."""
+    @property
+    def revision(self) -> int:
+        """The etcd revision the ring was read at (file: successful reads)."""
+    @property
+    def fingerprint(self) -> int:
+        """The current ring's fingerprint."""
+    def status(self) -> dict[str, Any]:
+        """{"revision", "fingerprint", "connected", "stale_for" (s), "last_error", "epochs"}."""
+    def wait_for_revision(self, revision: int, timeout: float = ...) -> int:
+        """Blocks (without the GIL) until the follower holds ``revision`` or later;
+        returns the revision held. Raises TimeoutError."""
+    def on_change(self, callback: Callable[[dict[str, Any]], object]) -> None:
+        """Calls ``callback(event)`` with each event dict, on the follower's thread."""
+    def events(self, timeout: float | None = None) -> FollowerEvents:
+        """The events from now on; each next() waits up to ``timeout`` seconds."""
+    def close(self) -> None:
+        """Stops the follower's thread; the ring keeps its last snapshot."""
+    def __enter__(self) -> Follower: ...
+    def __exit__(self, *_exc: object) -> bool: ...
+
+@final
+class FollowerEvents:
+    """Iterator over a follower's event dicts: {"kind": "epoch" | "rejected" |
+    "disconnected" | "reconnected", ...}."""
+
+    def __iter__(self) -> FollowerEvents: ...
+    def __next__(self) -> dict[str, Any]: ...
