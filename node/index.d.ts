@@ -46,6 +46,22 @@ export declare class LoadTracker {
   get balanceFactor(): number
 }
 
+/** The native half of a follower (see `Follower` in `shardring.js`). */
+export declare class NativeFollower {
+  /** The follower's ring (read-only: its in-place methods throw). */
+  _ring(): Ring
+  /** Moves the follower's current ring into its `Ring`; true when it changed. */
+  _sync(): boolean
+  /** The revision (epoch) the follower holds. */
+  get revision(): number
+  /** The fingerprint of the follower's current ring. */
+  get fingerprint(): bigint
+  /** `{ revision, fingerprint, connected, staleFor (seconds), lastError, epochs }`. */
+  status(): FollowerStatus
+  /** Stops the follower's thread (and its events); the ring keeps its last snapshot. */
+  close(): void
+}
+
 /**
  * A consistent-hash ring (placement format 1, core/SPEC.md). Keys are
  * strings (hashed as UTF-8), Buffers or Uint8Arrays; a string and its UTF-8
@@ -219,6 +235,47 @@ export interface Flow {
   to: string
   /** Fraction of all keys moving, in (0, 1]. */
   share: number
+}
+
+/**
+ * An event of a follower, as the `'change'`, `'epoch'`, `'rejected'`,
+ * `'disconnected'` and `'reconnected'` events carry it.
+ */
+export interface FollowerEvent {
+  /** `"epoch"`, `"rejected"`, `"disconnected"` or `"reconnected"`. */
+  kind: string
+  /** The revision of a new epoch or of a resynchronisation. */
+  revision?: number
+  /** The new ring's fingerprint. */
+  fingerprint?: bigint
+  /** Whether the ring changed (an epoch can also just confirm a later revision). */
+  changed?: boolean
+  /** Share of keys that moved, when the ring changed. */
+  movedShare?: number
+  /** Who gave keys to whom, when the ring changed. */
+  flows?: Array<Flow>
+  /** The key of a rejected record. */
+  key?: string
+  /** What is wrong (rejected) or what failed (disconnected). */
+  message?: string
+  /** Seconds out of touch, on reconnection. */
+  downFor?: number
+}
+
+/** A follower's status. */
+export interface FollowerStatus {
+  /** The revision held. */
+  revision: number
+  /** The current ring's fingerprint. */
+  fingerprint: bigint
+  /** Whether the source answered at the last attempt. */
+  connected: boolean
+  /** Seconds out of touch with the source (0 while connected). */
+  staleFor: number
+  /** The last error from the source since the last reconnection. */
+  lastError?: string
+  /** Epochs published so far. */
+  epochs: number
 }
 
 /**

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.LoadTracker = nativeBinding.LoadTracker
+module.exports.NativeFollower = nativeBinding.NativeFollower
 module.exports.Ring = nativeBinding.Ring
 module.exports.Snapshot = nativeBinding.Snapshot
 module.exports.algorithms = nativeBinding.algorithms

@@ -1,12 +1,48 @@
 // Types of the shardring npm package: the native binding's generated types
 // (index.d.ts) plus the methods shardring.js adds to Ring.
-import type { Acquired, Balance, RingOptions } from './index'
+import { EventEmitter } from 'node:events'
+import type { Acquired, Balance, Flow, FollowerStatus, Ring, RingOptions } from './index'
 
 export { LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT } from './index'
 
 /** The package version, `"X.Y.Z"`, the same in every binding. */
 export declare const version: string
-export type { Acquired, Balance, Flow, MovedArc, NodeInit, RingDiff, RingOptions, Spread } from './index'
+export type { Acquired, Balance, Flow, FollowerStatus, MovedArc, NodeInit, RingDiff, RingOptions, Spread } from './index'
+
+/** A new ring (`'change'`) or a later revision of the same ring (`'epoch'`). */
+export interface EpochEvent {
+  revision: number
+  fingerprint: bigint
+  changed: boolean
+  /** Share of keys that moved (on `'change'`). */
+  movedShare?: number
+  /** Who gave keys to whom (on `'change'`). */
+  flows?: Flow[]
+}
+
+/**
+ * A ring kept current from etcd or a config file; see shardring.js. Events:
+ * `'change'` and `'epoch'` ({@link EpochEvent}), `'rejected'` (`{ key,
+ * message }`), `'disconnected'` (`{ message }`), `'reconnected'`
+ * (`{ revision, downFor }`).
+ */
+export declare class Follower extends EventEmitter {
+  private constructor()
+  /** Follows `prefix` in etcd at `endpoints`; rejects with `RING_TIMEOUT` or `RING_INVALID_CONFIG`. */
+  static etcd(endpoints: string | string[], prefix: string, options?: { timeout?: number }): Promise<Follower>
+  /** Follows a JSON ring config file. */
+  static file(path: string, options?: { timeout?: number }): Promise<Follower>
+  /** The current ring (read-only). */
+  readonly ring: Ring
+  /** The revision (epoch) of the ring. */
+  readonly revision: number
+  /** The ring's fingerprint. */
+  readonly fingerprint: bigint
+  status(): FollowerStatus
+  /** Resolves with the revision held once it is `revision` or later. */
+  waitForRevision(revision: number, timeout?: number): Promise<number>
+  close(): void
+}
 
 /** The names of every placement algorithm, as the `algorithm` option takes them. */
 export declare const ALGORITHMS: ReadonlyArray<NonNullable<RingOptions['algorithm']>>

@@ -6,6 +6,7 @@
 // No placement logic lives here.
 
 const util = require('node:util')
+const { EventEmitter } = require('node:events')
 const native = require('./index.js')
 
 const { hashKey, PLACEMENT_FORMAT, VERSION } = native
@@ -245,7 +246,137 @@ NativeTracker.prototype.acquire = function acquire(key) {
   return lease
 }
 
+// A membership error from the native side ("RING_TIMEOUT: message") as an
+// Error with that code.
+function followerError(error) {
+  const match = /^(RING_[A-Z_]+): ([\s\S]*)$/.exec(error.message)
+  if (!match) return error
+  const typed = new Error(match[2])
+  typed.code = match[1]
+  return typed
+}
+
+/**
+ * A ring kept current by a background thread, from the member records under
+ * a prefix in etcd (core/SPEC.md, Membership in etcd) or from a JSON ring
+ * config file. `follower.ring` is a Ring every lookup can use; on each change
+ * the follower moves the new ring into it on the JS thread, then emits
+ * `'change'` with `{ revision, fingerprint, movedShare, flows }`. Other
+ * events: `'epoch'` (a later revision, same ring), `'rejected'` (a record
+ * left out: `{ key, message }`), `'disconnected'` and `'reconnected'`. While
+ * it runs it keeps the event loop alive; `close()` stops it.
+ */
+class Follower extends EventEmitter {
+  constructor(handle) {
+    super()
+    if (!(handle instanceof native.NativeFollower)) {
+      throw new TypeError('use Follower.etcd(endpoints, prefix) or Follower.file(path)')
+    }
+    this._native = handle
+    this._ringObject = cloneGuard(handle._ring(), 'Ring')
+    this._closed = false
+    // Events up to here are in the ring already (the first ring, read at start).
+    this._seen = handle.revision
+  }
+
+  /**
+   * Follows `prefix` in etcd at `endpoints` (`'http://127.0.0.1:2379'`,
+   * comma-separated, or an array). Resolves once the first ring is read;
+   * rejects with code `RING_TIMEOUT` after `timeout` seconds (default 5),
+   * `RING_INVALID_CONFIG` for a bad endpoint or prefix.
+   */
+  static etcd(endpoints, prefix, { timeout } = {}) {
+    const list = Array.isArray(endpoints) ? endpoints.join(',') : endpoints
+    return Follower._start('etcd', list, prefix, timeout)
+  }
+
+  /** Follows a JSON ring config file, re-read when it is replaced or written. */
+  static file(path, { timeout } = {}) {
+    return Follower._start('file', path, undefined, timeout)
+  }
+
+  static async _start(kind, source, prefix, timeout) {
+    let follower = null
+    const pending = []
+    const listener = (event) => (follower ? follower._receive(event) : pending.push(event))
+    try {
+      follower = new Follower(await native._startFollower(kind, source, prefix, timeout, listener))
+    } catch (error) {
+      throw followerError(error)
+    }
+    follower._refresh()
+    for (const event of pending) follower._receive(event)
+    return follower
+  }
+
+  // Moves the native follower's current ring into `ring`, dropping the caches
+  // shardring.js keeps per snapshot.
+  _refresh() {
+    if (this._native._sync()) {
+      this._ringObject[ids] = undefined
+      this._ringObject[placer] = undefined
+      return true
+    }
+    return false
+  }
+
+  _receive(event) {
+    if (this._closed) return
+    const { kind, ...fields } = event
+    if (kind === 'epoch') {
+      if (fields.revision <= this._seen) return
+      this._seen = fields.revision
+      this._refresh()
+      this.emit(fields.changed ? 'change' : 'epoch', fields)
+    } else {
+      this.emit(kind, fields)
+    }
+  }
+
+  /** The current ring (its in-place methods throw TypeError). */
+  get ring() {
+    return this._ringObject
+  }
+
+  /** The etcd revision the ring was read at (file: successful reads). */
+  get revision() {
+    return this._native.revision
+  }
+
+  /** The current ring's fingerprint (bigint). */
+  get fingerprint() {
+    return this._native.fingerprint
+  }
+
+  /** `{ revision, fingerprint, connected, staleFor, lastError, epochs }`. */
+  status() {
+    return this._native.status()
+  }
+
+  /**
+   * Resolves once the follower holds `revision` or later, with the revision
+   * held, the ring already current; rejects with `RING_TIMEOUT` after
+   * `timeout` seconds (default 5).
+   */
+  async waitForRevision(revision, timeout) {
+    let held
+    try {
+      held = await this._native._wait(revision, timeout)
+    } catch (error) {
+      throw followerError(error)
+    }
+    this._refresh()
+    return held
+  }
+
+  /** Stops the follower; the ring keeps its last snapshot. */
+  close() {
+    this._closed = true
+    this._native.close()
+  }
+}
+
 /** The package version, `"X.Y.Z"`, the same in every binding. */
 const version = VERSION
 
-module.exports = { ALGORITHMS, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT, version }
+module.exports = { ALGORITHMS, Follower, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT, version }

@@ -1,6 +1,6 @@
 // Type-checked by `tsc --noEmit` in `npm test`: the public types describe the
 // whole surface, the methods shardring.js adds included.
-import { ALGORITHMS, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT, version, type Balance, type RingDiff } from '../shardring.js'
+import { ALGORITHMS, Follower, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT, version, type Balance, type EpochEvent, type RingDiff } from '../shardring.js'
 // @ts-expect-error: Snapshot is internal
 import type { Snapshot } from '../shardring.js'
 // @ts-expect-error: so is the loader's binding target
@@ -42,3 +42,12 @@ ring._placer()
 tracker._acquire('key')
 const same: boolean = ring.equals(fromMap)
 const packageVersion: string = version
+async function follow(): Promise<void> {
+  const follower: Follower = await Follower.etcd('http://127.0.0.1:2379', '/shardring/cache', { timeout: 1 })
+  follower.on('change', (event: EpochEvent) => void event.movedShare)
+  const held: number = await follower.waitForRevision(follower.revision + 1)
+  const owner: string = follower.ring.get('k')
+  follower.close()
+  void [held, owner, follower.status().staleFor]
+}
+void follow

@@ -155,11 +155,19 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
 #[napi]
 pub struct Ring {
     pub(crate) cell: RingCell,
+    /// Set for a Follower's ring, which only its source changes.
+    followed: bool,
 }
 
 impl Ring {
     pub(crate) fn wrap(ring: shardring::Ring) -> Ring {
-        Ring { cell: Arc::new(ArcSwap::from_pointee(ring)) }
+        Ring { cell: Arc::new(ArcSwap::from_pointee(ring)), followed: false }
+    }
+
+    /// A Follower's ring over its cell: the in-place methods throw, as the
+    /// follower would overwrite their change.
+    pub(crate) fn followed(cell: RingCell) -> Ring {
+        Ring { cell, followed: true }
     }
 
     /// The current snapshot.
@@ -169,6 +177,10 @@ impl Ring {
 
     /// Replaces the snapshot with one derived from it.
     fn update(&self, env: &Env, change: impl FnOnce(&shardring::Ring) -> Derived) -> Result<()> {
+        if self.followed {
+            let message = "this Ring belongs to a Follower, which replaces it on every membership change: change the membership (etcd, or the config file) instead";
+            return Err(type_error(env, message.into()));
+        }
         let next = change(&self.cell.load()).map_err(|e| throw(env, e))?;
         self.cell.store(Arc::new(next));
         Ok(())

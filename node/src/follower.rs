@@ -1,0 +1,310 @@
+//! `Follower`: a ring kept current from etcd or a config file by the
+//! `shardring-membership` crate's follower thread. `shardring.js` wraps the
+//! native follower in an `EventEmitter`: the thread reports each event
+//! through a threadsafe function, and on the JS thread the wrapper moves
+//! the new ring into the follower's `Ring` (`_sync`) before it emits
+//! `'change'`, so a JS caller never sees a ring torn between two epochs.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use napi::bindgen_prelude::{AsyncTask, BigInt, Function};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, Error, Result, Status, Task, Unknown, ValueType};
+use napi_derive::napi;
+
+use shardring_membership::{Event, Follower, FollowerOptions, MembershipError};
+
+use crate::analysis::Flow;
+use crate::errors::{js_type, number, text, type_error};
+use crate::ring::{Ring, RingCell};
+
+/// An event of a follower, as the `'change'`, `'epoch'`, `'rejected'`,
+/// `'disconnected'` and `'reconnected'` events carry it.
+#[napi(object)]
+pub struct FollowerEvent {
+    /// `"epoch"`, `"rejected"`, `"disconnected"` or `"reconnected"`.
+    pub kind: String,
+    /// The revision of a new epoch or of a resynchronisation.
+    pub revision: Option<f64>,
+    /// The new ring's fingerprint.
+    pub fingerprint: Option<BigInt>,
+    /// Whether the ring changed (an epoch can also just confirm a later revision).
+    pub changed: Option<bool>,
+    /// Share of keys that moved, when the ring changed.
+    pub moved_share: Option<f64>,
+    /// Who gave keys to whom, when the ring changed.
+    pub flows: Option<Vec<Flow>>,
+    /// The key of a rejected record.
+    pub key: Option<String>,
+    /// What is wrong (rejected) or what failed (disconnected).
+    pub message: Option<String>,
+    /// Seconds out of touch, on reconnection.
+    pub down_for: Option<f64>,
+}
+
+impl FollowerEvent {
+    fn of(event: &Event) -> FollowerEvent {
+        let mut out = FollowerEvent {
+            kind: String::new(),
+            revision: None,
+            fingerprint: None,
+            changed: None,
+            moved_share: None,
+            flows: None,
+            key: None,
+            message: None,
+            down_for: None,
+        };
+        match event {
+            Event::Epoch { revision, fingerprint, changed, diff } => {
+                out.kind = "epoch".into();
+                out.revision = Some(*revision as f64);
+                out.fingerprint = Some(BigInt::from(*fingerprint));
+                out.changed = Some(*changed);
+                out.moved_share = diff.as_ref().map(|d| d.moved_share);
+                out.flows = diff.as_ref().map(|d| {
+                    d.flows.iter().map(|f| Flow { from: f.from.clone(), to: f.to.clone(), share: f.share }).collect()
+                });
+            }
+            Event::Rejected(rejected) => {
+                out.kind = "rejected".into();
+                out.key = Some(rejected.key.clone());
+                out.message = Some(rejected.message.clone());
+            }
+            Event::Disconnected { message } => {
+                out.kind = "disconnected".into();
+                out.message = Some(message.clone());
+            }
+            Event::Reconnected { revision, down_for } => {
+                out.kind = "reconnected".into();
+                out.revision = Some(*revision as f64);
+                out.down_for = Some(down_for.as_secs_f64());
+            }
+            _ => out.kind = "other".into(),
+        }
+        out
+    }
+}
+
+/// The JS callback events go to.
+type Listener = ThreadsafeFunction<FollowerEvent, (), FollowerEvent, Status, false>;
+
+/// Where a follower reads its ring from.
+enum Source {
+    Etcd { endpoints: Vec<String>, prefix: String },
+    File { path: String },
+}
+
+/// `_startFollower`'s work on the libuv pool: start the follower, which
+/// blocks until the first ring.
+pub struct Starting {
+    source: Option<Source>,
+    timeout: Duration,
+    listener: Option<Arc<Listener>>,
+}
+
+impl Task for Starting {
+    type Output = Follower;
+    type JsValue = NativeFollower;
+
+    fn compute(&mut self) -> Result<Follower> {
+        let listener = self.listener.take().expect("started once");
+        let options = FollowerOptions {
+            initial_timeout: self.timeout,
+            hook: Some(Box::new(move |event, _epoch| {
+                listener.call(FollowerEvent::of(event), ThreadsafeFunctionCallMode::NonBlocking);
+            })),
+            ..FollowerOptions::default()
+        };
+        let started = match self.source.take().expect("started once") {
+            Source::Etcd { endpoints, prefix } => Follower::etcd(&endpoints, &prefix, options),
+            Source::File { path } => Follower::file(path, options),
+        };
+        started.map_err(|e| Error::new(Status::GenericFailure, describe(&e)))
+    }
+
+    fn resolve(&mut self, _env: Env, follower: Follower) -> Result<NativeFollower> {
+        let cell = Ring::wrap(shardring::Ring::clone(&follower.ring())).cell;
+        Ok(NativeFollower { follower: Mutex::new(Some(Arc::new(follower))), cell })
+    }
+}
+
+/// A membership error's message, prefixed with its code for `shardring.js`
+/// (`RING_TIMEOUT: ...`, `RING_INVALID_CONFIG: ...`, `RING_ETCD: ...`).
+fn describe(error: &MembershipError) -> String {
+    let code = match error {
+        MembershipError::Timeout { .. } => "RING_TIMEOUT",
+        MembershipError::InvalidPrefix { .. } | MembershipError::InvalidEndpoint { .. } | MembershipError::Record { .. } => {
+            "RING_INVALID_CONFIG"
+        }
+        MembershipError::Stopped => "RING_STOPPED",
+        _ => "RING_ETCD",
+    };
+    format!("{code}: {error}")
+}
+
+/// Starts a follower (see `Follower.etcd` and `Follower.file` in
+/// `shardring.js`): `kind` `"etcd"` with `source` the endpoints
+/// (comma-separated) and `prefix`, or `"file"` with `source` the path.
+#[napi(js_name = "_startFollower", skip_typescript)]
+pub fn start_follower(
+    env: Env,
+    kind: Unknown<'_>,
+    source: Unknown<'_>,
+    prefix: Unknown<'_>,
+    timeout: Unknown<'_>,
+    listener: Function<'_, FollowerEvent, ()>,
+) -> Result<AsyncTask<Starting>> {
+    let kind = text(&env, kind, "kind")?;
+    let source_text = text(&env, source, "source")?;
+    let seconds = match timeout.get_type()? {
+        ValueType::Undefined => 5.0,
+        _ => number(&env, timeout, "timeout")?,
+    };
+    let timeout = Duration::try_from_secs_f64(seconds)
+        .map_err(|_| crate::errors::range_error(&env, format!("timeout must be a number of seconds >= 0, got {seconds}")))?;
+    let source = match kind.as_str() {
+        "etcd" => Source::Etcd {
+            endpoints: source_text.split(',').map(str::to_owned).collect(),
+            prefix: text(&env, prefix, "prefix")?,
+        },
+        "file" => Source::File { path: source_text },
+        other => return Err(type_error(&env, format!("unknown follower source {other:?}"))),
+    };
+    let listener: Listener = listener.build_threadsafe_function().build()?;
+    Ok(AsyncTask::new(Starting { source: Some(source), timeout, listener: Some(Arc::new(listener)) }))
+}
+
+/// The native half of a follower (see `Follower` in `shardring.js`).
+#[napi]
+pub struct NativeFollower {
+    /// Shared with waits in flight, which keep it alive until they end.
+    follower: Mutex<Option<Arc<Follower>>>,
+    /// The cell of the follower's `Ring`, updated only on the JS thread.
+    cell: RingCell,
+}
+
+impl NativeFollower {
+    fn with<T>(&self, env: &Env, use_it: impl FnOnce(&Follower) -> T) -> Result<T> {
+        Ok(use_it(self.follower_arc(env)?.as_ref()))
+    }
+
+    fn follower_arc(&self, env: &Env) -> Result<Arc<Follower>> {
+        let guard = self.follower.lock().unwrap_or_else(|p| p.into_inner());
+        match guard.as_ref() {
+            Some(follower) => Ok(Arc::clone(follower)),
+            None => Err(crate::errors::pending(env.throw_error("the follower is closed", Some("RING_STOPPED")))),
+        }
+    }
+}
+
+#[napi]
+impl NativeFollower {
+    /// The follower's ring (read-only: its in-place methods throw).
+    #[napi(js_name = "_ring")]
+    pub fn ring(&self) -> Ring {
+        Ring::followed(Arc::clone(&self.cell))
+    }
+
+    /// Moves the follower's current ring into its `Ring`; true when it changed.
+    #[napi(js_name = "_sync")]
+    pub fn sync(&self, env: Env) -> Result<bool> {
+        let current = self.with(&env, Follower::ring)?;
+        if Arc::ptr_eq(&self.cell.load(), &current) {
+            return Ok(false);
+        }
+        self.cell.store(current);
+        Ok(true)
+    }
+
+    /// The revision (epoch) the follower holds.
+    #[napi(getter)]
+    pub fn revision(&self, env: Env) -> Result<f64> {
+        self.with(&env, |f| f.revision() as f64)
+    }
+
+    /// The fingerprint of the follower's current ring.
+    #[napi(getter)]
+    pub fn fingerprint(&self, env: Env) -> Result<BigInt> {
+        self.with(&env, |f| BigInt::from(f.epoch().fingerprint))
+    }
+
+    /// `{ revision, fingerprint, connected, staleFor (seconds), lastError, epochs }`.
+    #[napi]
+    pub fn status(&self, env: Env) -> Result<FollowerStatus> {
+        self.with(&env, |f| {
+            let s = f.status();
+            FollowerStatus {
+                revision: s.revision as f64,
+                fingerprint: BigInt::from(s.fingerprint),
+                connected: s.connected,
+                stale_for: s.stale_for.as_secs_f64(),
+                last_error: s.last_error,
+                epochs: s.epochs as f64,
+            }
+        })
+    }
+
+    /// Waits on the libuv pool until the follower holds `revision` or later;
+    /// resolves with the revision held.
+    #[napi(js_name = "_wait", skip_typescript)]
+    pub fn wait(&self, env: Env, revision: Unknown<'_>, timeout: Unknown<'_>) -> Result<AsyncTask<Waiting>> {
+        let revision = crate::errors::whole(&env, revision, "revision", crate::errors::MAX_SAFE_INTEGER)? as i64;
+        let seconds = match timeout.get_type()? {
+            ValueType::Undefined => 5.0,
+            ValueType::Number => number(&env, timeout, "timeout")?,
+            kind => return Err(type_error(&env, format!("timeout must be a number, not {}", js_type(kind)))),
+        };
+        let timeout = Duration::try_from_secs_f64(seconds)
+            .map_err(|_| crate::errors::range_error(&env, format!("timeout must be >= 0, got {seconds}")))?;
+        Ok(AsyncTask::new(Waiting { follower: self.follower_arc(&env)?, revision, timeout }))
+    }
+
+    /// Stops the follower's thread (and its events); the ring keeps its last snapshot.
+    #[napi]
+    pub fn close(&self) {
+        let follower = self.follower.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(follower);
+    }
+}
+
+/// A follower's status.
+#[napi(object)]
+pub struct FollowerStatus {
+    /// The revision held.
+    pub revision: f64,
+    /// The current ring's fingerprint.
+    pub fingerprint: BigInt,
+    /// Whether the source answered at the last attempt.
+    pub connected: bool,
+    /// Seconds out of touch with the source (0 while connected).
+    pub stale_for: f64,
+    /// The last error from the source since the last reconnection.
+    pub last_error: Option<String>,
+    /// Epochs published so far.
+    pub epochs: f64,
+}
+
+/// `waitForRevision`'s work on the libuv pool.
+pub struct Waiting {
+    follower: Arc<Follower>,
+    revision: i64,
+    timeout: Duration,
+}
+
+impl Task for Waiting {
+    type Output = i64;
+    type JsValue = f64;
+
+    fn compute(&mut self) -> Result<i64> {
+        self.follower
+            .wait_for_revision(self.revision, self.timeout)
+            .map(|epoch| epoch.revision)
+            .map_err(|e| Error::new(Status::GenericFailure, describe(&e)))
+    }
+
+    fn resolve(&mut self, _env: Env, revision: i64) -> Result<f64> {
+        Ok(revision as f64)
+    }
+}
