@@ -30,6 +30,31 @@
 #define RING_OPTION_TABLE_SIZE 4
 
 /**
+ * An event kind: the ring changed; `revision` and `fingerprint` are the new epoch's.
+ */
+#define RING_FOLLOWER_CHANGED 1
+
+/**
+ * An event kind: the ring is unchanged but current at a later `revision`.
+ */
+#define RING_FOLLOWER_REVISION 2
+
+/**
+ * An event kind: a record was left out of the ring; `message` names its key and why.
+ */
+#define RING_FOLLOWER_REJECTED 3
+
+/**
+ * An event kind: the source cannot be read; the last ring is kept; `message` says why.
+ */
+#define RING_FOLLOWER_DISCONNECTED 4
+
+/**
+ * An event kind: the source answers again, resynchronised at `revision`.
+ */
+#define RING_FOLLOWER_RECONNECTED 5
+
+/**
  * Result code of every fallible `ring_*` function. Values are explicit and
  * never reused.
  */
@@ -132,6 +157,10 @@ enum ring_result
    * A load release for a node whose load is already 0.
    */
   RING_NO_LOAD = 22,
+  /**
+   * A follower did not read its first ring, or reach a revision, in time.
+   */
+  RING_TIMEOUT = 23,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -148,6 +177,14 @@ typedef uint32_t ring_result;
  * `ring_diff_free`. Immutable; independent of the rings it was made from.
  */
 typedef struct ring_diff_t ring_diff_t;
+
+/**
+ * A ring kept current by a background thread. Create with
+ * `ring_follower_new_etcd` or `ring_follower_new_file`; read the current
+ * ring with `ring_follower_ring`; release with `ring_follower_free`. Safe
+ * to use from many threads at once.
+ */
+typedef struct ring_follower_t ring_follower_t;
 
 /**
  * An immutable ring snapshot. Create with `ring_new` or
@@ -208,6 +245,21 @@ typedef struct {
    */
   uint32_t table_size;
 } ring_options_t;
+
+/**
+ * A function the follower calls on its own thread for every event:
+ * `kind` is a `RING_FOLLOWER_*` constant; `revision` and `fingerprint`
+ * describe the current epoch; `message` (`message_len` bytes, not
+ * NUL-terminated, valid during the call only) is empty except for
+ * `RING_FOLLOWER_REJECTED` and `RING_FOLLOWER_DISCONNECTED`. It must not
+ * call `ring_follower_free` on its own follower.
+ */
+typedef void (*ring_follower_callback)(void *userdata,
+                                       uint32_t kind,
+                                       int64_t revision,
+                                       uint64_t fingerprint,
+                                       const char *message,
+                                       size_t message_len);
 
 #ifdef __cplusplus
 extern "C" {
@@ -723,6 +775,107 @@ ring_result ring_tracker_load(const ring_tracker_t *tracker, size_t index, uint6
  * `tracker` must be NULL or a live handle.
  */
 uint64_t ring_tracker_total_load(const ring_tracker_t *tracker);
+
+/**
+ * Starts following the ring under `prefix` (`prefix_len` bytes of UTF-8,
+ * e.g. `/shardring/cache`) in the etcd cluster at `endpoints`
+ * (`endpoints_len` bytes: `http://127.0.0.1:2379`, comma-separated for
+ * several), as `core/SPEC.md` *Membership in etcd* lays it out. Returns
+ * once the first ring is read. `callback` (or NULL) is called on the
+ * follower's thread for every event, with `userdata`.
+ *
+ * On success writes a new handle to `*out_follower`; release it with
+ * `ring_follower_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
+ * `RING_INVALID_CONFIG` (a bad endpoint or prefix), `RING_TIMEOUT` (no
+ * ring within `timeout_ms` milliseconds: etcd unreachable, or an invalid
+ * ring config record).
+ *
+ * # Safety
+ * `endpoints` and `prefix` must be valid for their lengths; `out_follower`
+ * writable; `callback` (if not NULL) callable from another thread with
+ * `userdata` until `ring_follower_free` returns.
+ */
+ring_result ring_follower_new_etcd(const char *endpoints,
+                                   size_t endpoints_len,
+                                   const char *prefix,
+                                   size_t prefix_len,
+                                   uint32_t timeout_ms,
+                                   ring_follower_callback callback,
+                                   void *userdata,
+                                   ring_follower_t **out_follower);
+
+/**
+ * Starts following a JSON ring config file at `path` (`path_len` bytes of
+ * UTF-8), re-read whenever it is replaced (write a temporary file, then
+ * rename it over) or written; revision `n` is its `n`-th successful read.
+ * As `ring_follower_new_etcd` otherwise; `RING_TIMEOUT` when the file gives
+ * no valid ring within `timeout_ms`.
+ *
+ * # Safety
+ * As `ring_follower_new_etcd`.
+ */
+ring_result ring_follower_new_file(const char *path,
+                                   size_t path_len,
+                                   uint32_t timeout_ms,
+                                   ring_follower_callback callback,
+                                   void *userdata,
+                                   ring_follower_t **out_follower);
+
+/**
+ * Writes a new handle to the follower's current ring to `*out_ring`
+ * (release it with `ring_free`; it stays valid, unchanged, after later
+ * epochs) and, when `out_revision` is not NULL, that ring's revision.
+ * Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `follower` must be a live handle; `out_ring` and a non-NULL `out_revision` writable.
+ */
+ring_result ring_follower_ring(const ring_follower_t *follower,
+                               ring_t **out_ring,
+                               int64_t *out_revision);
+
+/**
+ * Writes the follower's state through each non-NULL out-parameter: the
+ * current `revision` and `fingerprint`, whether the source answered at the
+ * last attempt (`connected`, 1 or 0), how many seconds it has been out of
+ * touch with it (`stale_seconds`, 0 while connected), and how many epochs
+ * it has published (`epochs`: poll it to notice changes without a callback).
+ * Errors: `RING_NULL_ARGUMENT` (a NULL `follower`).
+ *
+ * # Safety
+ * `follower` must be a live handle; each non-NULL out-parameter writable.
+ */
+ring_result ring_follower_status(const ring_follower_t *follower,
+                                 int64_t *out_revision,
+                                 uint64_t *out_fingerprint,
+                                 uint8_t *out_connected,
+                                 double *out_stale_seconds,
+                                 uint64_t *out_epochs);
+
+/**
+ * Blocks until the follower holds `revision` or a later one (asking etcd
+ * to confirm its progress) and writes the revision held to `*out_revision`
+ * (if not NULL). Errors: `RING_NULL_ARGUMENT`, `RING_TIMEOUT` after
+ * `timeout_ms` milliseconds.
+ *
+ * # Safety
+ * `follower` must be a live handle; a non-NULL `out_revision` writable.
+ */
+ring_result ring_follower_wait(const ring_follower_t *follower,
+                               int64_t revision,
+                               uint32_t timeout_ms,
+                               int64_t *out_revision);
+
+/**
+ * Stops the follower's thread (waiting for a callback in progress) and
+ * releases the handle; rings taken with `ring_follower_ring` stay valid.
+ * NULL is a no-op.
+ *
+ * # Safety
+ * `follower` must be NULL or a live handle, not used afterwards, and not
+ * freed from within its own callback.
+ */
+void ring_follower_free(ring_follower_t *follower);
 
 #ifdef __cplusplus
 }  // extern "C"

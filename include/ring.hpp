@@ -114,6 +114,7 @@ struct Arc {
 
 class Diff;
 class LoadTracker;
+class Follower;
 
 class Ring {
   public:
@@ -314,6 +315,7 @@ class Ring {
     const ring_t *handle() const noexcept { return handle_; }
 
   private:
+    friend class Follower;
     struct Adopt {};
     Ring(Adopt, ring_t *handle) noexcept : handle_(handle) {}
 
@@ -515,6 +517,106 @@ class LoadTracker {
 
   private:
     ring_tracker_t *handle_ = nullptr;
+};
+
+/// A ring kept current by a background thread, from the member records
+/// under a prefix in etcd or from a JSON config file (ring_follower_t).
+/// ring() gives the current ring, whole; every method may run on many
+/// threads at once. Move-only.
+class Follower {
+  public:
+    /// An event: kind is a RING_FOLLOWER_* constant; message names a rejected
+    /// record's key or what failed (empty otherwise). Called on the
+    /// follower's thread; it must not destroy its own Follower.
+    using Callback = void (*)(void *userdata, uint32_t kind, int64_t revision, uint64_t fingerprint,
+                              std::string_view message);
+
+    /// Follows prefix in etcd at endpoints ("http://127.0.0.1:2379",
+    /// comma-separated), once the first ring is read within timeout_ms
+    /// (ring_follower_new_etcd). Throws Error (RING_TIMEOUT, RING_INVALID_CONFIG).
+    static Follower etcd(std::string_view endpoints, std::string_view prefix, uint32_t timeout_ms = 5000,
+                         Callback callback = nullptr, void *userdata = nullptr) {
+        Follower follower(callback, userdata);
+        detail::check(ring_follower_new_etcd(endpoints.data(), endpoints.size(), prefix.data(), prefix.size(),
+                                             timeout_ms, follower.c_callback(), follower.state_, &follower.handle_));
+        return follower;
+    }
+
+    /// Follows a JSON ring config file (ring_follower_new_file). Throws Error (RING_TIMEOUT).
+    static Follower file(std::string_view path, uint32_t timeout_ms = 5000, Callback callback = nullptr,
+                         void *userdata = nullptr) {
+        Follower follower(callback, userdata);
+        detail::check(ring_follower_new_file(path.data(), path.size(), timeout_ms, follower.c_callback(),
+                                             follower.state_, &follower.handle_));
+        return follower;
+    }
+
+    Follower(const Follower &) = delete;
+    Follower &operator=(const Follower &) = delete;
+    Follower(Follower &&other) noexcept
+        : handle_(std::exchange(other.handle_, nullptr)), state_(std::exchange(other.state_, nullptr)) {}
+    Follower &operator=(Follower &&other) noexcept {
+        std::swap(handle_, other.handle_);
+        std::swap(state_, other.state_);
+        return *this;
+    }
+    ~Follower() {
+        ring_follower_free(handle_);
+        delete state_;
+    }
+
+    /// The current ring, which stays as it is after later epochs (ring_follower_ring).
+    Ring ring() const {
+        ring_t *ring = nullptr;
+        detail::check(ring_follower_ring(handle_, &ring, nullptr));
+        return Ring(Ring::Adopt{}, ring);
+    }
+
+    /// The state: revision, fingerprint, connected, seconds stale, epochs published.
+    struct Status {
+        int64_t revision;
+        uint64_t fingerprint;
+        bool connected;
+        double stale_seconds;
+        uint64_t epochs;
+    };
+
+    /// The follower's state (ring_follower_status).
+    Status status() const {
+        Status s{};
+        uint8_t connected = 0;
+        detail::check(ring_follower_status(handle_, &s.revision, &s.fingerprint, &connected, &s.stale_seconds, &s.epochs));
+        s.connected = connected != 0;
+        return s;
+    }
+
+    /// The revision (epoch) the follower holds.
+    int64_t revision() const { return status().revision; }
+
+    /// Blocks until the follower holds revision or later; returns the revision
+    /// held (ring_follower_wait). Throws Error (RING_TIMEOUT).
+    int64_t wait_for_revision(int64_t revision, uint32_t timeout_ms = 5000) const {
+        int64_t held = 0;
+        detail::check(ring_follower_wait(handle_, revision, timeout_ms, &held));
+        return held;
+    }
+
+  private:
+    struct State {
+        Callback callback;
+        void *userdata;
+    };
+    Follower(Callback callback, void *userdata) : state_(new State{callback, userdata}) {}
+
+    static void trampoline(void *state, uint32_t kind, int64_t revision, uint64_t fingerprint, const char *message,
+                           size_t message_len) {
+        const State *s = static_cast<const State *>(state);
+        s->callback(s->userdata, kind, revision, fingerprint, std::string_view(message, message_len));
+    }
+    ring_follower_callback c_callback() const noexcept { return state_->callback ? &Follower::trampoline : nullptr; }
+
+    ring_follower_t *handle_ = nullptr;
+    State *state_ = nullptr;
 };
 
 }  // namespace shardring

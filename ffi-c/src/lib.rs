@@ -20,6 +20,7 @@
 mod ring;
 mod analysis;
 mod bounded;
+mod follower;
 
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char};
@@ -29,6 +30,7 @@ use shardring::RingError;
 
 pub use analysis::*;
 pub use bounded::*;
+pub use follower::*;
 pub use ring::*;
 
 /// Result code of every fallible `ring_*` function. Values are explicit and
@@ -84,6 +86,8 @@ pub enum ring_result {
     RING_INVALID_EPSILON = 21,
     /// A load release for a node whose load is already 0.
     RING_NO_LOAD = 22,
+    /// A follower did not read its first ring, or reach a revision, in time.
+    RING_TIMEOUT = 23,
 }
 
 use ring_result::*;
@@ -115,6 +119,7 @@ pub extern "C" fn ring_result_str(result: u32) -> *const c_char {
         20 => "rings use different algorithms\0",
         21 => "epsilon must be finite and > 0\0",
         22 => "node has no load to release\0",
+        23 => "timed out waiting for the ring's source\0",
         _ => "unknown result code\0",
     };
     text.as_ptr().cast()
@@ -125,7 +130,7 @@ pub extern "C" fn ring_result_str(result: u32) -> *const c_char {
 /// NULL (`"RING_UNKNOWN_RESULT"` for a value no code has).
 #[unsafe(no_mangle)]
 pub extern "C" fn ring_result_name(result: u32) -> *const c_char {
-    const NAMES: [&CStr; 23] = [
+    const NAMES: [&CStr; 24] = [
         c"RING_OK",
         c"RING_NULL_ARGUMENT",
         c"RING_PANIC",
@@ -149,6 +154,7 @@ pub extern "C" fn ring_result_name(result: u32) -> *const c_char {
         c"RING_ALGORITHM_MISMATCH",
         c"RING_INVALID_EPSILON",
         c"RING_NO_LOAD",
+        c"RING_TIMEOUT",
     ];
     NAMES.get(result as usize).copied().unwrap_or(c"RING_UNKNOWN_RESULT").as_ptr()
 }
@@ -319,15 +325,15 @@ mod tests {
 
     #[test]
     fn every_result_name_is_its_header_spelling() {
-        for code in 0..=22u32 {
-            // SAFETY: `ring_result` is `repr(u32)` with every value in 0..=22 a variant.
+        for code in 0..=23u32 {
+            // SAFETY: `ring_result` is `repr(u32)` with every value in 0..=23 a variant.
             let result: ring_result = unsafe { std::mem::transmute(code) };
             // SAFETY: `ring_result_name` returns a static NUL-terminated string.
             let name = unsafe { CStr::from_ptr(ring_result_name(code)) };
             assert_eq!(name.to_str().unwrap(), format!("{result:?}"));
         }
         // SAFETY: as above.
-        assert_eq!(unsafe { CStr::from_ptr(ring_result_name(23)) }, c"RING_UNKNOWN_RESULT");
+        assert_eq!(unsafe { CStr::from_ptr(ring_result_name(24)) }, c"RING_UNKNOWN_RESULT");
     }
 
     #[test]

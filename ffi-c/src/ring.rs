@@ -42,7 +42,12 @@ pub(crate) unsafe fn ring_shared(handle: *const ring_t) -> Result<Arc<Ring>, rin
 }
 
 fn into_handle(ring: Ring) -> *mut ring_t {
-    Arc::into_raw(Arc::new(ring_t { ring: Arc::new(ring) })) as *mut ring_t
+    shared_handle(Arc::new(ring))
+}
+
+/// A new handle (one reference) to a shared snapshot (a follower's).
+pub(crate) fn shared_handle(ring: Arc<Ring>) -> *mut ring_t {
+    Arc::into_raw(Arc::new(ring_t { ring })) as *mut ring_t
 }
 
 /// Stores a new handle in `*out_ring` (checked non-NULL by the caller).

@@ -4,6 +4,8 @@
 // reference counting; diffs, ownership and trackers against the C calls;
 // leases that give their load back; errors as shardring::Error.
 // Usage: cpp-wrapper testdata/vectors.json (run under valgrind by make test-c).
+#include <atomic>
+#include <unistd.h>
 #include <jansson.h>
 
 #include <cmath>
@@ -376,6 +378,53 @@ static void errors_and_version() {
           "version constants");
 }
 
+// A Follower over a config file: the first ring, a replaced file, the
+// callback, waits and errors.
+static void follower() {
+    char dir[] = "/tmp/shardring-hpp-XXXXXX";
+    CHECK(mkdtemp(dir) != nullptr, "mkdtemp");
+    std::string path = std::string(dir) + "/ring.json";
+    auto write = [&](const char *json) {
+        std::string temporary = path + ".tmp";
+        FILE *f = std::fopen(temporary.c_str(), "w");
+        std::fputs(json, f);
+        std::fclose(f);
+        std::rename(temporary.c_str(), path.c_str());
+    };
+    write("{\"format_version\": 1, \"nodes\": [{\"id\": \"a\"}, {\"id\": \"b\"}]}");
+    static std::atomic<int> changes{0};
+    auto on_event = [](void *userdata, uint32_t kind, int64_t, uint64_t, std::string_view) {
+        if (kind == RING_FOLLOWER_CHANGED && userdata == &changes) changes++;
+    };
+    {
+        shardring::Follower f = shardring::Follower::file(path, 5000, on_event, &changes);
+        shardring::Ring first = f.ring();
+        CHECK(first.size() == 2 && f.revision() == 1, "the first ring");
+        write("{\"format_version\": 1, \"nodes\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\"}]}");
+        CHECK(f.wait_for_revision(2, 10000) == 2, "the replaced file");
+        CHECK(f.ring().size() == 3 && first.size() == 2, "new ring; the old one unchanged");
+        shardring::Follower::Status status = f.status();
+        CHECK(status.connected && status.epochs >= 2 && status.fingerprint == f.ring().fingerprint(), "status");
+        CHECK(changes.load() >= 1, "callback called");
+        try {
+            f.wait_for_revision(99, 20);
+            CHECK(false, "waiting for a revision never reached throws");
+        } catch (const shardring::Error &e) {
+            CHECK(e.code() == RING_TIMEOUT, "RING_TIMEOUT: %s", e.name());
+        }
+        shardring::Follower moved = std::move(f);
+        CHECK(moved.ring().size() == 3, "moved follower works");
+    }
+    try {
+        shardring::Follower::etcd("nowhere", "/p");
+        CHECK(false, "a bad endpoint throws");
+    } catch (const shardring::Error &e) {
+        CHECK(e.code() == RING_INVALID_CONFIG, "RING_INVALID_CONFIG: %s", e.name());
+    }
+    std::remove(path.c_str());
+    rmdir(dir);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: %s testdata/vectors.json\n", argv[0]);
@@ -395,6 +444,7 @@ int main(int argc, char **argv) {
         references_and_derivations();
         trackers();
         errors_and_version();
+        follower();
     } catch (const shardring::Error &e) {
         CHECK(false, "unexpected %s: %s", e.name(), e.what());
     }

@@ -135,9 +135,9 @@ impl Task for Starting {
 fn describe(error: &MembershipError) -> String {
     let code = match error {
         MembershipError::Timeout { .. } => "RING_TIMEOUT",
-        MembershipError::InvalidPrefix { .. } | MembershipError::InvalidEndpoint { .. } | MembershipError::Record { .. } => {
-            "RING_INVALID_CONFIG"
-        }
+        MembershipError::InvalidPrefix { .. }
+        | MembershipError::InvalidEndpoint { .. }
+        | MembershipError::Record { .. } => "RING_INVALID_CONFIG",
         MembershipError::Stopped => "RING_STOPPED",
         _ => "RING_ETCD",
     };
@@ -162,8 +162,9 @@ pub fn start_follower(
         ValueType::Undefined => 5.0,
         _ => number(&env, timeout, "timeout")?,
     };
-    let timeout = Duration::try_from_secs_f64(seconds)
-        .map_err(|_| crate::errors::range_error(&env, format!("timeout must be a number of seconds >= 0, got {seconds}")))?;
+    let timeout = Duration::try_from_secs_f64(seconds).map_err(|_| {
+        crate::errors::range_error(&env, format!("timeout must be a number of seconds >= 0, got {seconds}"))
+    })?;
     let source = match kind.as_str() {
         "etcd" => Source::Etcd {
             endpoints: source_text.split(',').map(str::to_owned).collect(),

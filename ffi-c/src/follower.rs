@@ -1,0 +1,302 @@
+//! `ring_follower_t`: a ring kept current from etcd or a config file by the
+//! `shardring-membership` crate's follower thread.
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+use std::time::Duration;
+
+use shardring_membership::{Event, Follower, FollowerOptions, MembershipError};
+
+use crate::ring::shared_handle;
+use crate::ring_result::{self, *};
+use crate::{boundary, fail, non_null, ring_t, text, write};
+
+/// An event kind: the ring changed; `revision` and `fingerprint` are the new epoch's.
+pub const RING_FOLLOWER_CHANGED: u32 = 1;
+/// An event kind: the ring is unchanged but current at a later `revision`.
+pub const RING_FOLLOWER_REVISION: u32 = 2;
+/// An event kind: a record was left out of the ring; `message` names its key and why.
+pub const RING_FOLLOWER_REJECTED: u32 = 3;
+/// An event kind: the source cannot be read; the last ring is kept; `message` says why.
+pub const RING_FOLLOWER_DISCONNECTED: u32 = 4;
+/// An event kind: the source answers again, resynchronised at `revision`.
+pub const RING_FOLLOWER_RECONNECTED: u32 = 5;
+
+/// A function the follower calls on its own thread for every event:
+/// `kind` is a `RING_FOLLOWER_*` constant; `revision` and `fingerprint`
+/// describe the current epoch; `message` (`message_len` bytes, not
+/// NUL-terminated, valid during the call only) is empty except for
+/// `RING_FOLLOWER_REJECTED` and `RING_FOLLOWER_DISCONNECTED`. It must not
+/// call `ring_follower_free` on its own follower.
+pub type ring_follower_callback = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        kind: u32,
+        revision: i64,
+        fingerprint: u64,
+        message: *const c_char,
+        message_len: usize,
+    ),
+>;
+
+/// A ring kept current by a background thread. Create with
+/// `ring_follower_new_etcd` or `ring_follower_new_file`; read the current
+/// ring with `ring_follower_ring`; release with `ring_follower_free`. Safe
+/// to use from many threads at once.
+pub struct ring_follower_t {
+    follower: Follower,
+}
+
+/// The C callback and its userdata, moved to the follower's thread.
+struct Callback {
+    function: unsafe extern "C" fn(*mut c_void, u32, i64, u64, *const c_char, usize),
+    userdata: *mut c_void,
+}
+
+// SAFETY: the caller of ring_follower_new_* promises that the callback may be
+// called from another thread with this userdata until ring_follower_free returns.
+unsafe impl Send for Callback {}
+// SAFETY: as above; the follower calls it from one thread at a time.
+unsafe impl Sync for Callback {}
+
+impl Callback {
+    fn call(&self, event: &Event, revision: i64, fingerprint: u64) {
+        let (kind, message) = match event {
+            Event::Epoch { changed: true, .. } => (RING_FOLLOWER_CHANGED, String::new()),
+            Event::Epoch { .. } => (RING_FOLLOWER_REVISION, String::new()),
+            Event::Rejected(rejected) => (RING_FOLLOWER_REJECTED, format!("{}: {}", rejected.key, rejected.message)),
+            Event::Disconnected { message } => (RING_FOLLOWER_DISCONNECTED, message.clone()),
+            Event::Reconnected { .. } => (RING_FOLLOWER_RECONNECTED, String::new()),
+            _ => return,
+        };
+        // A panic must not cross into C, nor a C callback's unwinding into Rust.
+        // SAFETY: the function and userdata are the caller's, valid until ring_follower_free.
+        unsafe { (self.function)(self.userdata, kind, revision, fingerprint, message.as_ptr().cast(), message.len()) };
+    }
+}
+
+fn options(timeout_ms: u32, callback: ring_follower_callback, userdata: *mut c_void) -> FollowerOptions {
+    let hook = callback.map(|function| {
+        let callback = Callback { function, userdata };
+        Box::new(move |event: &Event, epoch: &Arc<shardring_membership::Epoch>| {
+            let (revision, fingerprint) = match event {
+                Event::Epoch { revision, fingerprint, .. } => (*revision, *fingerprint),
+                _ => (epoch.revision, epoch.fingerprint),
+            };
+            callback.call(event, revision, fingerprint);
+        }) as shardring_membership::Hook
+    });
+    FollowerOptions {
+        initial_timeout: Duration::from_millis(u64::from(timeout_ms)),
+        hook,
+        ..FollowerOptions::default()
+    }
+}
+
+/// A membership error as a result code, with the message in `ring_last_error`.
+fn membership_error(error: MembershipError) -> ring_result {
+    let code = match &error {
+        MembershipError::Timeout { .. } | MembershipError::Stopped => RING_TIMEOUT,
+        _ => RING_INVALID_CONFIG,
+    };
+    fail(code, format_args!("{error}"))
+}
+
+/// # Safety
+/// `handle` must be NULL or a live follower handle.
+unsafe fn follower_ref<'a>(handle: *const ring_follower_t) -> Result<&'a Follower, ring_result> {
+    if handle.is_null() {
+        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `follower` is NULL")));
+    }
+    // SAFETY: the caller holds a live handle.
+    Ok(unsafe { &(*handle).follower })
+}
+
+fn hand_out(follower: Follower, out: *mut *mut ring_follower_t) {
+    let handle = Box::into_raw(Box::new(ring_follower_t { follower }));
+    // SAFETY: every caller checks `out` non-NULL first; it is writable by contract.
+    unsafe { write(out, handle) }
+}
+
+/// Starts following the ring under `prefix` (`prefix_len` bytes of UTF-8,
+/// e.g. `/shardring/cache`) in the etcd cluster at `endpoints`
+/// (`endpoints_len` bytes: `http://127.0.0.1:2379`, comma-separated for
+/// several), as `core/SPEC.md` *Membership in etcd* lays it out. Returns
+/// once the first ring is read. `callback` (or NULL) is called on the
+/// follower's thread for every event, with `userdata`.
+///
+/// On success writes a new handle to `*out_follower`; release it with
+/// `ring_follower_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
+/// `RING_INVALID_CONFIG` (a bad endpoint or prefix), `RING_TIMEOUT` (no
+/// ring within `timeout_ms` milliseconds: etcd unreachable, or an invalid
+/// ring config record).
+///
+/// # Safety
+/// `endpoints` and `prefix` must be valid for their lengths; `out_follower`
+/// writable; `callback` (if not NULL) callable from another thread with
+/// `userdata` until `ring_follower_free` returns.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_follower_new_etcd(
+    endpoints: *const c_char,
+    endpoints_len: usize,
+    prefix: *const c_char,
+    prefix_len: usize,
+    timeout_ms: u32,
+    callback: ring_follower_callback,
+    userdata: *mut c_void,
+    out_follower: *mut *mut ring_follower_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_follower);
+        // SAFETY: readable for their lengths by contract.
+        let (endpoints, prefix) =
+            unsafe { (text(endpoints, endpoints_len, "endpoints")?, text(prefix, prefix_len, "prefix")?) };
+        let list: Vec<&str> = endpoints.split(',').collect();
+        let follower =
+            Follower::etcd(&list, prefix, options(timeout_ms, callback, userdata)).map_err(membership_error)?;
+        hand_out(follower, out_follower);
+        Ok(())
+    })
+}
+
+/// Starts following a JSON ring config file at `path` (`path_len` bytes of
+/// UTF-8), re-read whenever it is replaced (write a temporary file, then
+/// rename it over) or written; revision `n` is its `n`-th successful read.
+/// As `ring_follower_new_etcd` otherwise; `RING_TIMEOUT` when the file gives
+/// no valid ring within `timeout_ms`.
+///
+/// # Safety
+/// As `ring_follower_new_etcd`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_follower_new_file(
+    path: *const c_char,
+    path_len: usize,
+    timeout_ms: u32,
+    callback: ring_follower_callback,
+    userdata: *mut c_void,
+    out_follower: *mut *mut ring_follower_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_follower);
+        // SAFETY: readable for its length by contract.
+        let path = unsafe { text(path, path_len, "path")? };
+        let follower = Follower::file(path, options(timeout_ms, callback, userdata)).map_err(membership_error)?;
+        hand_out(follower, out_follower);
+        Ok(())
+    })
+}
+
+/// Writes a new handle to the follower's current ring to `*out_ring`
+/// (release it with `ring_free`; it stays valid, unchanged, after later
+/// epochs) and, when `out_revision` is not NULL, that ring's revision.
+/// Errors: `RING_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `follower` must be a live handle; `out_ring` and a non-NULL `out_revision` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_follower_ring(
+    follower: *const ring_follower_t,
+    out_ring: *mut *mut ring_t,
+    out_revision: *mut i64,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_ring);
+        // SAFETY: a live handle by contract.
+        let epoch = unsafe { follower_ref(follower)? }.epoch();
+        // SAFETY: checked non-NULL; writable by contract.
+        unsafe { write(out_ring, shared_handle(Arc::clone(&epoch.ring))) };
+        if !out_revision.is_null() {
+            // SAFETY: non-NULL and writable by contract.
+            unsafe { write(out_revision, epoch.revision) };
+        }
+        Ok(())
+    })
+}
+
+/// Writes the follower's state through each non-NULL out-parameter: the
+/// current `revision` and `fingerprint`, whether the source answered at the
+/// last attempt (`connected`, 1 or 0), how many seconds it has been out of
+/// touch with it (`stale_seconds`, 0 while connected), and how many epochs
+/// it has published (`epochs`: poll it to notice changes without a callback).
+/// Errors: `RING_NULL_ARGUMENT` (a NULL `follower`).
+///
+/// # Safety
+/// `follower` must be a live handle; each non-NULL out-parameter writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_follower_status(
+    follower: *const ring_follower_t,
+    out_revision: *mut i64,
+    out_fingerprint: *mut u64,
+    out_connected: *mut u8,
+    out_stale_seconds: *mut f64,
+    out_epochs: *mut u64,
+) -> ring_result {
+    boundary(|| {
+        // SAFETY: a live handle by contract.
+        let status = unsafe { follower_ref(follower)? }.status();
+        // SAFETY: each written pointer is non-NULL and writable by contract.
+        unsafe {
+            if !out_revision.is_null() {
+                write(out_revision, status.revision);
+            }
+            if !out_fingerprint.is_null() {
+                write(out_fingerprint, status.fingerprint);
+            }
+            if !out_connected.is_null() {
+                write(out_connected, u8::from(status.connected));
+            }
+            if !out_stale_seconds.is_null() {
+                write(out_stale_seconds, status.stale_for.as_secs_f64());
+            }
+            if !out_epochs.is_null() {
+                write(out_epochs, status.epochs);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Blocks until the follower holds `revision` or a later one (asking etcd
+/// to confirm its progress) and writes the revision held to `*out_revision`
+/// (if not NULL). Errors: `RING_NULL_ARGUMENT`, `RING_TIMEOUT` after
+/// `timeout_ms` milliseconds.
+///
+/// # Safety
+/// `follower` must be a live handle; a non-NULL `out_revision` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_follower_wait(
+    follower: *const ring_follower_t,
+    revision: i64,
+    timeout_ms: u32,
+    out_revision: *mut i64,
+) -> ring_result {
+    boundary(|| {
+        // SAFETY: a live handle by contract.
+        let follower = unsafe { follower_ref(follower)? };
+        let epoch = follower
+            .wait_for_revision(revision, Duration::from_millis(u64::from(timeout_ms)))
+            .map_err(membership_error)?;
+        if !out_revision.is_null() {
+            // SAFETY: non-NULL and writable by contract.
+            unsafe { write(out_revision, epoch.revision) };
+        }
+        Ok(())
+    })
+}
+
+/// Stops the follower's thread (waiting for a callback in progress) and
+/// releases the handle; rings taken with `ring_follower_ring` stay valid.
+/// NULL is a no-op.
+///
+/// # Safety
+/// `follower` must be NULL or a live handle, not used afterwards, and not
+/// freed from within its own callback.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_follower_free(follower: *mut ring_follower_t) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if !follower.is_null() {
+            // SAFETY: a live handle from hand_out, released once by contract.
+            drop(unsafe { Box::from_raw(follower) });
+        }
+    }));
+}

@@ -1,0 +1,144 @@
+/* ring_follower_*: a ring kept current from a config file and from a real
+ * etcd (started by servers.h), events through the callback, the polled
+ * epoch counter, waits, and the errors. */
+#include "servers.h"
+
+#include <pthread.h>
+#include <ring.h>
+#include <stdatomic.h>
+
+#include "check.h"
+
+#define PREFIX "/shardring/c-test"
+
+static atomic_int changes, rejections;
+
+static void on_event(void *userdata, uint32_t kind, int64_t revision, uint64_t fingerprint, const char *message,
+                     size_t message_len) {
+    (void)revision;
+    (void)fingerprint;
+    CHECK(userdata == (void *)&changes, "userdata passed through");
+    if (kind == RING_FOLLOWER_CHANGED) atomic_fetch_add(&changes, 1);
+    if (kind == RING_FOLLOWER_REJECTED) {
+        atomic_fetch_add(&rejections, 1);
+        CHECK(message_len > 0 && memmem(message, message_len, "members/bad", 11) != NULL, "rejected key named");
+    }
+}
+
+static size_t node_count_of(ring_follower_t *follower, int64_t *revision) {
+    ring_t *ring = NULL;
+    CHECK(ring_follower_ring(follower, &ring, revision) == RING_OK, "ring_follower_ring");
+    size_t count = ring_node_count(ring);
+    ring_free(ring);
+    return count;
+}
+
+static void write_file(const char *path, const char *json) {
+    char temporary[256];
+    snprintf(temporary, sizeof temporary, "%s.tmp", path);
+    FILE *f = fopen(temporary, "w");
+    fputs(json, f);
+    fclose(f);
+    rename(temporary, path);
+}
+
+static void file_follower(void) {
+    char dir[] = "/tmp/shardring-file-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char path[128];
+    snprintf(path, sizeof path, "%s/ring.json", dir);
+    write_file(path, "{\"format_version\": 1, \"nodes\": [{\"id\": \"a\"}, {\"id\": \"b\"}]}");
+    ring_follower_t *follower = NULL;
+    CHECK(ring_follower_new_file(path, strlen(path), 5000, NULL, NULL, &follower) == RING_OK, "%s", ring_last_error());
+    int64_t revision = 0;
+    CHECK(node_count_of(follower, &revision) == 2 && revision == 1, "first read is revision 1");
+    ring_t *kept = NULL;
+    ring_follower_ring(follower, &kept, NULL);
+    write_file(path, "{\"format_version\": 1, \"nodes\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\"}]}");
+    int64_t held = 0;
+    CHECK(ring_follower_wait(follower, 2, 10000, &held) == RING_OK && held == 2, "replaced file read: %s",
+          ring_last_error());
+    CHECK(node_count_of(follower, NULL) == 3, "three nodes now");
+    CHECK(ring_node_count(kept) == 2, "a ring taken earlier is unchanged");
+    ring_free(kept);
+    CHECK(ring_follower_wait(follower, 99, 50, &held) == RING_TIMEOUT, "a revision never reached times out");
+    ring_follower_free(follower);
+    char command[160];
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    CHECK(system(command) == 0, "cleanup");
+}
+
+static void etcd_follower(void) {
+    static etcd_server etcd; /* static: the atexit handler stops it */
+    etcd_start(&etcd);
+    CHECK(etcdctl(&etcd, "put " PREFIX "/members/a '{\"weight\": 1}'") == 0, "put a");
+    ring_follower_t *follower = NULL;
+    CHECK(ring_follower_new_etcd(etcd.url, strlen(etcd.url), PREFIX, strlen(PREFIX), 10000, on_event, &changes,
+                                 &follower) == RING_OK,
+          "%s", ring_last_error());
+    CHECK(node_count_of(follower, NULL) == 1, "one member");
+    uint64_t epochs_before = 0;
+    ring_follower_status(follower, NULL, NULL, NULL, NULL, &epochs_before);
+    CHECK(etcdctl(&etcd, "put " PREFIX "/members/b '{\"weight\": 2}'") == 0, "put b");
+    CHECK(etcdctl(&etcd, "put " PREFIX "/members/bad '{\"weight\": -1, \"x\": 1}'") == 0, "put bad");
+    for (int i = 0; i < 1000 && (node_count_of(follower, NULL) < 2 || atomic_load(&rejections) == 0); i++) {
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    int64_t revision = 0;
+    uint64_t fingerprint = 0, epochs = 0;
+    uint8_t connected = 0;
+    double stale = -1;
+    CHECK(ring_follower_status(follower, &revision, &fingerprint, &connected, &stale, &epochs) == RING_OK, "status");
+    CHECK(connected == 1 && stale == 0.0 && epochs > epochs_before, "connected, fresh, epochs counted");
+    CHECK(atomic_load(&changes) >= 1 && atomic_load(&rejections) == 1, "callbacks: %d changes, %d rejections",
+          atomic_load(&changes), atomic_load(&rejections));
+    ring_t *ring = NULL;
+    ring_follower_ring(follower, &ring, NULL);
+    const char *ids[] = {"a", "b"};
+    size_t lens[] = {1, 1};
+    double weights[] = {1, 2};
+    ring_t *want = NULL;
+    ring_new(ids, lens, weights, NULL, NULL, 2, 160, 0, &want);
+    uint64_t got_fingerprint = ring_fingerprint(ring), want_fingerprint = ring_fingerprint(want);
+    CHECK(got_fingerprint == want_fingerprint && got_fingerprint == fingerprint, "the members' ring");
+    ring_free(want);
+    ring_free(ring);
+    int64_t held = 0;
+    CHECK(ring_follower_wait(follower, revision, 1000, &held) == RING_OK && held >= revision, "wait for a held revision");
+    ring_follower_free(follower);
+    etcd_stop();
+}
+
+static void errors(void) {
+    ring_follower_t *follower = NULL;
+    CHECK(ring_follower_new_etcd("nowhere", 7, PREFIX, strlen(PREFIX), 100, NULL, NULL, &follower) ==
+              RING_INVALID_CONFIG,
+          "a bad endpoint");
+    CHECK(strstr(ring_last_error(), "nowhere") != NULL, "names it: %s", ring_last_error());
+    const char *unreachable = "http://127.0.0.1:1";
+    CHECK(ring_follower_new_etcd(unreachable, strlen(unreachable), PREFIX, strlen(PREFIX), 300, NULL, NULL,
+                                 &follower) == RING_TIMEOUT,
+          "unreachable etcd");
+    CHECK(ring_follower_new_etcd(unreachable, strlen(unreachable), "/", 1, 300, NULL, NULL, &follower) ==
+              RING_INVALID_CONFIG,
+          "an empty prefix");
+    CHECK(ring_follower_new_file("/nonexistent/ring.json", 22, 200, NULL, NULL, &follower) == RING_TIMEOUT,
+          "a missing file");
+    CHECK(ring_follower_new_file("x", 1, 100, NULL, NULL, NULL) == RING_NULL_ARGUMENT, "NULL out");
+    CHECK(ring_follower_new_file(NULL, 3, 100, NULL, NULL, &follower) == RING_NULL_ARGUMENT, "NULL path");
+    CHECK(ring_follower_new_file("\xff", 1, 100, NULL, NULL, &follower) == RING_INVALID_UTF8, "non-UTF-8 path");
+    ring_t *ring = NULL;
+    CHECK(ring_follower_ring(NULL, &ring, NULL) == RING_NULL_ARGUMENT, "NULL follower");
+    CHECK(ring_follower_status(NULL, NULL, NULL, NULL, NULL, NULL) == RING_NULL_ARGUMENT, "NULL follower");
+    CHECK(ring_follower_wait(NULL, 1, 1, NULL) == RING_NULL_ARGUMENT, "NULL follower");
+    CHECK(strcmp(ring_result_name(RING_TIMEOUT), "RING_TIMEOUT") == 0, "code name");
+    ring_follower_free(NULL);
+}
+
+int main(void) {
+    file_follower();
+    etcd_follower();
+    errors();
+    return CHECK_SUMMARY("follower");
+}
