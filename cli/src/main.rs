@@ -2,6 +2,7 @@
 //! touches a cluster. Ring configs are the core's JSON config files.
 
 mod bounded;
+mod member;
 mod plot;
 mod report;
 mod simulate;
@@ -58,6 +59,13 @@ enum Command {
     /// Replay the classic experiments on synthetic keys: scale-out and
     /// failure against hash % N, the vnode sweep, and weights.
     Simulate(simulate::Args),
+    /// The ring's members in etcd: join (with a lease), leave, set-weight,
+    /// list, config.
+    #[command(subcommand)]
+    Member(member::MemberCommand),
+    /// Follow the ring in etcd (or a config file) and print each epoch, its
+    /// fingerprint and what moved.
+    Watch(member::WatchArgs),
 }
 
 /// Every way the tool can fail; each prints one line and exits with code 2.
@@ -73,6 +81,8 @@ pub(crate) enum CliError {
     Ring { path: String, source: RingError },
     #[error("{0}")]
     Placement(#[from] RingError),
+    #[error("{0}")]
+    Membership(String),
     #[error("{0}")]
     Io(#[from] io::Error),
 }
@@ -128,6 +138,8 @@ fn main() -> ExitCode {
         Command::Stats { config, keys } => stats(&config, keys.as_deref()),
         Command::Diff { old, new, json } => diff(&old, &new, json),
         Command::Simulate(args) => simulate(&args),
+        Command::Member(command) => member::member(command, &mut io::stdout().lock()),
+        Command::Watch(args) => member::watch(&args, &mut io::stdout().lock()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

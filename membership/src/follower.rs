@@ -135,6 +135,8 @@ impl std::fmt::Debug for FollowerOptions {
 #[derive(Debug)]
 struct Health {
     connected: bool,
+    /// Whether the source ever answered (the first contact is no reconnection).
+    ever_connected: bool,
     since: Instant,
     last_error: Option<String>,
     epochs: u64,
@@ -229,9 +231,12 @@ impl Shared {
             health.last_error = None;
             let down_for = health.since.elapsed();
             health.since = Instant::now();
+            if !std::mem::replace(&mut health.ever_connected, true) {
+                return;
+            }
             down_for
         };
-        if self.current.load().revision > 0 {
+        {
             self.emit(Event::Reconnected { revision, down_for });
         }
     }
@@ -307,7 +312,13 @@ impl Follower {
                 fingerprint: empty.fingerprint(),
                 ring: Arc::new(empty),
             }),
-            health: Mutex::new(Health { connected: false, since: Instant::now(), last_error: None, epochs: 0 }),
+            health: Mutex::new(Health {
+                connected: false,
+                ever_connected: false,
+                since: Instant::now(),
+                last_error: None,
+                epochs: 0,
+            }),
             published: Condvar::new(),
             subscribers: Mutex::new(Vec::new()),
             hook: options.hook,

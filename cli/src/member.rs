@@ -1,0 +1,284 @@
+//! `shardring member ...` and `shardring watch`: the ring's membership in
+//! etcd (`core/SPEC.md`, *Membership in etcd*) from the command line.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use clap::{Args, Subcommand};
+use shardring::Algorithm;
+use shardring_membership::{Admin, AgentState, Event, Follower, FollowerOptions, Member, MemberRecord, ParamsRecord};
+
+use crate::CliError;
+
+/// Where the ring's records live.
+#[derive(Args, Clone)]
+pub(crate) struct Target {
+    /// etcd endpoints, `http://host:port`, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    etcd: Vec<String>,
+    /// The ring's key prefix in etcd, e.g. `/shardring/cache`.
+    #[arg(long)]
+    prefix: String,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum MemberCommand {
+    /// Register a member under a lease and keep it alive until SIGTERM or
+    /// SIGINT (then revoke it: the member leaves at once). If this process
+    /// dies, the lease expires after the TTL and the member drops out.
+    Join {
+        #[command(flatten)]
+        target: Target,
+        /// The member id (a server address for the ketama modes and nginx).
+        #[arg(long)]
+        id: String,
+        /// Relative capacity, finite and >= 0.
+        #[arg(long, default_value_t = 1.0)]
+        weight: f64,
+        /// Failure-domain label.
+        #[arg(long)]
+        zone: Option<String>,
+        /// Lease time-to-live in whole seconds (at least 1; etcd may raise it to its minimum).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=86400))]
+        ttl: u64,
+    },
+    /// Remove a member: delete its record and revoke its lease.
+    Leave {
+        #[command(flatten)]
+        target: Target,
+        /// The member id.
+        #[arg(long)]
+        id: String,
+    },
+    /// Change a member's weight, keeping its lease and zone.
+    SetWeight {
+        #[command(flatten)]
+        target: Target,
+        /// The member id.
+        #[arg(long)]
+        id: String,
+        /// The new weight.
+        #[arg(long)]
+        weight: f64,
+    },
+    /// List the members: id, weight, zone, lease and last change.
+    List {
+        #[command(flatten)]
+        target: Target,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the ring parameters (`<prefix>/config`); left-out ones take their defaults.
+    Config {
+        #[command(flatten)]
+        target: Target,
+        /// Placement algorithm.
+        #[arg(long, default_value = "ring")]
+        algorithm: String,
+        /// Points per unit of weight (`ring` only).
+        #[arg(long)]
+        vnodes: Option<u32>,
+        /// Seed of the XXH3 hashes.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Maglev table size.
+        #[arg(long)]
+        table_size: Option<u32>,
+    },
+}
+
+fn membership(error: shardring_membership::MembershipError) -> CliError {
+    CliError::Membership(error.to_string())
+}
+
+/// Runs a `member` subcommand.
+pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(), CliError> {
+    match command {
+        MemberCommand::Join { target, id, weight, zone, ttl } => {
+            let record = MemberRecord { zone, ..MemberRecord::new(weight) };
+            let member = Member::join(&target.etcd, &target.prefix, &id, record, Duration::from_secs(ttl))
+                .map_err(membership)?;
+            writeln!(out, "joined {} as {id:?} (weight {weight}, ttl {ttl} s); SIGTERM leaves", target.prefix)?;
+            out.flush()?;
+            let stop = Arc::new(AtomicBool::new(false));
+            for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+                signal_hook::flag::register(signal, Arc::clone(&stop))?;
+            }
+            while !stop.load(Ordering::Relaxed) {
+                if member.state() == AgentState::Removed {
+                    writeln!(out, "{id:?} was removed from {} (its lease was revoked)", target.prefix)?;
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            member.leave();
+            writeln!(out, "left {} ({id:?})", target.prefix)?;
+        }
+        MemberCommand::Leave { target, id } => {
+            let revision =
+                Admin::connect(&target.etcd, &target.prefix).map_err(membership)?.leave(&id).map_err(membership)?;
+            writeln!(out, "{id:?} left {} at revision {revision}", target.prefix)?;
+        }
+        MemberCommand::SetWeight { target, id, weight } => {
+            let mut admin = Admin::connect(&target.etcd, &target.prefix).map_err(membership)?;
+            let revision = admin.set_weight(&id, weight).map_err(membership)?;
+            writeln!(out, "{id:?} has weight {weight} at revision {revision}")?;
+        }
+        MemberCommand::List { target, json } => {
+            let members =
+                Admin::connect(&target.etcd, &target.prefix).map_err(membership)?.members().map_err(membership)?;
+            if json {
+                let rows: Vec<serde_json::Value> = members
+                    .iter()
+                    .map(|m| match &m.record {
+                        Ok(r) => serde_json::json!({"id": m.id, "weight": r.weight, "zone": r.zone, "lease": m.lease, "mod_revision": m.mod_revision}),
+                        Err(e) => serde_json::json!({"id": m.id, "error": e, "lease": m.lease, "mod_revision": m.mod_revision}),
+                    })
+                    .collect();
+                writeln!(out, "{}", serde_json::Value::Array(rows))?;
+            } else {
+                for m in &members {
+                    match &m.record {
+                        Ok(r) => writeln!(
+                            out,
+                            "{}  weight {}{}  lease {:x}  revision {}",
+                            m.id,
+                            r.weight,
+                            r.zone.as_ref().map(|z| format!("  zone {z}")).unwrap_or_default(),
+                            m.lease,
+                            m.mod_revision
+                        )?,
+                        Err(e) => writeln!(out, "{}  INVALID: {e}", m.id)?,
+                    }
+                }
+                writeln!(out, "{} members", members.len())?;
+            }
+        }
+        MemberCommand::Config { target, algorithm, vnodes, seed, table_size } => {
+            let algorithm: Algorithm = algorithm.parse()?;
+            let params = ParamsRecord { algorithm, vnodes, seed, table_size, ..ParamsRecord::default() };
+            let revision = Admin::connect(&target.etcd, &target.prefix)
+                .map_err(membership)?
+                .set_config(&params)
+                .map_err(membership)?;
+            writeln!(out, "{} config {} at revision {revision}", target.prefix, params.to_json())?;
+        }
+    }
+    Ok(())
+}
+
+/// `shardring watch`: where to follow from.
+#[derive(Args)]
+pub(crate) struct WatchArgs {
+    /// etcd endpoints, `http://host:port`, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "prefix", conflicts_with = "file")]
+    etcd: Vec<String>,
+    /// The ring's key prefix in etcd.
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Follow a JSON ring config file instead.
+    #[arg(long, required_unless_present = "etcd")]
+    file: Option<PathBuf>,
+    /// One JSON object per line.
+    #[arg(long)]
+    json: bool,
+    /// Stop after this many epochs (default: until interrupted).
+    #[arg(long)]
+    count: Option<u64>,
+}
+
+fn micros_now() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros())
+}
+
+/// Prints each epoch (revision, fingerprint, node count, what moved) and
+/// each reported problem, until interrupted or `--count` epochs.
+pub(crate) fn watch(args: &WatchArgs, out: &mut impl Write) -> Result<(), CliError> {
+    let follower = match (&args.file, &args.prefix) {
+        (Some(path), _) => Follower::file(path, FollowerOptions::default()),
+        (None, Some(prefix)) => Follower::etcd(&args.etcd, prefix, FollowerOptions::default()),
+        (None, None) => unreachable!("clap requires --file or --etcd with --prefix"),
+    }
+    .map_err(membership)?;
+    let events = follower.subscribe();
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))?;
+    }
+    let epoch = follower.epoch();
+    let mut printed = 1;
+    print_epoch(out, args.json, epoch.revision, epoch.fingerprint, epoch.ring.nodes().len(), None)?;
+    while !stop.load(Ordering::Relaxed) && args.count.is_none_or(|c| printed < c) {
+        let Ok(event) = events.recv_timeout(Duration::from_millis(100)) else { continue };
+        match event {
+            Event::Epoch { revision, fingerprint, changed: true, diff } => {
+                let nodes = follower.ring().nodes().len();
+                print_epoch(out, args.json, revision, fingerprint, nodes, diff.as_deref())?;
+                printed += 1;
+            }
+            Event::Rejected(rejected) if args.json => writeln!(
+                out,
+                "{}",
+                serde_json::json!({"kind": "rejected", "key": rejected.key, "message": rejected.message})
+            )?,
+            Event::Rejected(rejected) => writeln!(out, "rejected {}: {}", rejected.key, rejected.message)?,
+            Event::Disconnected { message } if args.json => {
+                writeln!(out, "{}", serde_json::json!({"kind": "disconnected", "message": message}))?
+            }
+            Event::Disconnected { message } => writeln!(out, "disconnected: {message} (answering from the last ring)")?,
+            Event::Reconnected { revision, down_for } if args.json => writeln!(
+                out,
+                "{}",
+                serde_json::json!({"kind": "reconnected", "revision": revision, "down_for": down_for.as_secs_f64()})
+            )?,
+            Event::Reconnected { revision, down_for } => {
+                writeln!(out, "reconnected at revision {revision} after {:.1} s", down_for.as_secs_f64())?
+            }
+            _ => {}
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+fn print_epoch(
+    out: &mut impl Write,
+    json: bool,
+    revision: i64,
+    fingerprint: u64,
+    nodes: usize,
+    diff: Option<&shardring::RingDiff>,
+) -> Result<(), CliError> {
+    if json {
+        let flows: Vec<serde_json::Value> = diff
+            .iter()
+            .flat_map(|d| &d.flows)
+            .map(|f| serde_json::json!({"from": f.from, "to": f.to, "share": f.share}))
+            .collect();
+        let line = serde_json::json!({
+            "kind": "epoch",
+            "revision": revision,
+            "fingerprint": format!("{fingerprint:016x}"),
+            "nodes": nodes,
+            "moved_share": diff.map(|d| d.moved_share),
+            "flows": flows,
+            "at_us": micros_now() as u64,
+        });
+        writeln!(out, "{line}")?;
+    } else {
+        write!(out, "epoch {revision}  fingerprint {fingerprint:016x}  {nodes} nodes")?;
+        if let Some(diff) = diff {
+            write!(out, "  moved {:.4}%", 100.0 * diff.moved_share)?;
+            for flow in diff.flows.iter().take(4) {
+                write!(out, "  {} -> {} {:.4}%", flow.from, flow.to, 100.0 * flow.share)?;
+            }
+        }
+        writeln!(out)?;
+    }
+    out.flush()?;
+    Ok(())
+}
