@@ -16,7 +16,7 @@ PY := $(VENV)/bin/python
 # and a plain `cargo build` there must work with the python3 on PATH.)
 export PYO3_PYTHON := $(CURDIR)/$(PY)
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config memcached fonts-dejavu-core
+DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config memcached fonts-dejavu-core etcd-server etcd-client protobuf-compiler libprotobuf-dev
 LIBDIR := $(CURDIR)/target/release
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 # ring.hpp needs C++17 (README, C++).
@@ -31,13 +31,13 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 SONAME := libring.so.$(if $(filter 0,$(VERSION_MAJOR)),0.$(VERSION_MINOR),$(VERSION_MAJOR))
 
-.PHONY: demo test fuzz bench bench-smoke install uninstall check-install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
+.PHONY: test-fleet demo test fuzz bench bench-smoke install uninstall check-install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
 
 demo: system-deps build
 	bash examples/demo.sh
 
 # Ends with the demo itself: the three languages must agree on the word list.
-test: system-deps clippy test-rust test-c test-py test-node wheels check-licenses check-generated check-fresh-clone bench-smoke
+test: system-deps clippy test-rust test-c test-py test-node test-fleet wheels check-licenses check-generated check-fresh-clone bench-smoke
 	bash examples/demo.sh > build/demo.txt
 	grep '^OK: C, Python and Node placed every key identically' build/demo.txt
 	@echo "make test: all suites passed"
@@ -96,6 +96,7 @@ build-c:
 	ln -sf libring.so $(LIBDIR)/$(SONAME)
 	mkdir -p build
 	cc $(CFLAGS) examples/c/place_words.c $(LDRING) -o build/place_words
+	cc $(CFLAGS) -pthread examples/c/follow.c $(LDRING) -o build/follow
 
 # maturin gets its own target dir so it does not rebuild pyo3 against cargo's.
 build-py: $(VENV)/.ready
@@ -208,6 +209,12 @@ uninstall:
 
 test-py: build-py
 	$(PY) -m pytest -q py/tests
+
+# 3 member agents and 12 followers (3 each in Rust, C, Python, Node) on a
+# real etcd through 200 membership changes: one fingerprint after each.
+test-fleet: build
+	cargo build --release -q -p shardring-membership --example follow
+	$(PY) membership/tests/fleet.py
 
 test-node: build-node
 	cd node && npm test

@@ -1,0 +1,63 @@
+"""A follower process, as every application server runs one: follows the
+ring in etcd (or a config file) and prints each epoch as a JSON line,
+{"lang": "python", "revision": R, "fingerprint": "16 hex digits", "at_us": T}
+(at_us: wall clock in microseconds once the new ring is in place). On
+stdin, "digest N" prints {"digest": "16 hex digits", "revision": R}: XXH3-64
+(seed 0) of the owners of keys key-0 .. key-(N-1), each followed by a
+newline. "quit" or end of input exits.
+
+Usage: follow.py --etcd URL --prefix P | follow.py --file PATH
+(the same protocol as membership/examples/follow.rs, examples/c/follow.c and
+examples/node/follow.mjs)."""
+
+import argparse
+import json
+import sys
+import threading
+import time
+
+import shardring
+
+lock = threading.Lock()
+
+
+def emit(record):
+    with lock:
+        sys.stdout.write(json.dumps(record) + "\n")
+        sys.stdout.flush()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--etcd")
+    parser.add_argument("--prefix")
+    parser.add_argument("--file")
+    args = parser.parse_args()
+    if args.file:
+        follower = shardring.Follower.file(args.file)
+    else:
+        follower = shardring.Follower.etcd(args.etcd, args.prefix)
+
+    def on_change(event):
+        if event["kind"] == "epoch":
+            emit({"lang": "python", "revision": event["revision"], "fingerprint": f"{event['fingerprint']:016x}",
+                  "at_us": time.time_ns() // 1000})
+
+    follower.on_change(on_change)
+    emit({"lang": "python", "revision": follower.revision, "fingerprint": f"{follower.fingerprint:016x}",
+          "at_us": time.time_ns() // 1000})
+    for line in sys.stdin:
+        words = line.split()
+        if words[:1] == ["digest"]:
+            ring, n = follower.ring, int(words[1])
+            revision = follower.revision
+            owners = ring.get_many([f"key-{i}" for i in range(n)])
+            digest = shardring.hash_key("".join(f"{owner}\n" for owner in owners), 0)
+            emit({"digest": f"{digest:016x}", "revision": revision})
+        elif words[:1] == ["quit"]:
+            break
+    follower.close()
+
+
+if __name__ == "__main__":
+    main()
