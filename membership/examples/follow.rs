@@ -36,7 +36,13 @@ fn main() {
     let options = FollowerOptions {
         hook: Some(Box::new(move |event, _| {
             if let Event::Epoch { revision, fingerprint, .. } = event {
-                print(&hook_out, format!(r#"{{"lang": "rust", "revision": {revision}, "fingerprint": "{fingerprint:016x}", "at_us": {}}}"#, now_us()));
+                print(
+                    &hook_out,
+                    format!(
+                        r#"{{"lang": "rust", "revision": {revision}, "fingerprint": "{fingerprint:016x}", "at_us": {}}}"#,
+                        now_us()
+                    ),
+                );
             }
         })),
         ..FollowerOptions::default()
@@ -54,7 +60,15 @@ fn main() {
         std::process::exit(2);
     });
     let epoch = follower.epoch();
-    print(&out, format!(r#"{{"lang": "rust", "revision": {}, "fingerprint": "{:016x}", "at_us": {}}}"#, epoch.revision, epoch.fingerprint, now_us()));
+    print(
+        &out,
+        format!(
+            r#"{{"lang": "rust", "revision": {}, "fingerprint": "{:016x}", "at_us": {}}}"#,
+            epoch.revision,
+            epoch.fingerprint,
+            now_us()
+        ),
+    );
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         let words: Vec<&str> = line.split_whitespace().collect();

@@ -157,7 +157,11 @@ async fn session(
     let start = match position.resume {
         Some(start) => start,
         None => match read_prefix(&mut client, position, &shared).await {
-            Ok(revision) => revision + 1,
+            Ok(revision) => {
+                // In touch with etcd again from the moment its data is read.
+                shared.connected(revision);
+                revision + 1
+            }
             Err(message) => return Ended::Failed(message),
         },
     };

@@ -17,6 +17,10 @@ pub struct Etcd {
     peer_port: u16,
     data: tempfile::TempDir,
     log: PathBuf,
+    /// When the current etcd process was spawned.
+    pub spawned: Instant,
+    /// When it first answered.
+    pub ready: Instant,
 }
 
 fn free_port() -> u16 {
@@ -28,7 +32,9 @@ impl Etcd {
     pub fn start() -> Etcd {
         let data = tempfile::tempdir().expect("a temporary data dir");
         let log = data.path().join("etcd.log");
-        let mut etcd = Etcd { child: None, client_port: free_port(), peer_port: free_port(), data, log };
+        let now = Instant::now();
+        let mut etcd =
+            Etcd { child: None, client_port: free_port(), peer_port: free_port(), data, log, spawned: now, ready: now };
         etcd.spawn();
         etcd
     }
@@ -52,6 +58,7 @@ impl Etcd {
             .stderr(log)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start etcd (install Debian's etcd-server): {e}"));
+        self.spawned = Instant::now();
         self.child = Some(child);
         self.wait_ready();
     }
@@ -65,6 +72,7 @@ impl Etcd {
                 .output()
                 .is_ok_and(|o| o.status.success());
             if ok {
+                self.ready = Instant::now();
                 return;
             }
             if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
