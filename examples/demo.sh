@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job: place the Debian word list on examples/cluster.json from C,
 # Python and Node, check the three placements are identical, show what an
-# 11th node moves, replay a scale-out on 4 -> 5 real memcached servers, and
-# print `shardring simulate`. Run through `make demo`, which builds first.
+# 11th node moves, replay a scale-out on 4 -> 5 real memcached servers, run a
+# fleet (etcd, memcached members, C, Python and Node followers) through a
+# join, and print `shardring simulate`. Run through `make demo`, which builds first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,8 @@ echo
 .venv/bin/python examples/python/scale_out.py "$CONFIG" "$WORDS"
 echo
 .venv/bin/python examples/python/memcached_scale_out.py "$WORDS" --servers 4
+echo
+.venv/bin/python examples/python/fleet_demo.py
 echo
 echo "shardring simulate: the same scale-out on synthetic keys, ring against hash % N"
 target/release/shardring simulate --nodes 10 --keys 1000000

@@ -19,6 +19,7 @@
 #include <time.h>
 
 static pthread_mutex_t out = PTHREAD_MUTEX_INITIALIZER;
+static int64_t printed = -1; /* the last revision printed, under `out` */
 
 static long long now_us(void) {
     struct timespec t;
@@ -26,8 +27,15 @@ static long long now_us(void) {
     return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
 }
 
+/* Prints an epoch once (the callback also reports the first ring, read
+ * while ring_follower_new_etcd waits). */
 static void print_epoch(int64_t revision, uint64_t fingerprint) {
     pthread_mutex_lock(&out);
+    if (revision <= printed) {
+        pthread_mutex_unlock(&out);
+        return;
+    }
+    printed = revision;
     printf("{\"lang\": \"c\", \"revision\": %" PRId64 ", \"fingerprint\": \"%016" PRIx64 "\", \"at_us\": %lld}\n",
            revision, fingerprint, now_us());
     fflush(stdout);

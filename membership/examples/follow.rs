@@ -28,21 +28,32 @@ fn print(out: &Mutex<std::io::Stdout>, line: String) {
     let _ = out.flush();
 }
 
+/// Prints an epoch once: the hook also reports the first ring, read while
+/// `Follower::etcd` waits. `printed` is the last revision printed.
+fn print_epoch(out: &Mutex<std::io::Stdout>, printed: &Mutex<i64>, revision: i64, fingerprint: u64) {
+    let mut last = printed.lock().unwrap_or_else(|p| p.into_inner());
+    if revision > *last {
+        *last = revision;
+        print(
+            out,
+            format!(
+                r#"{{"lang": "rust", "revision": {revision}, "fingerprint": "{fingerprint:016x}", "at_us": {}}}"#,
+                now_us()
+            ),
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let out = Arc::new(Mutex::new(std::io::stdout()));
-    let hook_out = Arc::clone(&out);
+    let printed = Arc::new(Mutex::new(-1));
+    let (hook_out, hook_printed) = (Arc::clone(&out), Arc::clone(&printed));
     let options = FollowerOptions {
         hook: Some(Box::new(move |event, _| {
             if let Event::Epoch { revision, fingerprint, .. } = event {
-                print(
-                    &hook_out,
-                    format!(
-                        r#"{{"lang": "rust", "revision": {revision}, "fingerprint": "{fingerprint:016x}", "at_us": {}}}"#,
-                        now_us()
-                    ),
-                );
+                print_epoch(&hook_out, &hook_printed, *revision, *fingerprint);
             }
         })),
         ..FollowerOptions::default()
@@ -60,15 +71,7 @@ fn main() {
         std::process::exit(2);
     });
     let epoch = follower.epoch();
-    print(
-        &out,
-        format!(
-            r#"{{"lang": "rust", "revision": {}, "fingerprint": "{:016x}", "at_us": {}}}"#,
-            epoch.revision,
-            epoch.fingerprint,
-            now_us()
-        ),
-    );
+    print_epoch(&out, &printed, epoch.revision, epoch.fingerprint);
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         let words: Vec<&str> = line.split_whitespace().collect();
