@@ -132,7 +132,7 @@ clippy: $(VENV)/.ready
 	cargo clippy --workspace --all-targets -- -D warnings
 
 test-rust:
-	cargo test -p shardring -p shardring-ffi -p shardring-cli
+	cargo test -p shardring -p shardring-membership -p shardring-ffi -p shardring-cli
 
 # The C suites, each under valgrind memcheck and again built with
 # AddressSanitizer + UndefinedBehaviorSanitizer against libring.a (LeakSanitizer

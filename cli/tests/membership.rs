@@ -213,7 +213,14 @@ fn a_follower_cut_off_while_history_is_compacted_rereads_and_converges() {
     relay.restore();
     let epoch = follower.wait_for_revision(last, Duration::from_secs(15)).unwrap();
     let want = Ring::builder().node("b", 1.0).node("c", 5.0).build().unwrap();
-    assert_eq!(epoch.fingerprint, want.fingerprint());
+    let got: Vec<(String, f64)> = epoch.ring.nodes().iter().map(|n| (n.id().to_owned(), n.weight())).collect();
+    assert_eq!(
+        epoch.fingerprint,
+        want.fingerprint(),
+        "at revision {} (wanted {last}): {got:?}; events {:?}",
+        epoch.revision,
+        events.try_iter().collect::<Vec<_>>()
+    );
     let seen: Vec<Event> = events.try_iter().collect();
     assert!(seen.iter().any(|e| matches!(e, Event::Reconnected { .. })), "the reconnection is reported: {seen:?}");
 }

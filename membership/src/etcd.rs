@@ -68,6 +68,9 @@ enum Ended {
 /// What a follower knows between sessions.
 struct Position {
     records: Records,
+    /// Every key under the prefix with its mod revision, as last read or
+    /// watched: what a confirmation read compares against.
+    keys: std::collections::BTreeMap<Vec<u8>, i64>,
     ring: Option<Arc<Ring>>,
     revision: i64,
     /// Watch from here on reconnecting, instead of re-reading the prefix.
@@ -77,7 +80,8 @@ struct Position {
 /// Follows `layout` in etcd until stopped.
 pub(crate) async fn follow(endpoints: Vec<String>, layout: Layout, mut context: Context) {
     let shared = Arc::clone(&context.shared);
-    let mut position = Position { records: Records::new(layout), ring: None, revision: 0, resume: None };
+    let mut position =
+        Position { records: Records::new(layout), keys: Default::default(), ring: None, revision: 0, resume: None };
     let mut backoff = shared.min_backoff;
     loop {
         if *context.stop.borrow() {
@@ -110,6 +114,7 @@ async fn read_prefix(client: &mut Client, position: &mut Position, shared: &Shar
     let revision = response.header().map_or(0, |h| h.revision());
     let mut records = Records::new(layout);
     let mut changes = Vec::new();
+    position.keys = response.kvs().iter().map(|kv| (kv.key().to_vec(), kv.mod_revision())).collect();
     for kv in response.kvs() {
         match records.change_of(kv.key(), Some(kv.value())) {
             Ok(Some(change)) => changes.push(change),
@@ -165,7 +170,7 @@ async fn session(
             Err(message) => return Ended::Failed(message),
         },
     };
-    let options = WatchOptions::new().with_prefix().with_start_revision(start).with_progress_notify();
+    let options = WatchOptions::new().with_prefix().with_start_revision(start);
     let root = position.records.layout().root();
     let mut stream = match tokio::time::timeout(REQUEST_TIMEOUT, client.watch(root, Some(options))).await {
         Ok(Ok(stream)) => stream,
@@ -178,9 +183,9 @@ async fn session(
         let message = tokio::select! {
             _ = context.stop.changed() => return Ended::Stop,
             Some(()) = context.progress.recv() => {
-                // A follower asked to confirm its revision (wait_for_revision).
-                if let Err(error) = stream.request_progress().await {
-                    return lost(position, error.to_string());
+                // A waiter asked to confirm the revision (wait_for_revision).
+                if let Err(message) = confirm(&mut client, position, &shared).await {
+                    return lost(position, message);
                 }
                 continue;
             }
@@ -200,6 +205,31 @@ async fn session(
             return ended;
         }
     }
+}
+
+/// Confirms that the ring is current at the store's revision, for a waiter
+/// whose revision other keys made: a keys-only read of the prefix at the
+/// current revision R; when it holds exactly the keys and mod revisions the
+/// follower has applied, nothing under the prefix changed since, and the
+/// ring is current at R. (etcd 3.4 answers a watch progress request before
+/// a catching-up watcher has delivered its events, so a progress reply is
+/// not such a proof.) Otherwise the events are on their way.
+async fn confirm(client: &mut Client, position: &mut Position, shared: &Shared) -> Result<(), String> {
+    let root = position.records.layout().root();
+    let read = client.get(root, Some(GetOptions::new().with_prefix().with_keys_only()));
+    let response = match tokio::time::timeout(REQUEST_TIMEOUT, read).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(error)) => return Err(error.to_string()),
+        Err(_) => return Err(format!("keys-only read took longer than {REQUEST_TIMEOUT:?}")),
+    };
+    let revision = response.header().map_or(0, |h| h.revision());
+    let current = response.kvs().len() == position.keys.len()
+        && response.kvs().iter().all(|kv| position.keys.get(kv.key()) == Some(&kv.mod_revision()));
+    if current && revision > position.revision {
+        position.revision = revision;
+        shared.publish(revision, None);
+    }
+    Ok(())
 }
 
 /// Remembers where to resume and reports the failure.
@@ -226,6 +256,10 @@ fn apply(position: &mut Position, shared: &Shared, batch: Vec<WatchResponse>) ->
         for event in response.events() {
             let Some(kv) = event.kv() else { continue };
             let value = (event.event_type() == EventType::Put).then(|| kv.value());
+            match value {
+                Some(_) => position.keys.insert(kv.key().to_vec(), kv.mod_revision()),
+                None => position.keys.remove(kv.key()),
+            };
             match position.records.change_of(kv.key(), value) {
                 Ok(Some(change)) => changes.push(change),
                 Ok(None) => {}
@@ -237,8 +271,8 @@ fn apply(position: &mut Position, shared: &Shared, batch: Vec<WatchResponse>) ->
         }
     }
     if changes.is_empty() {
-        // A progress notification: the ring is current at `revision`.
-        if revision > position.revision {
+        // Only keys the layout ignores changed: the ring is current at `revision`.
+        if revision > position.revision && batch.iter().any(|r| !r.events().is_empty()) {
             position.revision = revision;
             shared.publish(revision, None);
         }

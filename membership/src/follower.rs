@@ -395,15 +395,19 @@ impl Follower {
     }
 
     /// Waits until the follower holds revision `revision` or a later one and
-    /// returns that epoch. For etcd, asks the server to confirm its progress,
-    /// so a follower whose ring is current returns even when `revision` was
-    /// made by other keys.
+    /// returns that epoch. For etcd, confirms with a keys-only read of the
+    /// prefix that nothing changed since the follower's revision, so a
+    /// follower whose ring is current returns even when `revision` was made
+    /// by other keys.
     ///
     /// Errors: [`MembershipError::Timeout`] after `timeout`;
     /// [`MembershipError::Stopped`] when the follower's thread has ended.
     pub fn wait_for_revision(&self, revision: i64, timeout: Duration) -> Result<Arc<Epoch>, MembershipError> {
         let deadline = Instant::now() + timeout;
-        let mut asked = false;
+        // The revision held when a confirmation was last asked for: ask again
+        // once the follower has moved (the first answer may have come while
+        // events were still on their way).
+        let mut asked_at: Option<i64> = None;
         let mut health = lock(&self.shared.health);
         loop {
             let epoch = self.shared.current.load_full();
@@ -421,9 +425,9 @@ impl Follower {
                     last_error: format!("holds revision {}, waiting for {revision}", epoch.revision),
                 });
             }
-            if !asked && epoch.revision > 0 {
+            if epoch.revision > 0 && asked_at != Some(epoch.revision) {
                 let _ = self.shared.progress.send(());
-                asked = true;
+                asked_at = Some(epoch.revision);
             }
             let wait = (deadline - now).min(Duration::from_millis(200));
             health = self.shared.published.wait_timeout(health, wait).unwrap_or_else(|p| p.into_inner()).0;

@@ -389,6 +389,22 @@ impl Admin {
         Ok(response.header().map_or(0, |h| h.revision()))
     }
 
+    /// Writes many members without leases in one transaction (one revision,
+    /// so followers see them as one change); at most 128 per call, etcd's
+    /// default limit of operations per transaction. Returns the revision.
+    /// Errors: [`MembershipError::Record`] naming the first invalid member,
+    /// [`MembershipError::Etcd`].
+    pub fn put_members(&mut self, members: &[(&str, MemberRecord)]) -> Result<i64, MembershipError> {
+        let mut operations = Vec::with_capacity(members.len());
+        for (id, record) in members {
+            check_member(&self.layout, id, record)?;
+            operations.push(TxnOp::put(self.layout.member_key(id), record.to_json(), None));
+        }
+        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let response = self.runtime.block_on(timed(endpoints, client.txn(Txn::new().and_then(operations))))?;
+        Ok(response.header().map_or(0, |h| h.revision()))
+    }
+
     /// Removes member `id`: deletes its record and revokes its lease (a
     /// running agent then stops, as removed). Returns the revision.
     /// Errors: [`MembershipError::UnknownMember`], [`MembershipError::Etcd`].

@@ -252,3 +252,29 @@ fn bad_endpoints_and_prefixes_are_typed_errors() {
     assert!(matches!(unreachable, Err(MembershipError::Timeout { .. })), "{unreachable:?}");
     assert!(started.elapsed() < Duration::from_secs(3));
 }
+
+#[test]
+fn a_burst_of_hundreds_of_changes_is_coalesced() {
+    let etcd = Etcd::start();
+    let endpoints = [etcd.url()];
+    let mut admin = Admin::connect(&endpoints, PREFIX).unwrap();
+    let follower = Follower::etcd(&endpoints, PREFIX, FollowerOptions::default()).unwrap();
+    let events = follower.subscribe();
+    let mut members = BTreeMap::new();
+    let ids: Vec<String> = (0..500).map(|i| format!("burst-{i:03}")).collect();
+    let mut revision = 0;
+    for chunk in ids.chunks(100) {
+        let batch: Vec<(&str, MemberRecord)> = chunk.iter().map(|id| (id.as_str(), MemberRecord::new(1.0))).collect();
+        revision = admin.put_members(&batch).unwrap();
+        members.extend(chunk.iter().map(|id| (id.as_str(), (1.0, None))));
+    }
+    // Then 200 single writes as fast as one connection sends them.
+    for id in &ids[..200] {
+        revision = admin.put_member(id, &MemberRecord::new(2.0)).unwrap();
+        members.insert(id.as_str(), (2.0, None));
+    }
+    converges(&follower, revision, &expected(&ParamsRecord::default(), &members));
+    let rings = events.try_iter().filter(|e| matches!(e, Event::Epoch { changed: true, .. })).count();
+    println!("700 changes (500 members in 5 transactions, then 200 weight changes) became {rings} rings");
+    assert!(rings <= 205, "{rings} rings for 205 revisions");
+}
