@@ -5,11 +5,10 @@
 
 use std::path::Path;
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use arc_swap::ArcSwap;
 use shardring::{Ring, RingDiff};
 use tokio::sync::{mpsc as async_mpsc, watch};
 
@@ -144,7 +143,10 @@ struct Health {
 
 /// What a follower's thread and its handle share.
 pub(crate) struct Shared {
-    current: ArcSwap<Epoch>,
+    /// The current epoch. A lock, not an `arc_swap`: that crate keeps
+    /// per-thread nodes in a global list it never frees, which memory
+    /// checkers of C and C++ programs report; a read here only clones an `Arc`.
+    current: RwLock<Arc<Epoch>>,
     health: Mutex<Health>,
     /// Notified whenever an epoch is published or the thread ends.
     published: Condvar,
@@ -163,8 +165,18 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    fn load(&self) -> Arc<Epoch> {
+        Arc::clone(&self.current.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn store(&self, epoch: Arc<Epoch>) {
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = epoch;
+    }
+}
+
+impl Shared {
     fn emit(&self, event: Event) {
-        let epoch = self.current.load_full();
+        let epoch = self.load();
         if let Some(hook) = &self.hook {
             hook(&event, &epoch);
         }
@@ -173,7 +185,7 @@ impl Shared {
 
     /// Publishes `ring` (or, with `None`, the current ring) at `revision`.
     pub(crate) fn publish(&self, revision: i64, ring: Option<Arc<Ring>>) {
-        let previous = self.current.load_full();
+        let previous = self.load();
         let (ring, changed) = match ring {
             Some(ring) => (ring, true),
             None => (Arc::clone(&previous.ring), false),
@@ -184,7 +196,7 @@ impl Shared {
             return;
         }
         let epoch = Arc::new(Epoch { revision, ring, fingerprint });
-        self.current.store(Arc::clone(&epoch));
+        self.store(Arc::clone(&epoch));
         if let Some(on_epoch) = &self.on_epoch {
             on_epoch(&epoch);
         }
@@ -307,11 +319,11 @@ impl Follower {
         let (progress_sender, progress) = async_mpsc::unbounded_channel();
         let empty = Ring::builder().build().expect("an empty ring builds");
         let shared = Arc::new(Shared {
-            current: ArcSwap::from_pointee(Epoch {
+            current: RwLock::new(Arc::new(Epoch {
                 revision: 0,
                 fingerprint: empty.fingerprint(),
                 ring: Arc::new(empty),
-            }),
+            })),
             health: Mutex::new(Health {
                 connected: false,
                 ever_connected: false,
@@ -359,22 +371,22 @@ impl Follower {
     /// The current epoch: its ring, revision and fingerprint, consistent
     /// with one another.
     pub fn epoch(&self) -> Arc<Epoch> {
-        self.shared.current.load_full()
+        self.shared.load()
     }
 
     /// The current ring.
     pub fn ring(&self) -> Arc<Ring> {
-        Arc::clone(&self.shared.current.load().ring)
+        Arc::clone(&self.shared.load().ring)
     }
 
     /// The current epoch's revision.
     pub fn revision(&self) -> i64 {
-        self.shared.current.load().revision
+        self.shared.load().revision
     }
 
     /// Connection state and staleness.
     pub fn status(&self) -> Status {
-        let epoch = self.shared.current.load();
+        let epoch = self.shared.load();
         let health = lock(&self.shared.health);
         Status {
             revision: epoch.revision,
@@ -410,7 +422,7 @@ impl Follower {
         let mut asked_at: Option<i64> = None;
         let mut health = lock(&self.shared.health);
         loop {
-            let epoch = self.shared.current.load_full();
+            let epoch = self.shared.load();
             if epoch.revision >= revision {
                 return Ok(epoch);
             }
