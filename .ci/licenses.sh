@@ -41,11 +41,13 @@ done
 crates=$(cargo metadata -q --no-deps --format-version 1 | python3 -c '
 import json, sys
 print("\n".join(p["name"] for p in json.load(sys.stdin)["packages"] if p["publish"] != []))')
+# One call for all of them, so a crate depending on another of the workspace
+# (shardring-membership on shardring) packages against it, not crates.io.
+cargo package -q $(printf -- '-p %s ' $crates) --allow-dirty --no-verify --target-dir "$tmp/cargo"
 for crate in $crates; do
-    cargo package -q -p "$crate" --allow-dirty --no-verify --target-dir "$tmp/cargo"
     mkdir -p "$tmp/crate-$crate"
-    tar -xzf "$tmp"/cargo/package/"$crate"-*.crate -C "$tmp/crate-$crate"
-    check "crate $crate ($(cd "$tmp/cargo/package" && ls "$crate"-*.crate))" "$(ls -d "$tmp/crate-$crate"/*/)"
+    tar -xzf "$tmp"/cargo/package/"$crate"-[0-9]*.crate -C "$tmp/crate-$crate"
+    check "crate $crate ($(cd "$tmp/cargo/package" && ls "$crate"-[0-9]*.crate))" "$(ls -d "$tmp/crate-$crate"/*/)"
 done
 
 # Python: the built wheels and a fresh sdist.
