@@ -6,6 +6,7 @@ use crate::algorithm::Algorithm;
 use crate::error::RingError;
 use crate::node::Node;
 use crate::ring::{DEFAULT_VNODES, Ring};
+use crate::transition::NodeState;
 use crate::{maglev, slots};
 
 /// The placement format this build implements (see `core/SPEC.md`).
@@ -45,7 +46,7 @@ pub struct RingConfig {
     pub nodes: Vec<NodeConfig>,
 }
 
-/// One node of a [`RingConfig`].
+/// One node of a [`RingConfig`] (or of a [`crate::Transition`]'s config).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, expecting = "a node object such as {\"id\": \"cache-1\", \"weight\": 1}")]
 pub struct NodeConfig {
@@ -61,6 +62,10 @@ pub struct NodeConfig {
     /// ranges; when any node lists slots, every slot must be listed once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slots: Option<Vec<[u16; 2]>>,
+    /// The node's part in a transition (absent: active). A config with
+    /// warming or draining nodes describes a [`crate::Transition`], not a ring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<NodeState>,
 }
 
 /// A serde error prefixed with the path of the field it concerns
@@ -267,10 +272,17 @@ impl RingConfig {
             put_str(&mut bytes, &node.id);
             let weight = if node.weight == 0.0 { 0.0f64 } else { node.weight };
             bytes.extend_from_slice(&weight.to_bits().to_le_bytes());
+            // Bit 0: the node has a zone; bits 1-2: its state (0 active, 1
+            // warming, 2 draining), so a ring of active nodes encodes as before.
+            let state = match node.state.unwrap_or_default() {
+                NodeState::Active => 0u8,
+                NodeState::Warming => 1,
+                NodeState::Draining => 2,
+            };
             match &node.zone {
-                None => bytes.push(0),
+                None => bytes.push(state << 1),
                 Some(zone) => {
-                    bytes.push(1);
+                    bytes.push(1 | state << 1);
                     put_str(&mut bytes, zone);
                 }
             }
@@ -303,8 +315,20 @@ impl RingConfig {
             .collect()
     }
 
-    /// Builds the ring this config describes. Errors as [`crate::RingBuilder::build`].
+    /// Builds the ring this config describes. Errors as
+    /// [`crate::RingBuilder::build`], and [`RingError::InvalidConfig`] naming
+    /// a warming or draining node (such a config describes a
+    /// [`crate::Transition`]: build it with [`crate::Transition::from_config`]).
     pub fn build(&self) -> Result<Ring, RingError> {
+        if let Some(node) = self.nodes.iter().find(|n| n.state.is_some_and(|s| s != NodeState::Active)) {
+            let state = node.state.unwrap_or_default().name();
+            return Err(RingError::InvalidConfig {
+                message: format!(
+                    "node {:?} is {state}: a config with warming or draining nodes describes a transition, not a ring",
+                    node.id
+                ),
+            });
+        }
         let nodes = self.nodes.iter().map(|n| {
             let node = Node::new(n.id.clone(), n.weight);
             match &n.zone {
@@ -357,6 +381,7 @@ impl Ring {
                     weight: n.weight(),
                     zone: n.zone().map(str::to_owned),
                     slots: slot_ranges.as_ref().map(|r| r[i].iter().map(|r| [*r.start(), *r.end()]).collect()),
+                    state: None,
                 })
                 .collect(),
         }

@@ -43,6 +43,7 @@ mod node;
 mod rendezvous;
 mod ring;
 pub mod slots;
+mod transition;
 
 pub use algorithm::Algorithm;
 pub use analysis::{Balance, Flow, MovedArc, RingDiff, Spread};
@@ -53,3 +54,4 @@ pub use error::RingError;
 pub use hash::{hash_key, hash_point};
 pub use node::Node;
 pub use ring::{DEFAULT_SEED, DEFAULT_VNODES, MAX_POINTS, Ring, RingBuilder};
+pub use transition::{NodeState, Transition};

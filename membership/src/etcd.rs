@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use etcd_client::{Client, ConnectOptions, EventType, GetOptions, WatchOptions, WatchResponse};
 use futures_util::FutureExt;
-use shardring::Ring;
+use shardring::Transition;
 
 use crate::error::MembershipError;
 use crate::follower::{Context, Shared};
@@ -71,7 +71,8 @@ struct Position {
     /// Every key under the prefix with its mod revision, as last read or
     /// watched: what a confirmation read compares against.
     keys: std::collections::BTreeMap<Vec<u8>, i64>,
-    ring: Option<Arc<Ring>>,
+    /// The transition of the records (with every member active, a ring).
+    transition: Option<Arc<Transition>>,
     revision: i64,
     /// Watch from here on reconnecting, instead of re-reading the prefix.
     resume: Option<i64>,
@@ -80,8 +81,13 @@ struct Position {
 /// Follows `layout` in etcd until stopped.
 pub(crate) async fn follow(endpoints: Vec<String>, layout: Layout, mut context: Context) {
     let shared = Arc::clone(&context.shared);
-    let mut position =
-        Position { records: Records::new(layout), keys: Default::default(), ring: None, revision: 0, resume: None };
+    let mut position = Position {
+        records: Records::new(layout),
+        keys: Default::default(),
+        transition: None,
+        revision: 0,
+        resume: None,
+    };
     let mut backoff = shared.min_backoff;
     loop {
         if *context.stop.borrow() {
@@ -131,17 +137,17 @@ async fn read_prefix(client: &mut Client, position: &mut Position, shared: &Shar
 
 /// Publishes a built ring at `revision`, or reports why none could be built
 /// (the last ring stays, and so does the revision).
-fn settle(position: &mut Position, shared: &Shared, revision: i64, built: Result<Ring, shardring::RingError>) {
+fn settle(position: &mut Position, shared: &Shared, revision: i64, built: Result<Transition, shardring::RingError>) {
     match built {
-        Ok(ring) => {
-            let ring = Arc::new(ring);
-            position.ring = Some(Arc::clone(&ring));
+        Ok(transition) => {
+            let transition = Arc::new(transition);
+            position.transition = Some(Arc::clone(&transition));
             position.revision = revision;
-            shared.publish(revision, Some(ring));
+            shared.publish(revision, Some(transition));
         }
         Err(error) => {
             // The last ring no longer matches the records: the next change rebuilds.
-            position.ring = None;
+            position.transition = None;
             let key = position.records.layout().config_key();
             shared.reject(Rejected { key, message: format!("no ring can be built at revision {revision}: {error}") });
         }
@@ -278,7 +284,7 @@ fn apply(position: &mut Position, shared: &Shared, batch: Vec<WatchResponse>) ->
         }
         return None;
     }
-    let previous = position.ring.clone();
+    let previous = position.transition.clone();
     let (built, rejected) = position.records.advance(previous.as_deref(), changes);
     rejected.into_iter().for_each(|r| shared.reject(r));
     settle(position, shared, revision, built);

@@ -1,4 +1,5 @@
-//! The file source of a follower: a JSON ring config on the local disk,
+//! The file source of a follower: a JSON ring config on the local disk (its
+//! nodes may carry states: a transition),
 //! re-read when its directory reports a change to it (inotify, through the
 //! `notify` crate) and, as a safety net, when its modification time or size
 //! changes (checked every second).
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use notify::{RecursiveMode, Watcher};
-use shardring::Ring;
+use shardring::{RingConfig, Transition};
 
 use crate::follower::Context;
 use crate::records::Rejected;
@@ -85,11 +86,11 @@ fn read(path: &Path, generation: &mut i64, last_text: &mut Option<String>, conte
     if last_text.as_deref() == Some(text.as_str()) {
         return;
     }
-    match Ring::from_json(&text) {
-        Ok(ring) => {
+    match RingConfig::from_json(&text).and_then(|config| Transition::from_config(&config)) {
+        Ok(transition) => {
             *generation += 1;
             *last_text = Some(text);
-            shared.publish(*generation, Some(Arc::new(ring)));
+            shared.publish(*generation, Some(Arc::new(transition)));
         }
         Err(error) => shared.reject(Rejected { key, message: error.to_string() }),
     }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use shardring::{Ring, RingDiff};
+use shardring::{Ring, RingDiff, Transition};
 use tokio::sync::{mpsc as async_mpsc, watch};
 
 use crate::error::MembershipError;
@@ -22,9 +22,14 @@ pub struct Epoch {
     /// other keys in the same etcd also advance); for a file source, the
     /// number of times the file was read successfully. 0 before the first ring.
     pub revision: i64,
-    /// The ring.
+    /// The ring of the active members: where keys are read (with every
+    /// member active, the ring).
     pub ring: Arc<Ring>,
-    /// `ring.fingerprint()`, computed once.
+    /// The members' transition: read and write sets while members are
+    /// warming or draining (`core/SPEC.md`, *Transitions*).
+    pub transition: Arc<Transition>,
+    /// `transition.fingerprint()` (with every member active, the ring's
+    /// fingerprint), computed once.
     pub fingerprint: u64,
 }
 
@@ -183,19 +188,20 @@ impl Shared {
         lock(&self.subscribers).retain(|subscriber| subscriber.send(event.clone()).is_ok());
     }
 
-    /// Publishes `ring` (or, with `None`, the current ring) at `revision`.
-    pub(crate) fn publish(&self, revision: i64, ring: Option<Arc<Ring>>) {
+    /// Publishes `transition` (or, with `None`, the current one) at `revision`.
+    pub(crate) fn publish(&self, revision: i64, transition: Option<Arc<Transition>>) {
         let previous = self.load();
-        let (ring, changed) = match ring {
-            Some(ring) => (ring, true),
-            None => (Arc::clone(&previous.ring), false),
+        let (transition, changed) = match transition {
+            Some(transition) => (transition, true),
+            None => (Arc::clone(&previous.transition), false),
         };
-        let fingerprint = if changed { ring.fingerprint() } else { previous.fingerprint };
+        let fingerprint = transition.fingerprint();
         let changed = changed && (fingerprint != previous.fingerprint || previous.revision == 0);
         if !changed && revision <= previous.revision {
             return;
         }
-        let epoch = Arc::new(Epoch { revision, ring, fingerprint });
+        let ring = Arc::clone(transition.read_ring());
+        let epoch = Arc::new(Epoch { revision, ring, transition, fingerprint });
         self.store(Arc::clone(&epoch));
         if let Some(on_epoch) = &self.on_epoch {
             on_epoch(&epoch);
@@ -205,8 +211,11 @@ impl Shared {
             health.epochs += 1;
         }
         self.published.notify_all();
-        let diff =
-            if changed && previous.revision > 0 { previous.ring.diff(&epoch.ring).ok().map(Arc::new) } else { None };
+        let diff = if changed && previous.revision > 0 {
+            previous.transition.new_ring().diff(epoch.transition.new_ring()).ok().map(Arc::new)
+        } else {
+            None
+        };
         self.emit(Event::Epoch { revision, fingerprint, changed, diff });
     }
 
@@ -319,11 +328,11 @@ impl Follower {
         let (progress_sender, progress) = async_mpsc::unbounded_channel();
         let empty = Ring::builder().build().expect("an empty ring builds");
         let shared = Arc::new(Shared {
-            current: RwLock::new(Arc::new(Epoch {
-                revision: 0,
-                fingerprint: empty.fingerprint(),
-                ring: Arc::new(empty),
-            })),
+            current: RwLock::new({
+                let transition = Arc::new(Transition::steady(Arc::new(empty)));
+                let ring = Arc::clone(transition.read_ring());
+                Arc::new(Epoch { revision: 0, fingerprint: transition.fingerprint(), ring, transition })
+            }),
             health: Mutex::new(Health {
                 connected: false,
                 ever_connected: false,

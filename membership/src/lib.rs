@@ -41,4 +41,5 @@ mod records;
 pub use error::MembershipError;
 pub use follower::{Epoch, EpochHook, Event, Follower, FollowerOptions, Hook, Status};
 pub use member::{Admin, Member, MemberEntry, MemberState as AgentState};
-pub use records::{Change, KeyKind, Layout, MemberRecord, MemberState, ParamsRecord, Records, Rejected};
+pub use records::{Change, KeyKind, Layout, MemberRecord, ParamsRecord, Records, Rejected};
+pub use shardring::NodeState;

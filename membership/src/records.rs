@@ -18,7 +18,8 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use shardring::{Algorithm, Node, NodeConfig, PLACEMENT_FORMAT, Ring, RingConfig, RingError};
+use shardring::{Algorithm, Node, NodeConfig, NodeState, PLACEMENT_FORMAT, Ring, RingConfig, RingError, Transition};
+use std::sync::Arc;
 
 use crate::error::MembershipError;
 
@@ -145,17 +146,6 @@ impl ParamsRecord {
     }
 }
 
-/// A member's state. Only active members exist in this placement format;
-/// the state is in the record so that later states (warming, draining) are
-/// an addition, not a new layout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MemberState {
-    /// Owns keys by its weight.
-    #[default]
-    Active,
-}
-
 /// The value at `P/members/<id>`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -166,9 +156,11 @@ pub struct MemberRecord {
     /// Failure-domain label (non-empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone: Option<String>,
-    /// The member's state (default `active`).
+    /// The member's state (default `active`): `warming` while it joins (it
+    /// takes writes, not reads, while a rebalancer copies its keys to it),
+    /// `draining` while it leaves (`core/SPEC.md`, *Transitions*).
     #[serde(default)]
-    pub state: MemberState,
+    pub state: NodeState,
 }
 
 fn default_weight() -> f64 {
@@ -178,7 +170,7 @@ fn default_weight() -> f64 {
 impl MemberRecord {
     /// A record of `weight`, no zone, active.
     pub fn new(weight: f64) -> MemberRecord {
-        MemberRecord { weight, zone: None, state: MemberState::Active }
+        MemberRecord { weight, zone: None, state: NodeState::Active }
     }
 
     /// Parses a member value. Errors: [`RingError::InvalidConfig`] naming the field.
@@ -341,25 +333,32 @@ impl Records {
                 .members
                 .iter()
                 .filter(|(id, _)| !self.excluded.contains_key(*id))
-                .map(|(id, r)| NodeConfig { id: id.clone(), weight: r.weight, zone: r.zone.clone(), slots: None })
+                .map(|(id, r)| NodeConfig {
+                    id: id.clone(),
+                    weight: r.weight,
+                    zone: r.zone.clone(),
+                    slots: None,
+                    state: (r.state != NodeState::Active).then_some(r.state),
+                })
                 .collect(),
         }
     }
 
-    /// Builds the ring from scratch, leaving out (and listing in
-    /// [`Records::rejected`]) each member the algorithm rejects, one at a
-    /// time in id order, so the result depends on the records alone.
+    /// Builds the transition (with every member active, just a ring) from
+    /// scratch, leaving out (and listing in [`Records::rejected`]) each
+    /// member the algorithm rejects, one at a time in id order, so the result
+    /// depends on the records alone.
     ///
     /// Errors: the core's error when the parameters themselves cannot build
     /// (an invalid config record, a Maglev table smaller than the members).
-    pub fn rebuild(&mut self) -> Result<Ring, RingError> {
+    pub fn rebuild(&mut self) -> Result<Transition, RingError> {
         if let Some(rejected) = &self.params_rejected {
             return Err(RingError::InvalidConfig { message: format!("{}: {}", rejected.key, rejected.message) });
         }
         self.excluded.clear();
         loop {
-            match self.config().build() {
-                Ok(ring) => return Ok(ring),
+            match Transition::from_config(&self.config()) {
+                Ok(transition) => return Ok(transition),
                 Err(error) => {
                     let Some(id) = error_id(&error).filter(|id| self.members.contains_key(*id)) else {
                         return Err(error);
@@ -371,17 +370,18 @@ impl Records {
         }
     }
 
-    /// The ring after `changes`, derived from `previous` (the ring of these
-    /// records before the changes) when that gives the same ring as
+    /// The transition after `changes`, derived from `previous` (that of
+    /// these records before the changes) when that gives the same ring as
     /// [`Records::rebuild`]: on the algorithms whose placement ignores node
-    /// order, with no member excluded, and every derivation succeeding. Each
-    /// derivation costs O(P) instead of a rebuild's O(P log P). Otherwise
-    /// rebuilds. Returns the ring and the records `changes` rejected.
+    /// order, with every member active and none excluded, and every
+    /// derivation succeeding. Each derivation costs O(P) instead of a
+    /// rebuild's O(P log P). Otherwise rebuilds. Returns the transition and
+    /// the records `changes` rejected.
     pub fn advance(
         &mut self,
-        previous: Option<&Ring>,
+        previous: Option<&Transition>,
         changes: Vec<Change>,
-    ) -> (Result<Ring, RingError>, Vec<Rejected>) {
+    ) -> (Result<Transition, RingError>, Vec<Rejected>) {
         let before = self.members.clone();
         let params_before = self.params.clone();
         let mut rejected = Vec::new();
@@ -396,7 +396,11 @@ impl Records {
         }
         touched.sort();
         touched.dedup();
+        let steady = |members: &BTreeMap<String, MemberRecord>| members.values().all(|r| r.state == NodeState::Active);
+        let previous = previous.filter(|t| t.is_steady()).map(|t| t.read_ring());
         let derivable = previous.is_some()
+            && steady(&before)
+            && steady(&self.members)
             && !config_changed
             && self.params == params_before
             && self.excluded.is_empty()
@@ -425,7 +429,8 @@ impl Records {
                 }
             }
             if !failed {
-                return (Ok(derived.unwrap_or_else(|| previous.clone())), rejected);
+                let ring = derived.map_or_else(|| Arc::clone(previous), Arc::new);
+                return (Ok(Transition::steady(ring)), rejected);
             }
         }
         let excluded_before = std::mem::take(&mut self.excluded);

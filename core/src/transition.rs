@@ -1,0 +1,196 @@
+//! Member states and the read and write sets of a transition between two
+//! rings: how a cluster adds or removes a node without a cold cache and
+//! without losing writes (`core/SPEC.md`, *Transitions*).
+//!
+//! A member is **active**, **warming** (joining: it takes writes for the
+//! keys it will own while a rebalancer copies them to it, but no reads yet)
+//! or **draining** (leaving: it takes no writes, and serves reads as a
+//! fallback until its keys are copied away). Three rings follow from the
+//! states: the *read ring* of the active members, the *old ring* (active and
+//! draining: where keys are now) and the *new ring* (active and warming:
+//! where keys go).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::RingDiff;
+use crate::config::RingConfig;
+use crate::error::RingError;
+use crate::node::Node;
+use crate::ring::Ring;
+
+/// A member's part in a transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeState {
+    /// Takes reads and writes for the keys it owns.
+    #[default]
+    Active,
+    /// Joining: takes writes for the keys it will own, no reads.
+    Warming,
+    /// Leaving: takes no writes; serves reads as a fallback for the keys it owned.
+    Draining,
+}
+
+impl NodeState {
+    /// `"active"`, `"warming"` or `"draining"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeState::Active => "active",
+            NodeState::Warming => "warming",
+            NodeState::Draining => "draining",
+        }
+    }
+}
+
+/// A ring in transition: the read, old and new rings of its members'
+/// states, and per key the nodes to read from and to write to.
+///
+/// - `read_nodes(key)`: the owner under the active members, then, when it
+///   differs, the owner under the old ring (a draining member, or the owner
+///   before a weight change) as a fallback.
+/// - `write_nodes(key)`: the owner under the active members, then, when it
+///   differs, the owner under the new ring (a warming member that will own
+///   the key).
+///
+/// With every member active the three rings are one and both lists hold the
+/// key's owner alone. `Send + Sync`.
+#[derive(Debug, Clone)]
+pub struct Transition {
+    /// Shared: with every member active, the three are one ring.
+    read: Arc<Ring>,
+    old: Arc<Ring>,
+    new: Arc<Ring>,
+    states: HashMap<String, NodeState>,
+    fingerprint: u64,
+}
+
+impl Transition {
+    /// The transition a config describes: each node's `state` (absent means
+    /// active) decides which of the three rings it belongs to.
+    ///
+    /// Errors: those of [`RingConfig::build`] for any of the three rings.
+    pub fn from_config(config: &RingConfig) -> Result<Transition, RingError> {
+        let with = |keep: &dyn Fn(NodeState) -> bool| {
+            let mut part = config.clone();
+            part.nodes.retain(|n| keep(n.state.unwrap_or_default()));
+            part.nodes.iter_mut().for_each(|n| n.state = None);
+            part.build().map(Arc::new)
+        };
+        let states: HashMap<String, NodeState> =
+            config.nodes.iter().map(|n| (n.id.clone(), n.state.unwrap_or_default())).collect();
+        let read = with(&|s| s == NodeState::Active)?;
+        let warming = states.values().any(|&s| s == NodeState::Warming);
+        let draining = states.values().any(|&s| s == NodeState::Draining);
+        let old = if draining { with(&|s| s != NodeState::Warming)? } else { Arc::clone(&read) };
+        let new = if warming { with(&|s| s != NodeState::Draining)? } else { Arc::clone(&read) };
+        Ok(Transition { read, old, new, states, fingerprint: config.fingerprint() })
+    }
+
+    /// The steady transition of a ring: every member active.
+    pub fn steady(ring: Arc<Ring>) -> Transition {
+        let states = ring.nodes().iter().map(|n| (n.id().to_owned(), NodeState::Active)).collect();
+        let fingerprint = ring.fingerprint();
+        Transition { read: Arc::clone(&ring), old: Arc::clone(&ring), new: ring, states, fingerprint }
+    }
+
+    /// The transition from `from` to `to` (one algorithm and seed): nodes
+    /// only in `from` are draining, nodes only in `to` warming, nodes in
+    /// both active with their weight and zone in `to`.
+    ///
+    /// Errors: [`RingError::AlgorithmMismatch`], [`RingError::SeedMismatch`],
+    /// and those of [`RingConfig::build`].
+    pub fn between(from: &Ring, to: &Ring) -> Result<Transition, RingError> {
+        if from.algorithm() != to.algorithm() {
+            return Err(RingError::AlgorithmMismatch { left: from.algorithm().name(), right: to.algorithm().name() });
+        }
+        if from.seed() != to.seed() {
+            return Err(RingError::SeedMismatch { left: from.seed(), right: to.seed() });
+        }
+        let mut config = to.to_config();
+        for node in &mut config.nodes {
+            if from.position(&node.id).is_none() {
+                node.state = Some(NodeState::Warming);
+            }
+        }
+        let before = from.to_config();
+        for node in before.nodes {
+            if to.position(&node.id).is_none() {
+                config.nodes.push(crate::NodeConfig { state: Some(NodeState::Draining), ..node });
+            }
+        }
+        let mut transition = Transition::from_config(&config)?;
+        // The old ring is `from` itself: weights before the change, its slots.
+        transition.old = Arc::new(from.clone());
+        Ok(transition)
+    }
+
+    /// The ring of the active members: where keys are read first.
+    pub fn read_ring(&self) -> &Arc<Ring> {
+        &self.read
+    }
+
+    /// The ring of the active and draining members: where keys are now.
+    pub fn old_ring(&self) -> &Arc<Ring> {
+        &self.old
+    }
+
+    /// The ring of the active and warming members: where keys go.
+    pub fn new_ring(&self) -> &Arc<Ring> {
+        &self.new
+    }
+
+    /// A member's state; `None` for an id not in the transition.
+    pub fn state(&self, id: &str) -> Option<NodeState> {
+        self.states.get(id).copied()
+    }
+
+    /// Whether every member is active (the three rings are one).
+    pub fn is_steady(&self) -> bool {
+        self.states.values().all(|&s| s == NodeState::Active)
+    }
+
+    /// The fingerprint of the config with its states (see
+    /// [`RingConfig::fingerprint`]): equal for two transitions that answer
+    /// every key alike.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    /// The nodes to read `key` from, in order: its owner under the active
+    /// members, then the owner under the old ring when that differs.
+    ///
+    /// Errors: [`RingError::EmptyRing`] when no active member can own keys.
+    pub fn read_nodes(&self, key: impl AsRef<[u8]>) -> Result<Vec<&Node>, RingError> {
+        Self::pair(&self.read, &self.old, key.as_ref())
+    }
+
+    /// The nodes to write `key` to: its owner under the active members, then
+    /// the owner under the new ring when that differs.
+    ///
+    /// Errors: [`RingError::EmptyRing`] when no active member can own keys.
+    pub fn write_nodes(&self, key: impl AsRef<[u8]>) -> Result<Vec<&Node>, RingError> {
+        Self::pair(&self.read, &self.new, key.as_ref())
+    }
+
+    fn pair<'r>(first: &'r Ring, second: &'r Ring, key: &[u8]) -> Result<Vec<&'r Node>, RingError> {
+        let owner = first.get(key)?;
+        let mut nodes = vec![owner];
+        if let Ok(other) = second.get(key)
+            && other.id() != owner.id()
+        {
+            nodes.push(other);
+        }
+        Ok(nodes)
+    }
+
+    /// What the rebalancer copies: the old ring's difference to the new one,
+    /// arcs included (see [`Ring::diff`]).
+    ///
+    /// Errors: those of [`Ring::diff`].
+    pub fn moves(&self) -> Result<RingDiff, RingError> {
+        self.old.diff(&self.new)
+    }
+}
