@@ -243,7 +243,8 @@ impl RingConfig {
     /// of id bytes (in list order for `jump`, `ketama` and `ketama-spy`,
     /// where order places keys: [`Algorithm::order_places_keys`]): id length (u32) and bytes, weight as IEEE-754 binary64
     /// bits (u64, with -0.0 written as 0.0), the zone as a byte 0 (none) or 1
-    /// followed by its length (u32) and bytes, and for `slots` only its slot
+    /// followed by its length (u32) and bytes (the byte also holds the node's
+    /// state in bits 1-2: 0 active, 1 warming, 2 draining), and for `slots` only its slot
     /// ranges (count u32, then first and last as u16 each, ascending) as
     /// listed, or, when no node lists any, as the fresh assignment gives them.
     pub fn fingerprint(&self) -> u64 {
