@@ -30,6 +30,12 @@ pub struct PyDiff {
     diff: RingDiff,
 }
 
+impl From<RingDiff> for PyDiff {
+    fn from(diff: RingDiff) -> PyDiff {
+        PyDiff { diff }
+    }
+}
+
 #[pymethods]
 impl PyDiff {
     /// Fraction of all keys (of the hash space) whose owner differs, in [0, 1].

@@ -13,6 +13,7 @@ use pyo3::exceptions::{PyTimeoutError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use shardring::Transition;
 use shardring_membership::{Epoch, Event, Follower, FollowerOptions, MembershipError};
 
 use crate::errors::{Argument, number_argument, raise};
@@ -76,6 +77,8 @@ fn event_dict<'py>(py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyDict
 /// The callbacks and the ring cell the follower thread serves.
 struct Listeners {
     cell: Arc<ArcSwap<Snapshot>>,
+    /// The current epoch's transition (the ring's, with every member active).
+    transition: ArcSwap<Transition>,
     callbacks: Mutex<Vec<Py<PyAny>>>,
 }
 
@@ -83,6 +86,7 @@ impl Listeners {
     /// On the follower's thread, before waiters wake: publish a changed
     /// ring into the Python ring.
     fn publish(&self, epoch: &Arc<Epoch>) {
+        self.transition.store(Arc::clone(&epoch.transition));
         if Arc::ptr_eq(&self.cell.load().ring, &epoch.ring) {
             return;
         }
@@ -138,7 +142,12 @@ impl PyFollower {
     ) -> PyResult<PyFollower> {
         let timeout = timeout.map(|t| seconds(t, "timeout"))?.unwrap_or(DEFAULT_TIMEOUT);
         let empty = Snapshot::of(py, Arc::new(shardring::Ring::builder().build().expect("an empty ring builds")));
-        let listeners = Arc::new(Listeners { cell: Arc::new(ArcSwap::new(empty)), callbacks: Mutex::new(Vec::new()) });
+        let steady = Transition::steady(Arc::clone(&empty.ring));
+        let listeners = Arc::new(Listeners {
+            cell: Arc::new(ArcSwap::new(empty)),
+            transition: ArcSwap::from_pointee(steady),
+            callbacks: Mutex::new(Vec::new()),
+        });
         let (hook_listeners, epoch_listeners) = (Arc::clone(&listeners), Arc::clone(&listeners));
         let options = FollowerOptions {
             initial_timeout: timeout,
@@ -207,6 +216,41 @@ impl PyFollower {
     #[getter]
     fn ring(&self, py: Python<'_>) -> Py<PyRing> {
         self.ring.clone_ref(py)
+    }
+
+    /// The current transition (members warming up or draining; with every
+    /// member active, just the ring): a Transition snapshot.
+    #[getter]
+    fn transition(&self) -> crate::transition::PyTransition {
+        crate::transition::PyTransition { transition: self.listeners.transition.load_full() }
+    }
+
+    /// read_nodes(key) -> list[str]: where to read `key` now (the current
+    /// transition's read set; [owner] with every member active).
+    #[pyo3(signature = (key, /))]
+    fn read_nodes<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, pyo3::types::PyString>>> {
+        let key = crate::keys::key_bytes(key)?;
+        let transition = self.listeners.transition.load();
+        let nodes = transition.read_nodes(&*key).map_err(crate::to_py_err)?;
+        Ok(nodes.iter().map(|n| pyo3::types::PyString::new(py, n.id())).collect())
+    }
+
+    /// write_nodes(key) -> list[str]: where to write `key` now (the owner,
+    /// and a warming member that will own it).
+    #[pyo3(signature = (key, /))]
+    fn write_nodes<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, pyo3::types::PyString>>> {
+        let key = crate::keys::key_bytes(key)?;
+        let transition = self.listeners.transition.load();
+        let nodes = transition.write_nodes(&*key).map_err(crate::to_py_err)?;
+        Ok(nodes.iter().map(|n| pyo3::types::PyString::new(py, n.id())).collect())
     }
 
     /// The revision (epoch) of the current ring: the etcd revision it was

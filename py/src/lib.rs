@@ -8,6 +8,7 @@ mod errors;
 mod follower;
 mod keys;
 mod ring;
+mod transition;
 
 use pyo3::prelude::*;
 
@@ -22,6 +23,7 @@ fn _shardring(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<analysis::PyBalance>()?;
     m.add_class::<analysis::PySpread>()?;
     m.add_class::<follower::PyFollower>()?;
+    m.add_class::<transition::PyTransition>()?;
     m.add_class::<follower::PyEvents>()?;
     m.add_function(wrap_pyfunction!(keys::hash_key, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::diff, m)?)?;

@@ -34,6 +34,7 @@ from ._shardring import (
     LoadTracker,
     Ring,
     Spread,
+    Transition,
     diff,
     hash_key,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "Ring",
     "RingError",
     "Spread",
+    "Transition",
     "UnknownNodeError",
     "diff",
     "hash_key",

@@ -25,6 +25,7 @@ __all__ = [
     "LoadTracker",
     "Ring",
     "Spread",
+    "Transition",
     "__version__",
     "_ring_from_json",
     "diff",
@@ -292,6 +293,13 @@ class Follower:
         """Calls ``callback(event)`` with each event dict, on the follower's thread."""
     def events(self, timeout: float | None = None) -> FollowerEvents:
         """The events from now on; each next() waits up to ``timeout`` seconds."""
+    @property
+    def transition(self) -> Transition:
+        """The current transition (with every member active, just the ring)."""
+    def read_nodes(self, key: _Key, /) -> list[str]:
+        """Where to read ``key`` now: [owner], or [owner, draining fallback]."""
+    def write_nodes(self, key: _Key, /) -> list[str]:
+        """Where to write ``key`` now: [owner], or [owner, warming new owner]."""
     def close(self) -> None:
         """Stops the follower's thread; the ring keeps its last snapshot."""
     def __enter__(self) -> Follower: ...
@@ -304,3 +312,39 @@ class FollowerEvents:
 
     def __iter__(self) -> FollowerEvents: ...
     def __next__(self) -> dict[str, Any]: ...
+
+@final
+class Transition:
+    """A ring whose members are "active", "warming" (take the writes of the
+    keys they will own, no reads) or "draining" (no writes; reads as a
+    fallback); core/SPEC.md, Transitions."""
+
+    @staticmethod
+    def from_json(config: str) -> Transition:
+        """From a JSON ring config whose nodes may carry "state"."""
+    @staticmethod
+    def between(old: Ring, new: Ring) -> Transition:
+        """Members only in ``old`` drain, members only in ``new`` warm up."""
+    def read_nodes(self, key: _Key, /) -> list[str]:
+        """Where to read ``key``: the active owner, then the old owner when it differs."""
+    def write_nodes(self, key: _Key, /) -> list[str]:
+        """Where to write ``key``: the active owner, then the new owner when it differs."""
+    @property
+    def read_ring(self) -> Ring:
+        """The ring of the active members."""
+    @property
+    def old_ring(self) -> Ring:
+        """The ring of the active and draining members."""
+    @property
+    def new_ring(self) -> Ring:
+        """The ring of the active and warming members."""
+    def state(self, id: str) -> str | None:
+        """"active", "warming" or "draining"; None for an unknown id."""
+    @property
+    def is_steady(self) -> bool:
+        """Whether every member is active."""
+    @property
+    def fingerprint(self) -> int:
+        """The fingerprint of the config with its states."""
+    def moves(self) -> Diff:
+        """The old ring's difference to the new one: what a rebalancer copies."""
