@@ -52,6 +52,8 @@ export declare class NativeFollower {
   _ring(): Ring
   /** Moves the follower's current ring into its `Ring`; true when it changed. */
   _sync(): boolean
+  /** The transition of the follower's `Ring` (with every member active, just the ring). */
+  get transition(): Transition
   /** The revision (epoch) the follower holds. */
   get revision(): number
   /** The fingerprint of the follower's current ring. */
@@ -194,6 +196,49 @@ export declare class Ring {
  * Internal: `shardring.d.ts`, the package's types, leaves it out.
  */
 export declare class Snapshot {}
+
+/**
+ * A ring in transition (core/SPEC.md, Transitions): members are `active`,
+ * `warming` (joining: takes the writes of the keys it will own, no reads,
+ * while a rebalancer copies them) or `draining` (leaving: no writes, reads
+ * as a fallback). `readNodes(key)` is the owner among the active members,
+ * then the old owner when it differs; `writeNodes(key)` the owner among the
+ * active members, then the new owner when it differs.
+ */
+export declare class Transition {
+  /**
+   * From a JSON ring config whose nodes may carry `state` (`"active"`,
+   * `"warming"`, `"draining"`; absent: active). Throws `RING_INVALID_CONFIG`
+   * and the Ring constructor's errors.
+   */
+  static fromJSON(config: string): Transition
+  /**
+   * Members only in `oldRing` drain, members only in `newRing` warm up.
+   * Throws `RING_ALGORITHM_MISMATCH` or `RING_SEED_MISMATCH`.
+   */
+  static between(oldRing: Ring, newRing: Ring): Transition
+  /** Where to read `key`, in order (one or two ids). Throws `RING_EMPTY_RING`. */
+  readNodes(key: string | Uint8Array): Array<string>
+  /**
+   * Where to write `key` (one or two ids; acknowledge a write once all took
+   * it). Throws `RING_EMPTY_RING`.
+   */
+  writeNodes(key: string | Uint8Array): Array<string>
+  /** The ring of the active members (where keys are read first). */
+  get readRing(): Ring
+  /** The ring of the active and draining members (where keys are now). */
+  get oldRing(): Ring
+  /** The ring of the active and warming members (where keys go). */
+  get newRing(): Ring
+  /** `"active"`, `"warming"` or `"draining"`; `null` for an unknown id. */
+  state(id: string): string | null
+  /** Whether every member is active. */
+  get isSteady(): boolean
+  /** The fingerprint of the config with its states (bigint). */
+  get fingerprint(): bigint
+  /** The old ring's difference to the new one: the arcs a rebalancer copies. */
+  moves(): RingDiff
+}
 
 /** Where `_acquire` sent a request. */
 export interface Acquired {

@@ -839,6 +839,7 @@ module.exports.LoadTracker = nativeBinding.LoadTracker
 module.exports.NativeFollower = nativeBinding.NativeFollower
 module.exports.Ring = nativeBinding.Ring
 module.exports.Snapshot = nativeBinding.Snapshot
+module.exports.Transition = nativeBinding.Transition
 module.exports.algorithms = nativeBinding.algorithms
 module.exports.diff = nativeBinding.diff
 module.exports.hashKey = nativeBinding.hashKey

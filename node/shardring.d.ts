@@ -1,9 +1,9 @@
 // Types of the shardring npm package: the native binding's generated types
 // (index.d.ts) plus the methods shardring.js adds to Ring.
 import { EventEmitter } from 'node:events'
-import type { Acquired, Balance, Flow, FollowerStatus, Ring, RingOptions } from './index'
+import type { Acquired, Balance, Flow, FollowerStatus, Ring, RingOptions, Transition } from './index'
 
-export { LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT } from './index'
+export { LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT } from './index'
 
 /** The package version, `"X.Y.Z"`, the same in every binding. */
 export declare const version: string
@@ -38,6 +38,12 @@ export declare class Follower extends EventEmitter {
   readonly revision: number
   /** The ring's fingerprint. */
   readonly fingerprint: bigint
+  /** The current transition (with every member active, just the ring). */
+  readonly transition: Transition
+  /** Where to read `key` now. */
+  readNodes(key: string | Uint8Array): string[]
+  /** Where to write `key` now. */
+  writeNodes(key: string | Uint8Array): string[]
   status(): FollowerStatus
   /** Resolves with the revision held once it is `revision` or later. */
   waitForRevision(revision: number, timeout?: number): Promise<number>

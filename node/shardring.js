@@ -10,6 +10,7 @@ const { EventEmitter } = require('node:events')
 const native = require('./index.js')
 
 const { hashKey, PLACEMENT_FORMAT, VERSION } = native
+const NativeTransition = native.Transition
 
 /** The names of every placement algorithm, as the `algorithm` option takes them. */
 const ALGORITHMS = Object.freeze(native.algorithms())
@@ -338,6 +339,21 @@ class Follower extends EventEmitter {
     return this._ringObject
   }
 
+  /** The current Transition (with every member active, just the ring). */
+  get transition() {
+    return this._native.transition
+  }
+
+  /** Where to read `key` now: [owner], or [owner, draining fallback]. */
+  readNodes(key) {
+    return this._native.transition.readNodes(key)
+  }
+
+  /** Where to write `key` now: [owner], or [owner, warming new owner]. */
+  writeNodes(key) {
+    return this._native.transition.writeNodes(key)
+  }
+
   /** The etcd revision the ring was read at (file: successful reads). */
   get revision() {
     return this._native.revision
@@ -379,4 +395,16 @@ class Follower extends EventEmitter {
 /** The package version, `"X.Y.Z"`, the same in every binding. */
 const version = VERSION
 
-module.exports = { ALGORITHMS, Follower, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT, version }
+// Transitions come from their two factories; between takes rings (a
+// TypeError naming the argument otherwise).
+const Transition = exported(NativeTransition, 'Transition', () => {
+  throw new TypeError('use Transition.fromJSON(config) or Transition.between(oldRing, newRing)')
+})
+Transition.fromJSON = function fromJSON(config) {
+  return NativeTransition.fromJSON(config)
+}
+Transition.between = function between(oldRing, newRing) {
+  return NativeTransition.between(ringArgument(oldRing, 'oldRing'), ringArgument(newRing, 'newRing'))
+}
+
+module.exports = { ALGORITHMS, Follower, LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT, version }

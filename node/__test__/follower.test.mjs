@@ -84,3 +84,23 @@ test('the file follower', async () => {
     follower.close()
   }
 })
+
+test('a follower follows member states', async () => {
+  const prefix = `${PREFIX}-states`
+  for (const id of ['a', 'b']) etcd.put(`${prefix}/members/${id}`, '{"weight": 1}')
+  const follower = await Follower.etcd(etcd.url, prefix)
+  try {
+    assert.equal(follower.transition.isSteady, true)
+    const revision = etcd.put(`${prefix}/members/w`, '{"weight": 1, "state": "warming"}')
+    await follower.waitForRevision(revision)
+    assert.deepEqual(follower.ring.ids, ['a', 'b'], 'a warming member takes no reads')
+    const keys = Array.from({ length: 2000 }, (_, i) => `key-${i}`)
+    const newRing = new Ring(['a', 'b', 'w'])
+    assert.ok(keys.every((k) => follower.writeNodes(k).at(-1) === newRing.get(k)))
+    assert.ok(keys.some((k) => follower.writeNodes(k).length === 2))
+    assert.ok(keys.every((k) => follower.readNodes(k)[0] === follower.ring.get(k)))
+    assert.equal(follower.transition.state('w'), 'warming')
+  } finally {
+    follower.close()
+  }
+})

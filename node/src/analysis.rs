@@ -94,8 +94,12 @@ impl Balance {
 /// `TypeError` unless both are rings.
 #[napi]
 pub fn diff(env: Env, old_ring: &Ring, new_ring: &Ring) -> Result<RingDiff> {
-    let diff = old_ring.current().diff(&new_ring.current()).map_err(|e| throw(&env, e))?;
-    Ok(RingDiff {
+    Ok(ring_diff(old_ring.current().diff(&new_ring.current()).map_err(|e| throw(&env, e))?))
+}
+
+/// The core's diff as the JS object.
+pub(crate) fn ring_diff(diff: shardring::RingDiff) -> RingDiff {
+    RingDiff {
         moved_share: diff.moved_share,
         flows: diff.flows.into_iter().map(|f| Flow { from: f.from, to: f.to, share: f.share }).collect(),
         arcs: diff
@@ -103,5 +107,5 @@ pub fn diff(env: Env, old_ring: &Ring, new_ring: &Ring) -> Result<RingDiff> {
             .into_iter()
             .map(|a| MovedArc { start: BigInt::from(a.start), end: BigInt::from(a.end), from: a.from, to: a.to })
             .collect(),
-    })
+    }
 }

@@ -125,8 +125,10 @@ impl Task for Starting {
     }
 
     fn resolve(&mut self, _env: Env, follower: Follower) -> Result<NativeFollower> {
-        let cell = Ring::wrap(shardring::Ring::clone(&follower.ring())).cell;
-        Ok(NativeFollower { follower: Mutex::new(Some(Arc::new(follower))), cell })
+        let epoch = follower.epoch();
+        let cell = Ring::shared(Arc::clone(&epoch.ring)).cell;
+        let transition = Mutex::new(Arc::clone(&epoch.transition));
+        Ok(NativeFollower { follower: Mutex::new(Some(Arc::new(follower))), cell, transition })
     }
 }
 
@@ -184,6 +186,8 @@ pub struct NativeFollower {
     follower: Mutex<Option<Arc<Follower>>>,
     /// The cell of the follower's `Ring`, updated only on the JS thread.
     cell: RingCell,
+    /// The transition of the ring in `cell`, updated with it.
+    transition: Mutex<Arc<shardring::Transition>>,
 }
 
 impl NativeFollower {
@@ -211,12 +215,19 @@ impl NativeFollower {
     /// Moves the follower's current ring into its `Ring`; true when it changed.
     #[napi(js_name = "_sync")]
     pub fn sync(&self, env: Env) -> Result<bool> {
-        let current = self.with(&env, Follower::ring)?;
-        if Arc::ptr_eq(&self.cell.load(), &current) {
+        let epoch = self.with(&env, Follower::epoch)?;
+        *self.transition.lock().unwrap_or_else(|p| p.into_inner()) = Arc::clone(&epoch.transition);
+        if Arc::ptr_eq(&self.cell.load(), &epoch.ring) {
             return Ok(false);
         }
-        self.cell.store(current);
+        self.cell.store(Arc::clone(&epoch.ring));
         Ok(true)
+    }
+
+    /// The transition of the follower's `Ring` (with every member active, just the ring).
+    #[napi(getter)]
+    pub fn transition(&self) -> crate::transition::Transition {
+        crate::transition::Transition { transition: Arc::clone(&self.transition.lock().unwrap_or_else(|p| p.into_inner())) }
     }
 
     /// The revision (epoch) the follower holds.

@@ -17,6 +17,7 @@ pub mod follower;
 pub mod keys;
 mod placer;
 pub mod ring;
+pub mod transition;
 
 use napi_derive::napi;
 

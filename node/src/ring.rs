@@ -164,6 +164,11 @@ impl Ring {
         Ring { cell: Arc::new(ArcSwap::from_pointee(ring)), followed: false }
     }
 
+    /// A ring over a shared snapshot (a transition's).
+    pub(crate) fn shared(ring: Arc<shardring::Ring>) -> Ring {
+        Ring { cell: Arc::new(ArcSwap::new(ring)), followed: false }
+    }
+
     /// A Follower's ring over its cell: the in-place methods throw, as the
     /// follower would overwrite their change.
     pub(crate) fn followed(cell: RingCell) -> Ring {
