@@ -55,6 +55,36 @@
 #define RING_FOLLOWER_RECONNECTED 5
 
 /**
+ * `ring_transition_ring`: the ring of the active members (reads first).
+ */
+#define RING_TRANSITION_READ 0
+
+/**
+ * `ring_transition_ring`: the ring of the active and draining members (where keys are now).
+ */
+#define RING_TRANSITION_OLD 1
+
+/**
+ * `ring_transition_ring`: the ring of the active and warming members (where keys go).
+ */
+#define RING_TRANSITION_NEW 2
+
+/**
+ * `ring_transition_state`: takes reads and writes.
+ */
+#define RING_STATE_ACTIVE 0
+
+/**
+ * `ring_transition_state`: joining; takes the writes of the keys it will own, no reads.
+ */
+#define RING_STATE_WARMING 1
+
+/**
+ * `ring_transition_state`: leaving; no writes, reads as a fallback.
+ */
+#define RING_STATE_DRAINING 2
+
+/**
  * Result code of every fallible `ring_*` function. Values are explicit and
  * never reused.
  */
@@ -201,6 +231,13 @@ typedef struct ring_t ring_t;
  * many threads at once: acquires and releases never wait for each other.
  */
 typedef struct ring_tracker_t ring_tracker_t;
+
+/**
+ * A ring in transition. Create with `ring_transition_new_from_json`,
+ * `ring_transition_between` or `ring_follower_transition`; release with
+ * `ring_transition_free`. Immutable; safe to read from many threads.
+ */
+typedef struct ring_transition_t ring_transition_t;
 
 /**
  * Algorithm and parameters for `ring_new_with_options`. A parameter counts
@@ -835,6 +872,20 @@ ring_result ring_follower_ring(const ring_follower_t *follower,
                                int64_t *out_revision);
 
 /**
+ * Writes a new handle to the follower's current transition to
+ * `*out_transition` (release it with `ring_transition_free`; with every
+ * member active its three rings are the current ring) and, when
+ * `out_revision` is not NULL, its revision: use its read and write sets
+ * while members warm up or drain. Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `follower` must be a live handle; `out_transition` and a non-NULL `out_revision` writable.
+ */
+ring_result ring_follower_transition(const ring_follower_t *follower,
+                                     ring_transition_t **out_transition,
+                                     int64_t *out_revision);
+
+/**
  * Writes the follower's state through each non-NULL out-parameter: the
  * current `revision` and `fingerprint`, whether the source answered at the
  * last attempt (`connected`, 1 or 0), how many seconds it has been out of
@@ -876,6 +927,110 @@ ring_result ring_follower_wait(const ring_follower_t *follower,
  * freed from within its own callback.
  */
 void ring_follower_free(ring_follower_t *follower);
+
+/**
+ * Builds a transition from a JSON ring config (`json_len` bytes of UTF-8)
+ * whose nodes may carry `"state"`: `"active"` (the default), `"warming"`
+ * or `"draining"`. On success writes a new handle to `*out_transition`.
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_INVALID_CONFIG`,
+ * `RING_UNSUPPORTED_FORMAT` and `ring_new_from_json`'s node errors.
+ *
+ * # Safety
+ * `json` valid for `json_len` bytes; `out_transition` writable.
+ */
+ring_result ring_transition_new_from_json(const char *json,
+                                          size_t json_len,
+                                          ring_transition_t **out_transition);
+
+/**
+ * The transition from ring `from` to ring `to`: members only in `from`
+ * drain, members only in `to` warm up. Errors: `RING_NULL_ARGUMENT`,
+ * `RING_ALGORITHM_MISMATCH`, `RING_SEED_MISMATCH`.
+ *
+ * # Safety
+ * `from` and `to` must be live handles; `out_transition` writable.
+ */
+ring_result ring_transition_between(const ring_t *from,
+                                    const ring_t *to,
+                                    ring_transition_t **out_transition);
+
+/**
+ * Where to read `key`: the owner among the active members, then, when it
+ * differs, the owner in the old ring (a draining fallback). Writes up to
+ * `capacity` ids (2 always suffice; pointers into the transition, valid
+ * while it lives) and their lengths, and the count to `*out_count`.
+ * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`, `RING_BUFFER_TOO_SMALL`.
+ *
+ * # Safety
+ * `transition` live; `key` valid for `key_len` bytes; the arrays writable
+ * for `capacity` elements; `out_count` writable.
+ */
+ring_result ring_transition_read_nodes(const ring_transition_t *transition,
+                                       const uint8_t *key,
+                                       size_t key_len,
+                                       const char **out_ids,
+                                       size_t *out_id_lens,
+                                       size_t capacity,
+                                       size_t *out_count);
+
+/**
+ * Where to write `key`: the owner among the active members, then, when it
+ * differs, the owner in the new ring (a warming member that will own it).
+ * Outputs and errors as `ring_transition_read_nodes`.
+ *
+ * # Safety
+ * As `ring_transition_read_nodes`.
+ */
+ring_result ring_transition_write_nodes(const ring_transition_t *transition,
+                                        const uint8_t *key,
+                                        size_t key_len,
+                                        const char **out_ids,
+                                        size_t *out_id_lens,
+                                        size_t capacity,
+                                        size_t *out_count);
+
+/**
+ * Writes a new handle (release with `ring_free`) to one of the
+ * transition's rings: `RING_TRANSITION_READ`, `RING_TRANSITION_OLD` or
+ * `RING_TRANSITION_NEW`. Errors: `RING_NULL_ARGUMENT`,
+ * `RING_INDEX_OUT_OF_RANGE` for another `which`.
+ *
+ * # Safety
+ * `transition` live; `out_ring` writable.
+ */
+ring_result ring_transition_ring(const ring_transition_t *transition,
+                                 uint32_t which,
+                                 ring_t **out_ring);
+
+/**
+ * Writes member `id`'s state (`RING_STATE_ACTIVE`, `RING_STATE_WARMING`,
+ * `RING_STATE_DRAINING`) to `*out_state`. Errors: `RING_NULL_ARGUMENT`,
+ * `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`.
+ *
+ * # Safety
+ * `transition` live; `id` valid for `id_len` bytes; `out_state` writable.
+ */
+ring_result ring_transition_state(const ring_transition_t *transition,
+                                  const char *id,
+                                  size_t id_len,
+                                  uint32_t *out_state);
+
+/**
+ * The fingerprint of the transition's config, states included (with every
+ * member active, the ring's). 0 for NULL.
+ *
+ * # Safety
+ * `transition` must be NULL or a live handle.
+ */
+uint64_t ring_transition_fingerprint(const ring_transition_t *transition);
+
+/**
+ * Releases a transition handle (rings taken from it stay valid). NULL is a no-op.
+ *
+ * # Safety
+ * `transition` must be NULL or a live handle, not used afterwards.
+ */
+void ring_transition_free(ring_transition_t *transition);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -115,6 +115,7 @@ struct Arc {
 class Diff;
 class LoadTracker;
 class Follower;
+class Transition;
 
 class Ring {
   public:
@@ -316,6 +317,7 @@ class Ring {
 
   private:
     friend class Follower;
+    friend class Transition;
     struct Adopt {};
     Ring(Adopt, ring_t *handle) noexcept : handle_(handle) {}
 
@@ -519,6 +521,86 @@ class LoadTracker {
     ring_tracker_t *handle_ = nullptr;
 };
 
+/// A ring whose members are warming up or draining (ring_transition_t;
+/// core/SPEC.md, Transitions): read_nodes and write_nodes give where to read
+/// and write a key. Move-only; ids are views into it, valid while it lives.
+class Transition {
+  public:
+    /// From a JSON ring config whose nodes may carry "state"
+    /// (ring_transition_new_from_json). Throws Error.
+    static Transition from_json(std::string_view json) {
+        Transition t;
+        detail::check(ring_transition_new_from_json(json.data(), json.size(), &t.handle_));
+        return t;
+    }
+
+    /// Members only in `from` drain, members only in `to` warm up
+    /// (ring_transition_between). Throws Error (RING_ALGORITHM_MISMATCH, RING_SEED_MISMATCH).
+    static Transition between(const Ring &from, const Ring &to) {
+        Transition t;
+        detail::check(ring_transition_between(from.handle(), to.handle(), &t.handle_));
+        return t;
+    }
+
+    Transition(const Transition &) = delete;
+    Transition &operator=(const Transition &) = delete;
+    Transition(Transition &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+    Transition &operator=(Transition &&other) noexcept {
+        std::swap(handle_, other.handle_);
+        return *this;
+    }
+    ~Transition() { ring_transition_free(handle_); }
+
+    /// Where to read key: the active owner, then the old owner when it differs
+    /// (ring_transition_read_nodes). Throws Error (RING_EMPTY_RING).
+    std::vector<std::string_view> read_nodes(std::string_view key) const {
+        Set set;
+        detail::check(ring_transition_read_nodes(handle_, detail::bytes(key), key.size(), set.ids, set.lens, 2, &set.count));
+        return set.views();
+    }
+
+    /// Where to write key: the active owner, then the new owner when it
+    /// differs (ring_transition_write_nodes). Throws Error (RING_EMPTY_RING).
+    std::vector<std::string_view> write_nodes(std::string_view key) const {
+        Set set;
+        detail::check(ring_transition_write_nodes(handle_, detail::bytes(key), key.size(), set.ids, set.lens, 2, &set.count));
+        return set.views();
+    }
+
+    /// One of the three rings: RING_TRANSITION_READ, _OLD or _NEW (ring_transition_ring).
+    Ring ring(uint32_t which = RING_TRANSITION_READ) const {
+        ring_t *ring = nullptr;
+        detail::check(ring_transition_ring(handle_, which, &ring));
+        return Ring(Ring::Adopt{}, ring);
+    }
+
+    /// A member's state, RING_STATE_* (ring_transition_state). Throws Error (RING_UNKNOWN_NODE).
+    uint32_t state(std::string_view id) const {
+        uint32_t state = 0;
+        detail::check(ring_transition_state(handle_, id.data(), id.size(), &state));
+        return state;
+    }
+
+    /// The fingerprint of the config, states included (ring_transition_fingerprint).
+    uint64_t fingerprint() const noexcept { return ring_transition_fingerprint(handle_); }
+
+  private:
+    friend class Follower;
+    Transition() = default;
+    /// Room for one read or write set (two nodes at most).
+    struct Set {
+        const char *ids[2];
+        size_t lens[2];
+        size_t count = 0;
+        std::vector<std::string_view> views() const {
+            std::vector<std::string_view> out;
+            for (size_t i = 0; i < count; i++) out.emplace_back(ids[i], lens[i]);
+            return out;
+        }
+    };
+    ring_transition_t *handle_ = nullptr;
+};
+
 /// A ring kept current by a background thread, from the member records
 /// under a prefix in etcd or from a JSON config file (ring_follower_t).
 /// ring() gives the current ring, whole; every method may run on many
@@ -570,6 +652,14 @@ class Follower {
         ring_t *ring = nullptr;
         detail::check(ring_follower_ring(handle_, &ring, nullptr));
         return Ring(Ring::Adopt{}, ring);
+    }
+
+    /// The current transition: read and write sets while members warm up or
+    /// drain (ring_follower_transition).
+    Transition transition() const {
+        Transition t;
+        detail::check(ring_follower_transition(handle_, &t.handle_, nullptr));
+        return t;
     }
 
     /// The state: revision, fingerprint, connected, seconds stale, epochs published.

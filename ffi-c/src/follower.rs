@@ -213,6 +213,34 @@ pub unsafe extern "C" fn ring_follower_ring(
     })
 }
 
+/// Writes a new handle to the follower's current transition to
+/// `*out_transition` (release it with `ring_transition_free`; with every
+/// member active its three rings are the current ring) and, when
+/// `out_revision` is not NULL, its revision: use its read and write sets
+/// while members warm up or drain. Errors: `RING_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `follower` must be a live handle; `out_transition` and a non-NULL `out_revision` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_follower_transition(
+    follower: *const ring_follower_t,
+    out_transition: *mut *mut crate::ring_transition_t,
+    out_revision: *mut i64,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_transition);
+        // SAFETY: a live handle by contract.
+        let epoch = unsafe { follower_ref(follower)? }.epoch();
+        // SAFETY: checked non-NULL; writable by contract.
+        unsafe { write(out_transition, crate::transition::transition_handle(Arc::clone(&epoch.transition))) };
+        if !out_revision.is_null() {
+            // SAFETY: non-NULL and writable by contract.
+            unsafe { write(out_revision, epoch.revision) };
+        }
+        Ok(())
+    })
+}
+
 /// Writes the follower's state through each non-NULL out-parameter: the
 /// current `revision` and `fingerprint`, whether the source answered at the
 /// last attempt (`connected`, 1 or 0), how many seconds it has been out of

@@ -21,6 +21,7 @@ mod ring;
 mod analysis;
 mod bounded;
 mod follower;
+mod transition;
 
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char};
@@ -31,6 +32,7 @@ use shardring::RingError;
 pub use analysis::*;
 pub use bounded::*;
 pub use follower::*;
+pub use transition::*;
 pub use ring::*;
 
 /// Result code of every fallible `ring_*` function. Values are explicit and

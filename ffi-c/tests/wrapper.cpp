@@ -414,6 +414,7 @@ static void follower() {
         }
         shardring::Follower moved = std::move(f);
         CHECK(moved.ring().size() == 3, "moved follower works");
+        CHECK(moved.transition().fingerprint() == moved.ring().fingerprint(), "a steady follower's transition is its ring");
     }
     try {
         shardring::Follower::etcd("nowhere", "/p");
@@ -423,6 +424,33 @@ static void follower() {
     }
     std::remove(path.c_str());
     rmdir(dir);
+}
+
+// A Transition: read and write sets against the C calls and the rings.
+static void transition() {
+    const char *config = "{\"format_version\": 1, \"nodes\": [{\"id\": \"a\"}, {\"id\": \"b\"}, "
+                         "{\"id\": \"w\", \"state\": \"warming\"}, {\"id\": \"d\", \"state\": \"draining\"}]}";
+    shardring::Transition t = shardring::Transition::from_json(config);
+    shardring::Ring read = t.ring(), before = t.ring(RING_TRANSITION_OLD), after = t.ring(RING_TRANSITION_NEW);
+    CHECK(read.size() == 2 && before.size() == 3 && after.size() == 3, "the three rings");
+    for (int i = 0; i < 1000; i++) {
+        std::string key = "key-" + std::to_string(i);
+        std::vector<std::string_view> reads = t.read_nodes(key), writes = t.write_nodes(key);
+        CHECK(reads[0] == read.get(key) && writes[0] == read.get(key), "active owner first");
+        CHECK(reads.size() == (before.get(key) == "d" ? 2u : 1u), "draining fallback");
+        CHECK(writes.size() == (after.get(key) == "w" ? 2u : 1u), "warming writes");
+    }
+    CHECK(t.state("w") == RING_STATE_WARMING && t.state("d") == RING_STATE_DRAINING, "states");
+    shardring::Transition between = shardring::Transition::between(before, after);
+    CHECK(between.fingerprint() == t.fingerprint(), "between");
+    shardring::Transition moved = std::move(between);
+    CHECK(moved.fingerprint() == t.fingerprint(), "moved transition");
+    try {
+        t.state("zz");
+        CHECK(false, "an unknown id throws");
+    } catch (const shardring::Error &e) {
+        CHECK(e.code() == RING_UNKNOWN_NODE, "RING_UNKNOWN_NODE: %s", e.name());
+    }
 }
 
 int main(int argc, char **argv) {
@@ -445,6 +473,7 @@ int main(int argc, char **argv) {
         trackers();
         errors_and_version();
         follower();
+        transition();
     } catch (const shardring::Error &e) {
         CHECK(false, "unexpected %s: %s", e.name(), e.what());
     }
