@@ -44,6 +44,22 @@ pub(crate) enum MemberCommand {
         /// Lease time-to-live in whole seconds (at least 1; etcd may raise it to its minimum).
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=86400))]
         ttl: u64,
+        /// Join as `warming` (writes only, while `shardring rebalance --etcd`
+        /// copies its keys, which then makes it active) or `active`.
+        #[arg(long, value_enum, default_value_t = State::Active)]
+        state: State,
+    },
+    /// Set a member's state: `warming`, `active` or `draining` (its keys are
+    /// copied away by `shardring rebalance --etcd`, which then removes it).
+    SetState {
+        #[command(flatten)]
+        target: Target,
+        /// The member id.
+        #[arg(long)]
+        id: String,
+        /// The new state.
+        #[arg(long, value_enum)]
+        state: State,
     },
     /// Remove a member: delete its record and revoke its lease.
     Leave {
@@ -91,6 +107,24 @@ pub(crate) enum MemberCommand {
     },
 }
 
+/// A member's state, as the command line spells it.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum State {
+    Active,
+    Warming,
+    Draining,
+}
+
+impl From<State> for shardring::NodeState {
+    fn from(state: State) -> shardring::NodeState {
+        match state {
+            State::Active => shardring::NodeState::Active,
+            State::Warming => shardring::NodeState::Warming,
+            State::Draining => shardring::NodeState::Draining,
+        }
+    }
+}
+
 fn membership(error: shardring_membership::MembershipError) -> CliError {
     CliError::Membership(error.to_string())
 }
@@ -98,11 +132,16 @@ fn membership(error: shardring_membership::MembershipError) -> CliError {
 /// Runs a `member` subcommand.
 pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(), CliError> {
     match command {
-        MemberCommand::Join { target, id, weight, zone, ttl } => {
-            let record = MemberRecord { zone, ..MemberRecord::new(weight) };
+        MemberCommand::Join { target, id, weight, zone, ttl, state } => {
+            let record = MemberRecord { zone, state: state.into(), ..MemberRecord::new(weight) };
             let member = Member::join(&target.etcd, &target.prefix, &id, record, Duration::from_secs(ttl))
                 .map_err(membership)?;
-            writeln!(out, "joined {} as {id:?} (weight {weight}, ttl {ttl} s); SIGTERM leaves", target.prefix)?;
+            let state = shardring::NodeState::from(state).name();
+            writeln!(
+                out,
+                "joined {} as {id:?} (weight {weight}, {state}, ttl {ttl} s); SIGTERM leaves",
+                target.prefix
+            )?;
             out.flush()?;
             let stop = Arc::new(AtomicBool::new(false));
             for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -123,6 +162,11 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
                 Admin::connect(&target.etcd, &target.prefix).map_err(membership)?.leave(&id).map_err(membership)?;
             writeln!(out, "{id:?} left {} at revision {revision}", target.prefix)?;
         }
+        MemberCommand::SetState { target, id, state } => {
+            let mut admin = Admin::connect(&target.etcd, &target.prefix).map_err(membership)?;
+            let revision = admin.set_state(&id, state.into()).map_err(membership)?;
+            writeln!(out, "{id:?} is {} at revision {revision}", shardring::NodeState::from(state).name())?;
+        }
         MemberCommand::SetWeight { target, id, weight } => {
             let mut admin = Admin::connect(&target.etcd, &target.prefix).map_err(membership)?;
             let revision = admin.set_weight(&id, weight).map_err(membership)?;
@@ -135,7 +179,7 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
                 let rows: Vec<serde_json::Value> = members
                     .iter()
                     .map(|m| match &m.record {
-                        Ok(r) => serde_json::json!({"id": m.id, "weight": r.weight, "zone": r.zone, "lease": m.lease, "mod_revision": m.mod_revision}),
+                        Ok(r) => serde_json::json!({"id": m.id, "weight": r.weight, "zone": r.zone, "state": r.state.name(), "lease": m.lease, "mod_revision": m.mod_revision}),
                         Err(e) => serde_json::json!({"id": m.id, "error": e, "lease": m.lease, "mod_revision": m.mod_revision}),
                     })
                     .collect();
@@ -145,9 +189,10 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
                     match &m.record {
                         Ok(r) => writeln!(
                             out,
-                            "{}  weight {}{}  lease {:x}  revision {}",
+                            "{}  weight {}  {}{}  lease {:x}  revision {}",
                             m.id,
                             r.weight,
+                            r.state.name(),
                             r.zone.as_ref().map(|z| format!("  zone {z}")).unwrap_or_default(),
                             m.lease,
                             m.mod_revision

@@ -32,8 +32,8 @@ use shardring::RingError;
 pub use analysis::*;
 pub use bounded::*;
 pub use follower::*;
-pub use transition::*;
 pub use ring::*;
+pub use transition::*;
 
 /// Result code of every fallible `ring_*` function. Values are explicit and
 /// never reused.

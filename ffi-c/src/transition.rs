@@ -108,10 +108,14 @@ unsafe fn write_set(
     out_count: *mut usize,
 ) -> Result<(), ring_result> {
     if nodes.len() > capacity {
-        return Err(fail(RING_BUFFER_TOO_SMALL, format_args!("{} nodes need a capacity of {}, got {capacity}", nodes.len(), nodes.len())));
+        return Err(fail(
+            RING_BUFFER_TOO_SMALL,
+            format_args!("{} nodes need a capacity of {}, got {capacity}", nodes.len(), nodes.len()),
+        ));
     }
     // SAFETY: writable for `capacity >= nodes.len()` elements by contract.
-    let (ids, lens) = unsafe { (out_slice(out_ids, nodes.len(), "out_ids")?, out_slice(out_id_lens, nodes.len(), "out_id_lens")?) };
+    let (ids, lens) =
+        unsafe { (out_slice(out_ids, nodes.len(), "out_ids")?, out_slice(out_id_lens, nodes.len(), "out_id_lens")?) };
     for ((id, len), node) in ids.iter_mut().zip(lens.iter_mut()).zip(&nodes) {
         *id = node.id().as_ptr().cast();
         *len = node.id().len();
@@ -197,7 +201,12 @@ pub unsafe extern "C" fn ring_transition_ring(
             RING_TRANSITION_READ => transition.read_ring(),
             RING_TRANSITION_OLD => transition.old_ring(),
             RING_TRANSITION_NEW => transition.new_ring(),
-            _ => return Err(fail(RING_INDEX_OUT_OF_RANGE, format_args!("`which` {which} is not a RING_TRANSITION_* constant"))),
+            _ => {
+                return Err(fail(
+                    RING_INDEX_OUT_OF_RANGE,
+                    format_args!("`which` {which} is not a RING_TRANSITION_* constant"),
+                ));
+            }
         };
         // SAFETY: checked non-NULL; writable by contract.
         unsafe { write(out_ring, shared_handle(Arc::clone(ring))) };
@@ -222,7 +231,8 @@ pub unsafe extern "C" fn ring_transition_state(
         non_null!(out_state);
         // SAFETY: live handle and readable id by contract.
         let (transition, id) = unsafe { (transition_ref(transition)?, text(id, id_len, "id")?) };
-        let state = transition.state(id).ok_or_else(|| core_error(shardring::RingError::UnknownNode { id: id.to_owned() }))?;
+        let state =
+            transition.state(id).ok_or_else(|| core_error(shardring::RingError::UnknownNode { id: id.to_owned() }))?;
         let code = match state {
             NodeState::Active => RING_STATE_ACTIVE,
             NodeState::Warming => RING_STATE_WARMING,

@@ -428,13 +428,27 @@ impl Admin {
     /// [`MembershipError::Record`] (an invalid weight or record),
     /// [`MembershipError::Conflict`], [`MembershipError::Etcd`].
     pub fn set_weight(&mut self, id: &str, weight: f64) -> Result<i64, MembershipError> {
+        self.update(id, |record| record.weight = weight)
+    }
+
+    /// Sets member `id`'s state (`warming` while a rebalancer copies its
+    /// keys to it, `active`, `draining` while its keys are copied away),
+    /// keeping its lease, weight and zone, as [`Admin::set_weight`] does.
+    /// Errors as [`Admin::set_weight`].
+    pub fn set_state(&mut self, id: &str, state: shardring::NodeState) -> Result<i64, MembershipError> {
+        self.update(id, |record| record.state = state)
+    }
+
+    /// Rewrites member `id`'s record changed by `change`, under its lease, if
+    /// it did not change meanwhile.
+    fn update(&mut self, id: &str, change: impl FnOnce(&mut MemberRecord)) -> Result<i64, MembershipError> {
         let entry = self.member(id)?;
         let key = self.layout.member_key(id);
         let mut record = entry.record.map_err(|message| MembershipError::Record {
             key: key.clone(),
             error: shardring::RingError::InvalidConfig { message },
         })?;
-        record.weight = weight;
+        change(&mut record);
         check_member(&self.layout, id, &record)?;
         let put = PutOptions::new().with_lease(entry.lease);
         let txn = Txn::new()

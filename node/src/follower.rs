@@ -227,7 +227,9 @@ impl NativeFollower {
     /// The transition of the follower's `Ring` (with every member active, just the ring).
     #[napi(getter)]
     pub fn transition(&self) -> crate::transition::Transition {
-        crate::transition::Transition { transition: Arc::clone(&self.transition.lock().unwrap_or_else(|p| p.into_inner())) }
+        crate::transition::Transition {
+            transition: Arc::clone(&self.transition.lock().unwrap_or_else(|p| p.into_inner())),
+        }
     }
 
     /// The revision (epoch) the follower holds.
