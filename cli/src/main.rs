@@ -4,6 +4,7 @@
 mod bounded;
 mod member;
 mod plot;
+mod rebalance;
 mod report;
 mod simulate;
 
@@ -66,6 +67,9 @@ enum Command {
     /// Follow the ring in etcd (or a config file) and print each epoch, its
     /// fingerprint and what moved.
     Watch(member::WatchArgs),
+    /// Move the keys whose owner changes between two rings (or as members
+    /// warm up or drain in etcd) between real memcached or Redis servers.
+    Rebalance(rebalance::Args),
 }
 
 /// Every way the tool can fail; each prints one line and exits with code 2.
@@ -83,6 +87,9 @@ pub(crate) enum CliError {
     Placement(#[from] RingError),
     #[error("{0}")]
     Membership(String),
+    /// A rebalance that cannot start: a bad option or another run's checkpoint.
+    #[error("{0}")]
+    Rebalance(String),
     #[error("{0}")]
     Io(#[from] io::Error),
 }
@@ -140,6 +147,11 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate(&args),
         Command::Member(command) => member::member(command, &mut io::stdout().lock()),
         Command::Watch(args) => member::watch(&args, &mut io::stdout().lock()),
+        Command::Rebalance(args) => match rebalance::rebalance(&args, &mut io::stdout().lock()) {
+            // Some server failed: reported above; the others were done.
+            Ok(false) => return ExitCode::from(1),
+            other => other.map(drop),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

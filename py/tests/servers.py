@@ -1,5 +1,5 @@
-"""The Python tests' launcher of real servers (etcd from Debian's
-etcd-server): each runs as a child process on free loopback ports with a
+"""The Python tests' launcher of real servers (Debian's etcd-server,
+memcached and redis-server): each runs as a child process on free loopback ports with a
 temporary data dir, is waited on until it answers, and is stopped by PID
 when the test ends, also when it fails. A server that cannot start fails
 the test with its own output; nothing is skipped."""
@@ -73,3 +73,98 @@ class Etcd:
     def close(self):
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Process:
+    """A server process on a free loopback port, stopped by PID (SIGKILL) on
+    `stop` or `close`. `address` is its `host:port`."""
+
+    name = "server"
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix=f"shardring-{self.name}-")
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.process = None
+        self.start()
+
+    def command(self):
+        raise NotImplementedError
+
+    def answers(self):
+        """True once the server answers a ping."""
+        raise NotImplementedError
+
+    def start(self):
+        self.log = open(os.path.join(self.dir, f"{self.name}.log"), "ab")
+        self.process = subprocess.Popen(self.command(), stdout=self.log, stderr=self.log, cwd=self.dir)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}: {self.output()}")
+            try:
+                if self.answers():
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"{self.name} did not answer within 10 s: {self.output()}")
+
+    def output(self):
+        with open(os.path.join(self.dir, f"{self.name}.log"), "rb") as log:
+            return log.read().decode(errors="replace")[-2000:]
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        self.process = None
+        if getattr(self, "log", None):
+            self.log.close()
+
+    def close(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _ask(port, request, end):
+    with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+        s.sendall(request)
+        reply = b""
+        while not reply.endswith(end):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+        return reply
+
+
+class Memcached(Process):
+    """A memcached (Debian's memcached) on loopback, 64 MB, one thread."""
+
+    name = "memcached"
+
+    def command(self):
+        if shutil.which("memcached") is None:
+            raise RuntimeError("memcached is not installed (Debian package memcached)")
+        # memcached refuses to run as root without -u.
+        user = ["-u", "root"] if os.geteuid() == 0 else []
+        return ["memcached", "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", "64", "-t", "1", *user]
+
+    def answers(self):
+        return _ask(self.port, b"version\r\n", b"\r\n").startswith(b"VERSION")
+
+
+class Redis(Process):
+    """A redis-server (Debian's redis-server) on loopback, no persistence."""
+
+    name = "redis"
+
+    def command(self):
+        if shutil.which("redis-server") is None:
+            raise RuntimeError("redis-server is not installed (Debian package redis-server)")
+        return ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
+                "--appendonly", "no", "--dir", self.dir, "--daemonize", "no"]
+
+    def answers(self):
+        return _ask(self.port, b"PING\r\n", b"\r\n") == b"+PONG\r\n"

@@ -1,0 +1,164 @@
+//! The Redis backend, through the `redis` crate: keys from `SCAN`, copies by
+//! pipelined `DUMP` + `PTTL` on the source and `RESTORE` (without `REPLACE`,
+//! so a newer value a dual writer put on the target is never overwritten)
+//! on the target. A move deletes the source's copy only once `EXISTS` shows the
+//! key on its new owner.
+
+use std::collections::HashMap;
+
+use redis::{Connection, ConnectionLike, RedisError, Value};
+
+use super::{Backend, Deletion, Failure, Key, Outcome};
+
+/// Redis servers by address (`host:port`, the node ids).
+#[derive(Default)]
+pub(crate) struct Redis {
+    connections: HashMap<String, Connection>,
+}
+
+fn failed(server: &str, error: RedisError) -> String {
+    format!("{server}: {error}")
+}
+
+impl Redis {
+    fn connection(&mut self, server: &str) -> Result<&mut Connection, String> {
+        if !self.connections.contains_key(server) {
+            let client = redis::Client::open(format!("redis://{server}/")).map_err(|e| failed(server, e))?;
+            let connection =
+                client.get_connection_with_timeout(std::time::Duration::from_secs(5)).map_err(|e| failed(server, e))?;
+            self.connections.insert(server.to_owned(), connection);
+        }
+        Ok(self.connections.get_mut(server).expect("inserted above"))
+    }
+
+    /// Runs `command` on `server`: `Err` when it cannot be reached, else the
+    /// server's answer (its error included). A failed connection is dropped
+    /// (the next call reconnects).
+    fn answer<T: redis::FromRedisValue>(
+        &mut self,
+        server: &str,
+        command: &redis::Cmd,
+    ) -> Result<Result<T, RedisError>, String> {
+        let connection = self.connection(server)?;
+        let result = command.query(connection);
+        if result.as_ref().is_err_and(|e| e.is_io_error() || e.is_connection_dropped()) {
+            self.connections.remove(server);
+        }
+        Ok(result)
+    }
+
+    /// [`Redis::answer`], an error answer being a failure too.
+    fn run<T: redis::FromRedisValue>(&mut self, server: &str, command: &redis::Cmd) -> Result<T, String> {
+        self.answer(server, command)?.map_err(|e| failed(server, e))
+    }
+}
+
+impl Redis {
+    /// Sends `pipeline` to `server` and returns one reply per command, an
+    /// error reply among them (a `Value::ServerError`); `Err` when the
+    /// server cannot be reached.
+    fn pipelined(&mut self, server: &str, pipeline: &redis::Pipeline, count: usize) -> Result<Vec<Value>, String> {
+        let connection = self.connection(server)?;
+        let replies = connection.req_packed_commands(&pipeline.get_packed_pipeline(), 0, count);
+        if replies.as_ref().is_err_and(|e| e.is_io_error() || e.is_connection_dropped()) {
+            self.connections.remove(server);
+        }
+        replies.map_err(|e| failed(server, e))
+    }
+}
+
+impl Backend for Redis {
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+
+    fn keys(&mut self, server: &str) -> Result<Vec<Key>, Failure> {
+        let mut keys = Vec::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, batch): (u64, Vec<Vec<u8>>) =
+                self.run(server, redis::cmd("SCAN").arg(cursor).arg("COUNT").arg(1000)).map_err(Failure::source)?;
+            keys.extend(batch.into_iter().map(|bytes| Key { bytes, expiry: None, size: 0 }));
+            if next == 0 {
+                // SCAN may return a key twice.
+                keys.sort_unstable_by(|a, b| a.bytes.cmp(&b.bytes));
+                keys.dedup_by(|a, b| a.bytes == b.bytes);
+                return Ok(keys);
+            }
+            cursor = next;
+        }
+    }
+
+    /// One pipeline of `DUMP` and `PTTL` per key on the source, then one of
+    /// `RESTORE` (without `REPLACE`) for what it holds on the target: two
+    /// round trips per batch. A `BUSYKEY` reply means the target holds the
+    /// key already.
+    fn copy(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure> {
+        let mut reads = redis::pipe();
+        for key in keys {
+            reads.cmd("DUMP").arg(&key.bytes).cmd("PTTL").arg(&key.bytes);
+        }
+        let replies = self.pipelined(source, &reads, 2 * keys.len()).map_err(Failure::source)?;
+        let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(keys.len());
+        let mut writes = redis::pipe();
+        let mut pending = Vec::new();
+        for (i, (key, pair)) in keys.iter().zip(replies.chunks(2)).enumerate() {
+            match pair {
+                // -2: gone since the DUMP; -1: no expiry (RESTORE's 0).
+                [Value::Nil, _] | [_, Value::Int(-2)] => outcomes.push(Some(Outcome::Gone)),
+                [Value::BulkString(dump), Value::Int(ttl)] => {
+                    writes.cmd("RESTORE").arg(&key.bytes).arg((*ttl).max(0)).arg(dump);
+                    pending.push((i, dump.len() as u64));
+                    outcomes.push(None);
+                }
+                [Value::ServerError(error), _] | [_, Value::ServerError(error)] => {
+                    return Err(Failure::source(failed(source, error.clone().into())));
+                }
+                other => return Err(Failure::source(format!("{source}: DUMP and PTTL answered {other:?}"))),
+            }
+        }
+        if !pending.is_empty() {
+            let replies = self.pipelined(target, &writes, pending.len()).map_err(Failure::target)?;
+            for ((i, bytes), reply) in pending.into_iter().zip(replies) {
+                outcomes[i] = Some(match reply {
+                    Value::Okay => Outcome::Copied { bytes },
+                    Value::ServerError(error) if error.code() == "BUSYKEY" => Outcome::Present,
+                    Value::ServerError(error) => return Err(Failure::target(failed(target, error.into()))),
+                    other => return Err(Failure::target(format!("{target}: RESTORE answered {other:?}"))),
+                });
+            }
+        }
+        Ok(outcomes.into_iter().map(|o| o.expect("every key has an outcome")).collect())
+    }
+
+    /// One pipeline of `EXISTS` on the target, then one of `DEL` on the
+    /// source for the keys the target holds.
+    fn delete_moved(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Deletion>, Failure> {
+        let mut checks = redis::pipe();
+        for key in keys {
+            checks.cmd("EXISTS").arg(&key.bytes);
+        }
+        let held = self.pipelined(target, &checks, keys.len()).map_err(Failure::target)?;
+        let mut deletes = redis::pipe();
+        let mut outcomes = Vec::with_capacity(keys.len());
+        for (key, reply) in keys.iter().zip(&held) {
+            match reply {
+                Value::Int(1) => {
+                    deletes.cmd("DEL").arg(&key.bytes);
+                    outcomes.push(Deletion::Deleted);
+                }
+                Value::Int(0) => outcomes.push(Deletion::Missing),
+                other => return Err(Failure::target(format!("{target}: EXISTS answered {other:?}"))),
+            }
+        }
+        let count = outcomes.iter().filter(|o| matches!(o, Deletion::Deleted)).count();
+        if count > 0 {
+            for reply in self.pipelined(source, &deletes, count).map_err(Failure::source)? {
+                if let Value::ServerError(error) = reply {
+                    return Err(Failure::source(failed(source, error.into())));
+                }
+            }
+        }
+        Ok(outcomes)
+    }
+}
