@@ -130,6 +130,9 @@ check-licenses: wheels
 
 clippy: $(VENV)/.ready
 	cargo clippy --workspace --all-targets -- -D warnings
+	@# The fuzz crate is outside the workspace (nightly, `make fuzz`): check that
+	@# it still compiles against today's API on stable, before CI's fuzz step.
+	cargo check -q --manifest-path fuzz/Cargo.toml --bins
 
 test-rust:
 	cargo test -p shardring -p shardring-membership -p shardring-ffi -p shardring-cli
@@ -207,7 +210,7 @@ uninstall:
 	for d in lib/pkgconfig lib include; do \
 	  if [ -d $(DEST)/$$d ]; then rmdir --ignore-fail-on-non-empty $(DEST)/$$d; fi; done
 
-test-py: build-py
+test-py: build-py build-cli
 	$(PY) -m pytest -q py/tests
 
 # 3 member agents and 12 followers (3 each in Rust, C, Python, Node) on a

@@ -931,7 +931,7 @@ impl World {
             table_size: given(RING_OPTION_TABLE_SIZE).then_some(table_size),
             nodes: nodes
                 .iter()
-                .map(|n| NodeConfig { id: n.id().to_owned(), weight: n.weight(), zone: None, slots: None })
+                .map(|n| NodeConfig { id: n.id().to_owned(), weight: n.weight(), zone: None, slots: None, state: Default::default() })
                 .collect(),
         };
         if budget::too_costly(&config) {
@@ -1275,7 +1275,7 @@ impl World {
         let mut core = None;
         if let (Some(shadow), Some(id), Some(zone_text)) = (&shadow, &id, &zone_text) {
             if Self::derived_too_costly(shadow, |c| {
-                c.nodes.push(NodeConfig { id: id.clone(), weight, zone: None, slots: None });
+                c.nodes.push(NodeConfig { id: id.clone(), weight, zone: None, slots: None, state: Default::default() });
             }) {
                 return;
             }
