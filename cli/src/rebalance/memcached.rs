@@ -54,8 +54,18 @@ impl Memcached {
 
     fn client(&mut self, server: &str) -> Result<&Client, String> {
         if !self.clients.contains_key(server) {
-            let url = format!("memcache://{server}?timeout=5&tcp_nodelay=true");
-            let client = Client::connect(url.as_str()).map_err(|e| format!("{server}: {e}"))?;
+            // The pool waits its connection timeout (30 s by default) for a
+            // server that is gone; 2 s reports it sooner.
+            let client = Client::builder()
+                .add_server(format!("memcache://{server}?tcp_nodelay=true"))
+                .and_then(|builder| {
+                    builder
+                        .with_connection_timeout(Duration::from_secs(2))
+                        .with_read_timeout(Duration::from_secs(5))
+                        .with_write_timeout(Duration::from_secs(5))
+                        .build()
+                })
+                .map_err(|e| format!("{server}: {e}"))?;
             self.clients.insert(server.to_owned(), client);
         }
         Ok(&self.clients[server])
