@@ -1,5 +1,6 @@
 """Integration test of the real-server demo: 4 -> 5 memcached servers on
-loopback, started and stopped by examples/python/memcached_scale_out.py."""
+loopback, started and stopped by examples/python/memcached_scale_out.py,
+cold, with hash % N, and warmed by `shardring rebalance`."""
 
 import json
 import pathlib
@@ -28,5 +29,10 @@ def test_scale_out_keeps_most_hits_on_real_servers(tmp_path):
     assert ratios["keys"] > 19000
     assert ratios["ring"] >= 0.70, ratios
     assert ratios["modulo"] <= 0.35, ratios
+    # The warm way loses no hit, while the new server warms up or after; the
+    # rebalancer copied exactly the keys the cold scale-out missed.
+    assert ratios["warming"] == 1.0, ratios
+    assert ratios["rebalanced"] == 1.0, ratios
+    assert ratios["copied"] == ratios["keys"] - round(ratios["ring"] * ratios["keys"]), ratios
     leftover = subprocess.run(["pgrep", "-f", "memcached -l 127.0.0.1"], capture_output=True, text=True, check=False)
     assert leftover.stdout == "", "the demo left memcached servers running"
