@@ -52,6 +52,8 @@ bench: build
 	cargo run -q --release -p shardring-ffi --example rust_get | tee build/bench-rust.txt
 	$(PY) py/bench/bench_vs_uhashring.py | tee build/bench-python.txt
 	cd node && node bench/bench_vs_hashring.mjs | tee ../build/bench-node.txt
+	$(PY) py/bench/rebalance_latency.py --backend memcached | tee build/bench-rebalance-memcached.txt
+	$(PY) py/bench/rebalance_latency.py --backend redis | tee build/bench-rebalance-redis.txt
 	@echo; echo "shardring against its peers ($$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')):"
 	@python3 bench/report.py --c build/bench-c.txt --rust build/bench-rust.txt --python build/bench-python.txt --node build/bench-node.txt
 
@@ -66,6 +68,8 @@ bench-smoke: build
 	cargo test -q --release -p shardring -p shardring-bench --benches
 	$(PY) py/bench/bench_vs_uhashring.py --quick
 	cd node && node bench/bench_vs_hashring.mjs --quick
+	$(PY) py/bench/rebalance_latency.py --quick --backend memcached
+	$(PY) py/bench/rebalance_latency.py --quick --backend redis
 
 # Debian packages the demo and tests use, installed only when missing.
 system-deps:
