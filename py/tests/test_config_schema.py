@@ -95,6 +95,8 @@ BAD = {
     "null algorithm": (with_(algorithm=None), "None is not one of"),
     "null zone": (with_node(zone=None), "None is not of type 'string'"),
     "null weight": (with_node(weight=None), "None is not of type 'number'"),
+    "null state": (with_node(state=None), "None is not one of"),
+    "unknown state": (with_node(state="joining"), "'joining' is not one of"),
     "unknown field": (with_(colour="red"), "Additional properties are not allowed ('colour' was unexpected)"),
     "unknown node field": (with_node(wieght=2), "Additional properties are not allowed ('wieght' was unexpected)"),
     "weight -1": (with_node(weight=-1), "-1 is less than the minimum of 0"),
@@ -135,6 +137,17 @@ def test_bad_configs_are_rejected(name):
 def test_the_library_rejects_them_too(name):
     config, _ = BAD[name]
     with pytest.raises(shardring.RingError):
+        shardring.Ring.from_json(json.dumps(config))
+
+
+def test_states_describe_a_transition():
+    config = {"format_version": 1, "nodes": [{"id": "a"}, {"id": "b", "state": "warming"}, {"id": "c", "state": "draining"}]}
+    assert errors(config) == []
+    assert errors(with_node(state="active")) == []
+    transition = shardring.Transition.from_json(json.dumps(config))
+    assert [transition.state(i) for i in "abc"] == ["active", "warming", "draining"]
+    # A transition is not a ring.
+    with pytest.raises(shardring.InvalidConfigError):
         shardring.Ring.from_json(json.dumps(config))
 
 
