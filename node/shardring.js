@@ -7,7 +7,41 @@
 
 const util = require('node:util')
 const { EventEmitter } = require('node:events')
-const native = require('./index.js')
+// The platforms a prebuilt binary ships for: each is an npm package
+// shardring-<platform> (npm/<platform>/ in the source), one of this
+// package's optionalDependencies, which npm installs on matching machines.
+const PREBUILT = ['linux-x64-gnu']
+
+function platformName() {
+  if (process.platform !== 'linux') return `${process.platform}-${process.arch}`
+  const report = typeof process.report?.getReport === 'function' ? process.report.getReport() : null
+  const glibc = report?.header?.glibcVersionRuntime
+  return `linux-${process.arch}-${glibc ? 'gnu' : 'musl'}`
+}
+
+// napi-rs's loader (index.js) tries ./shardring.<platform>.node, then the
+// package shardring-<platform>; when both are missing it blames npm. Say
+// instead which platform this is and what to do.
+function loadNative() {
+  try {
+    return require('./index.js')
+  } catch (error) {
+    if (!/Cannot find native binding|Failed to load native binding/.test(String(error?.message))) throw error
+    const platform = platformName()
+    const message = PREBUILT.includes(platform)
+      ? `shardring: the binary package shardring-${platform} for this platform (${platform}) is not installed; ` +
+        'it is an optional dependency of shardring: reinstall without --omit=optional / --no-optional'
+      : `shardring: no prebuilt binary for this platform (${platform}); prebuilt: ${PREBUILT.join(', ')} ` +
+        '(glibc 2.17 or newer). Build it from the source: in its node/ directory, `npm install && npm run build` ' +
+        '(needs Rust 1.95+ and a C compiler), then `npm pack` and install the tarball it writes'
+    const unsupported = new Error(message)
+    unsupported.code = 'RING_UNSUPPORTED_PLATFORM'
+    unsupported.cause = error
+    throw unsupported
+  }
+}
+
+const native = loadNative()
 
 const { hashKey, PLACEMENT_FORMAT, VERSION } = native
 const NativeTransition = native.Transition
