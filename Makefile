@@ -31,13 +31,13 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 SONAME := libring.so.$(if $(filter 0,$(VERSION_MAJOR)),0.$(VERSION_MINOR),$(VERSION_MAJOR))
 
-.PHONY: test-fleet demo test fuzz bench bench-smoke install uninstall check-install wheels system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
+.PHONY: test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
 
 demo: system-deps build
 	bash examples/demo.sh
 
 # Ends with the demo itself: the three languages must agree on the word list.
-test: system-deps clippy test-rust test-c test-py test-node test-fleet wheels check-licenses check-generated check-fresh-clone bench-smoke
+test: system-deps clippy test-rust test-c test-py test-node test-fleet check-versions test-install check-licenses check-generated check-fresh-clone bench-smoke
 	bash examples/demo.sh > build/demo.txt
 	grep '^OK: C, Python and Node placed every key identically' build/demo.txt
 	@echo "make test: all suites passed"
@@ -111,26 +111,27 @@ build-node: node/node_modules/.package-lock.json
 	cd node && npm run build
 	cd examples/node && npm install --no-audit --no-fund --silent
 
-# Stable-ABI wheels into build/wheels, each installed into a fresh venv of the
-# oldest Python it supports and run against the vectors.
-wheels: $(VENV)/.ready
-	rm -rf build/wheels
-	cd py && for abi in abi3-py39 abi3-py310; do \
-	  CARGO_TARGET_DIR=../target/maturin ../$(VENV)/bin/maturin build --release -q --features pyo3/$$abi --out ../build/wheels; done
-	for py in 3.9 3.13; do \
-	  interpreter=$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$py.*/bin/python$$py 2>/dev/null | tail -1); \
-	  if [ -z "$$interpreter" ]; then echo "SKIPPED: python$$py is not installed"; continue; fi; \
-	  rm -rf build/venv-$$py && $$interpreter -m venv build/venv-$$py; \
-	  build/venv-$$py/bin/pip install -q --no-index --find-links build/wheels shardring; \
-	  build/venv-$$py/bin/pip install -q pytest; \
-	  build/venv-$$py/bin/python -m pytest -q -p no:cacheprovider py/tests/test_vectors.py; done
+# Every release artefact into build/dist (RELEASING.md): abi3 manylinux2014
+# wheels and the sdist, the npm package and its linux-x64-gnu binary package,
+# the libring tarball, the crates; binaries linked against glibc 2.17 by zig.
+dist: $(VENV)/.ready node/node_modules/.package-lock.json
+	bash release/dist.sh
+
+# Cargo.toml's version is the one in every other file (RELEASING.md).
+check-versions: build-cli
+	python3 release/check_versions.py
+
+# Each artefact installed and used as a user would, without cargo or rustc
+# on PATH (release/install-test.sh).
+test-install: dist build-c
+	bash release/install-test.sh
 
 # LICENSE-MIT and LICENSE-APACHE ship in every artefact: the publishable
 # crates (core/ links them), the wheels above and an sdist (py/ links them),
 # and the npm tarball (node/ holds copies: npm packs no symlinks; the check
 # fails when a copy differs from the root's).
-check-licenses: wheels
-	bash .ci/licenses.sh build/wheels
+check-licenses: dist
+	bash .ci/licenses.sh build/dist
 
 clippy: $(VENV)/.ready
 	cargo clippy --workspace --all-targets -- -D warnings
@@ -199,13 +200,20 @@ DEST = $(DESTDIR)$(PREFIX)
 INSTALLED := lib/libring.so.$(VERSION) lib/$(SONAME) lib/libring.so lib/libring.a \
   include/ring.h include/ring.hpp lib/pkgconfig/ring.pc
 install: build-c
+	$(MAKE) -s install-files
+
+# install without building: LIBDIR names the build whose libraries go in
+# (release/dist.sh stages the zig-linked one), PC_PREFIX the prefix ring.pc
+# gives (default PREFIX; the tarball's is relative to ring.pc itself).
+PC_PREFIX ?= $(PREFIX)
+install-files:
 	install -d $(DEST)/lib/pkgconfig $(DEST)/include
 	install -m 644 $(LIBDIR)/libring.so $(DEST)/lib/libring.so.$(VERSION)
 	ln -sfn libring.so.$(VERSION) $(DEST)/lib/$(SONAME)
 	ln -sfn $(SONAME) $(DEST)/lib/libring.so
 	install -m 644 $(LIBDIR)/libring.a $(DEST)/lib/
 	install -m 644 include/ring.h include/ring.hpp $(DEST)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' ffi-c/ring.pc.in > $(DEST)/lib/pkgconfig/ring.pc
+	sed -e 's|@PREFIX@|$(PC_PREFIX)|' -e 's|@VERSION@|$(VERSION)|' ffi-c/ring.pc.in > $(DEST)/lib/pkgconfig/ring.pc
 
 # Removes exactly the files install writes, then those of its directories
 # that are left empty (never a directory holding anything else).

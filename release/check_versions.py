@@ -1,0 +1,58 @@
+"""One version everywhere: `[workspace.package] version` in Cargo.toml is the
+source, and every file that writes a version by hand or by generator must
+agree with it. Exits 1 listing each disagreement. Run by `make
+check-versions` (part of `make test`); RELEASING.md says how to bump.
+
+Checked: the workspace's path dependencies (`shardring`,
+`shardring-membership`), node/package.json, each npm/<platform>/package.json,
+the version napi-rs wrote into node/index.js, the RING_VERSION_* macros of
+include/ring.h, py/pyproject.toml taking its version from Cargo (dynamic),
+and, when built, `shardring --version`.
+"""
+
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tomllib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    cargo = tomllib.loads((ROOT / "Cargo.toml").read_text())
+    version = cargo["workspace"]["package"]["version"]
+    found: list[tuple[str, str]] = []
+
+    for name, dependency in cargo["workspace"]["dependencies"].items():
+        if "path" in dependency:
+            found.append((f"Cargo.toml [workspace.dependencies] {name}", dependency.get("version", "(none)")))
+    found.append(("node/package.json", json.loads((ROOT / "node/package.json").read_text())["version"]))
+    for package in sorted((ROOT / "npm").glob("*/package.json")):
+        found.append((str(package.relative_to(ROOT)), json.loads(package.read_text())["version"]))
+    for expected in sorted(set(re.findall(r"expected (\S+) but got", (ROOT / "node/index.js").read_text()))):
+        found.append(("node/index.js (napi-rs's version check)", expected))
+    header = (ROOT / "include/ring.h").read_text()
+    macros = [re.search(rf"#define RING_VERSION_{part} (\d+)", header) for part in ("MAJOR", "MINOR", "PATCH")]
+    found.append(("include/ring.h RING_VERSION_*", ".".join(m.group(1) if m else "?" for m in macros)))
+    pyproject = tomllib.loads((ROOT / "py/pyproject.toml").read_text())
+    found.append(
+        ("py/pyproject.toml", version if "version" in pyproject["project"].get("dynamic", []) else "not dynamic")
+    )
+    cli = ROOT / "target/release/shardring"
+    if cli.exists():
+        output = subprocess.run([str(cli), "--version"], capture_output=True, text=True, check=True).stdout
+        found.append(("shardring --version", output.split()[-1]))
+
+    wrong = [(where, got) for where, got in found if got != version]
+    for where, got in wrong:
+        print(f"version check: {where} says {got}, Cargo.toml says {version}")
+    if wrong:
+        return 1
+    print(f"version check: {len(found)} places agree on {version}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Builds every artefact of a release into build/dist/ (RELEASING.md):
+#   shardring-V-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
+#   shardring-V-cp310-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
+#   shardring-V.tar.gz                    the Python sdist
+#   shardring-V.tgz                       the npm package (loader, types, README, licenses)
+#   shardring-linux-x64-gnu-V.tgz         its platform package (the .node)
+#   libring-V-linux-x86_64.tar.gz         libring for C and C++
+#   shardring-V.crate, shardring-membership-V.crate, shardring-cli-V.crate
+# Binaries are linked against glibc 2.17 (manylinux2014) by zig, from the
+# venv's ziglang, through `maturin build --zig` and `cargo zigbuild`; nothing
+# is downloaded at build time. Fails when a wheel is not manylinux2014 for
+# auditwheel or a binary needs a glibc symbol newer than 2.17.
+# Run by `make dist`; `release/install-test.sh` installs what it writes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+venv=$root/.venv
+# zig (ziglang), cargo-zigbuild, maturin and auditwheel come from the venv.
+export PATH="$venv/bin:$PATH"
+export PYO3_PYTHON="$venv/bin/python"
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+major=${version%%.*} rest=${version#*.}
+minor=${rest%%.*}
+soname=libring.so.$([ "$major" = 0 ] && echo "0.$minor" || echo "$major")
+out=$root/build/dist
+stage=$root/build/stage
+# Zig-linked builds get target dirs of their own, apart from `make build`'s;
+# maturin's zig and cargo-zigbuild set the C compiler differently, so one dir
+# shared by both would rebuild on every switch.
+zig_target=$root/target/zig
+zig_release=$zig_target/x86_64-unknown-linux-gnu/release
+rm -rf "$out" "$stage"
+mkdir -p "$out" "$stage"
+
+now() { date +%s; }
+step() { echo "== dist: $*"; }
+
+# highest_glibc FILE: the newest GLIBC_x.y symbol version FILE imports.
+highest_glibc() { objdump -T "$1" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1; }
+check_glibc() {
+    local newest
+    newest=$(highest_glibc "$1")
+    if [ "$(printf '%s\n' "$newest" GLIBC_2.17 | sort -V | tail -1)" != GLIBC_2.17 ]; then
+        echo "dist: $1 needs $newest, newer than GLIBC_2.17"
+        exit 1
+    fi
+    echo "   $(basename "$1"): highest symbol $newest"
+}
+
+step "Python wheels (abi3, manylinux2014) and sdist"
+start=$(now)
+for abi in abi3-py39 abi3-py310; do
+    (cd py && CARGO_TARGET_DIR=$root/target/zig-py maturin build --release -q --zig --compatibility manylinux2014 --features "pyo3/$abi" --out "$out")
+done
+(cd py && maturin sdist --out "$out" >/dev/null)
+for wheel in "$out"/*.whl; do
+    report=$(auditwheel show "$wheel")
+    grep -q '"manylinux_2_17_x86_64"' <<<"$report" || { echo "$report"; echo "dist: $wheel is not manylinux2014"; exit 1; }
+    echo "   $(basename "$wheel"): auditwheel: consistent with manylinux_2_17_x86_64"
+done
+step "wheels and sdist in $(($(now) - start)) s"
+
+step "libring and the Node binding, linked against glibc 2.17 (cargo zigbuild)"
+start=$(now)
+CARGO_TARGET_DIR=$zig_target cargo zigbuild -q --release -p shardring-ffi -p shardring-node --target x86_64-unknown-linux-gnu.2.17
+check_glibc "$zig_release/libring.so"
+check_glibc "$zig_release/libshardring_node.so"
+step "built in $(($(now) - start)) s"
+
+step "libring-$version-linux-x86_64.tar.gz"
+c_dir=$stage/libring-$version-linux-x86_64
+# The pkg-config file is relocatable: prefix is where the tarball was unpacked.
+make -s install-files DESTDIR="$c_dir" PREFIX= LIBDIR="$zig_release" PC_PREFIX='$${pcfiledir}/../..'
+readelf -d "$c_dir/lib/libring.so.$version" | grep -qF "Library soname: [$soname]"
+cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
+tar -C "$stage" -czf "$out/libring-$version-linux-x86_64.tar.gz" "libring-$version-linux-x86_64"
+
+step "npm packages"
+# The platform package: npm/linux-x64-gnu/ plus the binary and the licenses.
+platform_dir=$stage/npm-linux-x64-gnu
+cp -r npm/linux-x64-gnu "$platform_dir"
+cp "$zig_release/libshardring_node.so" "$platform_dir/shardring.linux-x64-gnu.node"
+cp LICENSE-MIT LICENSE-APACHE "$platform_dir/"
+(cd "$platform_dir" && npm pack -q --pack-destination "$out" >/dev/null)
+# The main package: node/'s files but no binary, with the platform packages
+# as optionalDependencies at this version (as napi-rs's prepublish adds them).
+main_dir=$stage/npm-shardring
+mkdir -p "$main_dir"
+cp node/shardring.js node/shardring.d.ts node/index.js node/index.d.ts node/README.md \
+    node/LICENSE-MIT node/LICENSE-APACHE "$main_dir/"
+python3 - "$root/node/package.json" "$main_dir/package.json" "$version" <<'EOF'
+import json, pathlib, sys
+source, target, version = sys.argv[1:]
+package = json.loads(pathlib.Path(source).read_text())
+package["files"] = [f for f in package["files"] if not f.endswith(".node")]
+package["optionalDependencies"] = {f"shardring-{triple}": version for triple in ["linux-x64-gnu"]}
+# What a user's install needs: no build scripts, no development tools.
+package.pop("scripts", None)
+package.pop("devDependencies", None)
+pathlib.Path(target).write_text(json.dumps(package, indent=2) + "\n")
+EOF
+(cd "$main_dir" && npm pack -q --pack-destination "$out" >/dev/null)
+
+step "crates (cargo package, each built from its packaged sources)"
+start=$(now)
+# Verified (built) in the workspace's target dir, whose dependencies `make
+# test` compiled already.
+CARGO_TARGET_DIR=$root/target cargo package -q --allow-dirty -p shardring -p shardring-membership -p shardring-cli
+for crate in shardring shardring-membership shardring-cli; do
+    cp "$root/target/package/$crate-$version.crate" "$out/"
+done
+step "crates in $(($(now) - start)) s"
+
+echo "== dist: build/dist/"
+(cd "$out" && ls -l --block-size=1 | awk 'NR > 1 { printf "   %10d  %s\n", $5, $9 }')
