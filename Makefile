@@ -245,7 +245,7 @@ check-generated: build-node
 
 # A fresh clone of HEAD builds, compiles its tests and checks every crate
 # with plain cargo and no venv (a Rust developer's first commands, and
-# rust-analyzer's); about 40 s once target/fresh-clone is warm, 3 to 5 min
-# cold on a busy 2-core machine.
+# rust-analyzer's), in target/ beside the other debug builds, whose
+# dependencies it reuses.
 check-fresh-clone:
 	bash .ci/fresh-clone.sh

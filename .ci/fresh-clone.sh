@@ -4,9 +4,10 @@
 # `cargo test --no-run`, and the rest of what rust-analyzer checks
 # (`cargo check --workspace --all-targets`: the binding crates, which plain
 # cargo leaves out, are checked here with the python3 on PATH).
-# Crates compile into FRESH_CLONE_TARGET (default target/fresh-clone of this
-# checkout) so a second run reuses the dependencies; the clone itself is new
-# every time. Run by `make test` (check-fresh-clone).
+# Crates compile into FRESH_CLONE_TARGET (default this checkout's target/,
+# so the registry dependencies `make test` compiled already are reused; the
+# clone's own crates build from its sources); the clone itself is new every
+# time. Run by `make test` (check-fresh-clone).
 set -euo pipefail
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 commit=$(git -C "$repo" rev-parse HEAD)
@@ -18,7 +19,7 @@ git -C "$tmp/shardring" checkout -q --detach "$commit"
 # Outside the venv: python3 is whatever PATH has once .venv/bin is dropped.
 unset PYO3_PYTHON VIRTUAL_ENV
 PATH=$(tr ':' '\n' <<<"$PATH" | grep -v '/\.venv/bin/\?$' | paste -sd: -)
-export CARGO_TARGET_DIR=${FRESH_CLONE_TARGET:-$repo/target/fresh-clone}
+export CARGO_TARGET_DIR=${FRESH_CLONE_TARGET:-$repo/target}
 
 cd "$tmp/shardring"
 [ ! -e .venv ] || { echo "fresh clone has a .venv"; exit 1; }

@@ -19,10 +19,16 @@ const hex = (fingerprint) => fingerprint.toString(16).padStart(16, '0')
 const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000)
 const emit = (record) => process.stdout.write(JSON.stringify(record) + '\n')
 
-const print = (event) => emit({ lang: 'node', revision: event.revision, fingerprint: hex(event.fingerprint), at_us: nowUs() })
+// Prints an epoch once: an event can also report the first ring, printed below.
+let printed = -1
+const print = ({ revision, fingerprint }) => {
+  if (revision <= printed) return
+  printed = revision
+  emit({ lang: 'node', revision, fingerprint: hex(fingerprint), at_us: nowUs() })
+}
 follower.on('change', print) // a new ring
 follower.on('epoch', print) // the same ring, current at a later revision
-emit({ lang: 'node', revision: follower.revision, fingerprint: hex(follower.fingerprint), at_us: nowUs() })
+print(follower)
 
 for await (const line of createInterface({ input: process.stdin })) {
   const [command, argument] = line.trim().split(/\s+/)

@@ -19,10 +19,25 @@ import time
 import shardring
 
 lock = threading.Lock()
+printed = -1  # the last revision printed, under `lock`
 
 
 def emit(record):
     with lock:
+        sys.stdout.write(json.dumps(record) + "\n")
+        sys.stdout.flush()
+
+
+def emit_epoch(revision, fingerprint):
+    """Prints an epoch once: the callback can also report the first ring,
+    which main() prints itself, after the callback is registered."""
+    global printed
+    with lock:
+        if revision <= printed:
+            return
+        printed = revision
+        record = {"lang": "python", "revision": revision, "fingerprint": f"{fingerprint:016x}",
+                  "at_us": time.time_ns() // 1000}
         sys.stdout.write(json.dumps(record) + "\n")
         sys.stdout.flush()
 
@@ -40,12 +55,11 @@ def main():
 
     def on_change(event):
         if event["kind"] == "epoch":
-            emit({"lang": "python", "revision": event["revision"], "fingerprint": f"{event['fingerprint']:016x}",
-                  "at_us": time.time_ns() // 1000})
+            emit_epoch(event["revision"], event["fingerprint"])
 
     follower.on_change(on_change)
-    emit({"lang": "python", "revision": follower.revision, "fingerprint": f"{follower.fingerprint:016x}",
-          "at_us": time.time_ns() // 1000})
+    status = follower.status()  # revision and fingerprint of one epoch
+    emit_epoch(status["revision"], status["fingerprint"])
     for line in sys.stdin:
         words = line.split()
         if words[:1] == ["digest"]:
