@@ -25,6 +25,7 @@ use crate::error::RingError;
 /// | `rendezvous` | XXH3-64                   | any `>= 0`     | Thaler & Ravishankar 1998, logarithmic weighting |
 /// | `maglev`     | XXH3-64                   | any `>= 0`     | Eisenbud et al. 2016 |
 /// | `slots`      | CRC16/XMODEM mod 16384    | any `>= 0`     | Redis Cluster key slots |
+/// | `libmemcached` | its `key_hash` (default one-at-a-time) | whole numbers, 0 read as 1 | libmemcached 1.1, every distribution |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -48,11 +49,15 @@ pub enum Algorithm {
     Maglev,
     /// Redis Cluster key slots and a slot -> node assignment.
     Slots,
+    /// libmemcached exactly as configured: a [`crate::Distribution`]
+    /// (`modula`, or one of the consistent ketama ones) and a
+    /// [`crate::KeyHash`], weight 0 read as 1.
+    Libmemcached,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order of this enum.
-    pub const ALL: [Algorithm; 9] = [
+    pub const ALL: [Algorithm; 10] = [
         Algorithm::Ring,
         Algorithm::Ketama,
         Algorithm::KetamaSpy,
@@ -62,6 +67,7 @@ impl Algorithm {
         Algorithm::Rendezvous,
         Algorithm::Maglev,
         Algorithm::Slots,
+        Algorithm::Libmemcached,
     ];
 
     /// The name written in configs and accepted by every binding (`"ring"`,
@@ -82,6 +88,7 @@ impl Algorithm {
             Algorithm::Rendezvous => c"rendezvous",
             Algorithm::Maglev => c"maglev",
             Algorithm::Slots => c"slots",
+            Algorithm::Libmemcached => c"libmemcached",
         }
     }
 
@@ -89,7 +96,11 @@ impl Algorithm {
     /// `[0, 2^bits)`. 64 for XXH3, 32 for MD5 and CRC-32, 14 for Redis slots.
     pub fn hash_bits(self) -> u32 {
         match self {
-            Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama | Algorithm::Nginx => 32,
+            Algorithm::Ketama
+            | Algorithm::KetamaSpy
+            | Algorithm::Libketama
+            | Algorithm::Nginx
+            | Algorithm::Libmemcached => 32,
             Algorithm::Slots => 14,
             Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => 64,
         }
@@ -101,12 +112,19 @@ impl Algorithm {
     }
 
     /// Whether node order places keys, and so enters the fingerprint: jump
-    /// (buckets are list positions) and libmemcached's ketama modes (equal
-    /// points go to the earlier server, as libmemcached sorts its continuum
-    /// by value, then server index). Every other algorithm breaks ties by id
+    /// (buckets are list positions) and libmemcached's modes (equal points
+    /// go to the earlier server, as libmemcached sorts its continuum by
+    /// value, then server index; `modula` takes list positions). Every other algorithm breaks ties by id
     /// bytes, so its placement is a function of the node set alone.
     pub fn order_places_keys(self) -> bool {
-        matches!(self, Algorithm::Jump | Algorithm::Ketama | Algorithm::KetamaSpy)
+        matches!(self, Algorithm::Jump | Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libmemcached)
+    }
+
+    /// Whether a node of weight 0 owns no keys. True except under `jump`
+    /// (no weights: every node is a bucket) and `libmemcached`, which reads
+    /// weight 0 as 1 as libmemcached does (remove a server to take it out).
+    pub fn weight_zero_drains(self) -> bool {
+        !matches!(self, Algorithm::Jump | Algorithm::Libmemcached)
     }
 
     /// Whether the seed is a parameter; the compatibility modes and `slots`

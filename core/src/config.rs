@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::algorithm::Algorithm;
 use crate::error::RingError;
+use crate::hash::KeyHash;
+use crate::ketama::Distribution;
 use crate::node::Node;
 use crate::ring::{DEFAULT_VNODES, Ring};
 use crate::transition::NodeState;
@@ -42,6 +44,14 @@ pub struct RingConfig {
     /// Maglev table size, a prime (`maglev` only; 65,537 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_size: Option<u32>,
+    /// libmemcached distribution (`libmemcached` only; `consistent_ketama`
+    /// when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<Distribution>,
+    /// Named key hash (`libmemcached` only; MD5 for the weighted
+    /// distributions and one-at-a-time otherwise when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_hash: Option<KeyHash>,
     /// The nodes, in order.
     pub nodes: Vec<NodeConfig>,
 }
@@ -239,7 +249,8 @@ impl RingConfig {
     /// `format_version` (u32), the algorithm name's length (u32) and UTF-8
     /// bytes, `vnodes` (u32; 160 when absent for `ring`, 0 for the other
     /// algorithms), `seed` (u64, 0 when absent), for `maglev` only the table
-    /// size (u32), the node count (u64), then each node in ascending order
+    /// size (u32), for `libmemcached` only the distribution's and the key
+    /// hash's names (each as length u32 and bytes, defaults filled in), the node count (u64), then each node in ascending order
     /// of id bytes (in list order for `jump`, `ketama` and `ketama-spy`,
     /// where order places keys: [`Algorithm::order_places_keys`]): id length (u32) and bytes, weight as IEEE-754 binary64
     /// bits (u64, with -0.0 written as 0.0), the zone as a byte 0 (none) or 1
@@ -265,6 +276,11 @@ impl RingConfig {
         bytes.extend_from_slice(&self.seed.unwrap_or(0).to_le_bytes());
         if self.algorithm == Algorithm::Maglev {
             bytes.extend_from_slice(&self.table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE).to_le_bytes());
+        }
+        if self.algorithm == Algorithm::Libmemcached {
+            let distribution = self.distribution.unwrap_or(Distribution::ConsistentKetama);
+            put_str(&mut bytes, distribution.name());
+            put_str(&mut bytes, self.key_hash.unwrap_or(distribution.default_key_hash()).name());
         }
         let slot_lists = (self.algorithm == Algorithm::Slots).then(|| self.slot_lists());
         bytes.extend_from_slice(&(order.len() as u64).to_le_bytes());
@@ -347,6 +363,12 @@ impl RingConfig {
         if let Some(size) = self.table_size {
             builder = builder.table_size(size);
         }
+        if let Some(distribution) = self.distribution {
+            builder = builder.distribution(distribution);
+        }
+        if let Some(key_hash) = self.key_hash {
+            builder = builder.key_hash(key_hash);
+        }
         for node in &self.nodes {
             if let Some(ranges) = &node.slots {
                 builder = builder.slot_ranges(node.id.clone(), ranges.iter().map(|&[first, last]| first..=last));
@@ -373,6 +395,8 @@ impl Ring {
             vnodes: self.vnodes(),
             seed: algorithm.uses_seed().then_some(self.seed()),
             table_size: self.table_size(),
+            distribution: self.distribution(),
+            key_hash: self.distribution().and(self.named_key_hash()),
             nodes: self
                 .nodes()
                 .iter()

@@ -3,7 +3,31 @@
 //! point at or after its hash, wrapping past the end. "Continuum" is
 //! libketama's name for it.
 
+use crate::error::RingError;
 use crate::node::Node;
+
+/// Most points a ring may hold: 2^24 = 16,777,216 (192 MiB of points); also
+/// the largest Maglev table. Building or deriving a larger ring fails with
+/// [`RingError::TooManyPoints`].
+pub const MAX_POINTS: u64 = 1 << 24;
+
+/// [`RingError::TooManyPoints`] for `requested` points, met while adding node `id`.
+pub(crate) fn too_many(id: &str, requested: u64) -> RingError {
+    RingError::TooManyPoints { id: id.to_owned(), requested, limit: MAX_POINTS }
+}
+
+/// `round(vnodes * weight)` (half away from zero), at least 1 for weight > 0.
+/// The weight must already be valid.
+pub(crate) fn points_for(id: &str, weight: f64, vnodes: u32) -> Result<u64, RingError> {
+    if weight == 0.0 {
+        return Ok(0);
+    }
+    let exact = (weight * f64::from(vnodes)).round();
+    if exact > MAX_POINTS as f64 {
+        return Err(too_many(id, exact as u64)); // `as` saturates at u64::MAX
+    }
+    Ok((exact as u64).max(1))
+}
 
 /// Sorts (point, node index) pairs by point, equal points by the owners' id
 /// bytes (unsigned, lexicographic: a prefix sorts first), so the continuum is

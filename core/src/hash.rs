@@ -1,6 +1,20 @@
-//! Hashing of keys and of point labels (placement format 1, see `SPEC.md`).
+//! Every key hash the placement algorithms use, in one place: XXH3-64 for
+//! the native algorithms (placement format 1, see `SPEC.md`) and the named
+//! 32-bit hashes of the peer systems (libmemcached's libhashkit, twemproxy,
+//! nginx, Redis Cluster), bit-exact with their C code on x86-64.
+//!
+//! Sources: awesomized/libmemcached `src/libhashkit/*.cc`; twitter/twemproxy
+//! `src/hashkit/nc_*.c`; the vectors in the tests below are theirs
+//! (`test/fixtures/hashes.hpp`, `src/test_all.c`).
 
+use std::fmt;
+use std::str::FromStr;
+
+use md5::{Digest, Md5};
+use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::error::RingError;
 
 /// Hashes a key for placement: XXH3-64 of the key's bytes under `seed`.
 ///
@@ -26,6 +40,344 @@ pub fn hash_point(id: &[u8], index: u32, seed: u64) -> u64 {
     xxh3_64_with_seed(&label, seed)
 }
 
+/// A named 32-bit key hash of a peer system. Names are twemproxy's `hash:`
+/// values (libmemcached's `MEMCACHED_HASH_*` and pylibmc's `hash` behaviour
+/// call them `default`, `md5`, `crc`, `fnv1_64`, `fnv1a_64`, `fnv1_32`,
+/// `fnv1a_32`, `hsieh`, `murmur`, `jenkins`, `murmur3`).
+///
+/// Bytes are read as x86-64 C `char`, that is signed, where the C code
+/// adds or XORs them whole (one-at-a-time, the four FNVs, Hsieh's 3-byte
+/// tail): `hash(b"\xc3\xa9")` differs from an unsigned-byte reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+#[allow(non_camel_case_types)] // fnv1a_64 and fnv1a_32 as the peers spell them
+pub enum KeyHash {
+    /// Bob Jenkins' one-at-a-time (libmemcached's default, `HASH_DEFAULT`).
+    OneAtATime,
+    /// The first 4 bytes of MD5, little-endian (ketama).
+    Md5,
+    /// CRC-16/XMODEM run on an unmasked 32-bit register (twemproxy `crc16`):
+    /// the low 16 bits are CRC-16/XMODEM, the bits above are carried shifts.
+    Crc16,
+    /// Bits 16..31 of CRC-32 (IEEE), masked to 15 bits: a value in
+    /// `0..32768` (libmemcached `crc`, twemproxy `crc32`).
+    Crc32,
+    /// CRC-32 (IEEE, reflected 0xEDB88320), all 32 bits (twemproxy `crc32a`,
+    /// nginx).
+    Crc32a,
+    /// 64-bit FNV-1, low 32 bits.
+    Fnv1_64,
+    /// 64-bit FNV-1a offset and prime in 32-bit arithmetic (libhashkit's
+    /// `FNV1A_64` as written, which is the low 32 bits of 64-bit FNV-1a).
+    Fnv1a_64,
+    /// 32-bit FNV-1.
+    Fnv1_32,
+    /// 32-bit FNV-1a.
+    Fnv1a_32,
+    /// Paul Hsieh's SuperFastHash started from 0 instead of the length.
+    Hsieh,
+    /// MurmurHash2 (32-bit) with seed `0xdeadbeef * len`.
+    Murmur,
+    /// Bob Jenkins' lookup3 `hashlittle` with initval 13.
+    Jenkins,
+    /// MurmurHash3 x86_32 with seed `0xdeadbeef * len` (libmemcached 1.1;
+    /// not in twemproxy).
+    Murmur3,
+}
+
+impl KeyHash {
+    /// Every named hash, in twemproxy's order, then `murmur3`.
+    pub const ALL: [KeyHash; 13] = [
+        KeyHash::OneAtATime,
+        KeyHash::Md5,
+        KeyHash::Crc16,
+        KeyHash::Crc32,
+        KeyHash::Crc32a,
+        KeyHash::Fnv1_64,
+        KeyHash::Fnv1a_64,
+        KeyHash::Fnv1_32,
+        KeyHash::Fnv1a_32,
+        KeyHash::Hsieh,
+        KeyHash::Murmur,
+        KeyHash::Jenkins,
+        KeyHash::Murmur3,
+    ];
+
+    /// The name written in configs (`"one_at_a_time"`, `"fnv1a_64"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyHash::OneAtATime => "one_at_a_time",
+            KeyHash::Md5 => "md5",
+            KeyHash::Crc16 => "crc16",
+            KeyHash::Crc32 => "crc32",
+            KeyHash::Crc32a => "crc32a",
+            KeyHash::Fnv1_64 => "fnv1_64",
+            KeyHash::Fnv1a_64 => "fnv1a_64",
+            KeyHash::Fnv1_32 => "fnv1_32",
+            KeyHash::Fnv1a_32 => "fnv1a_32",
+            KeyHash::Hsieh => "hsieh",
+            KeyHash::Murmur => "murmur",
+            KeyHash::Jenkins => "jenkins",
+            KeyHash::Murmur3 => "murmur3",
+        }
+    }
+
+    /// The hash of `key`'s bytes.
+    pub fn hash(self, key: &[u8]) -> u32 {
+        match self {
+            KeyHash::OneAtATime => one_at_a_time(key),
+            KeyHash::Md5 => md5_word(key, 0),
+            KeyHash::Crc16 => crc16_register(key),
+            KeyHash::Crc32 => (crc32fast::hash(key) >> 16) & 0x7fff,
+            KeyHash::Crc32a => crc32fast::hash(key),
+            KeyHash::Fnv1_64 => fnv1_64(key),
+            KeyHash::Fnv1a_64 => fnv(key, 0x8422_2325, 0x1b3, true),
+            KeyHash::Fnv1_32 => fnv(key, 0x811c_9dc5, 0x0100_0193, false),
+            KeyHash::Fnv1a_32 => fnv(key, 0x811c_9dc5, 0x0100_0193, true),
+            KeyHash::Hsieh => hsieh(key),
+            KeyHash::Murmur => murmur2(key),
+            KeyHash::Jenkins => jenkins(key),
+            KeyHash::Murmur3 => murmur3(key),
+        }
+    }
+}
+
+impl fmt::Display for KeyHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for KeyHash {
+    type Err = RingError;
+
+    /// Parses a name as written by [`KeyHash::name`]. Errors:
+    /// [`RingError::InvalidConfig`] naming the unknown value and the known ones.
+    fn from_str(name: &str) -> Result<KeyHash, RingError> {
+        KeyHash::ALL.into_iter().find(|h| h.name() == name).ok_or_else(|| RingError::InvalidConfig {
+            message: format!("unknown key_hash {name:?}; expected one of {}", KeyHash::ALL.map(KeyHash::name).join(", ")),
+        })
+    }
+}
+
+/// A byte as x86-64 C reads a `char`: signed, sign-extended to 32 bits.
+#[inline(always)]
+fn signed(byte: u8) -> u32 {
+    byte as i8 as i32 as u32
+}
+
+/// Word `w` (0..4) of MD5(bytes), little-endian: ketama's point and key hash.
+#[inline]
+pub(crate) fn md5_word(bytes: &[u8], w: usize) -> u32 {
+    let digest = Md5::digest(bytes);
+    u32::from_le_bytes(digest[4 * w..4 * w + 4].try_into().expect("4 bytes"))
+}
+
+/// The four little-endian words of MD5(bytes).
+#[inline]
+pub(crate) fn md5_words(bytes: &[u8]) -> [u32; 4] {
+    let digest = Md5::digest(bytes);
+    std::array::from_fn(|w| u32::from_le_bytes(digest[4 * w..4 * w + 4].try_into().expect("4 bytes")))
+}
+
+fn one_at_a_time(key: &[u8]) -> u32 {
+    let mut v = 0u32;
+    for &c in key {
+        v = v.wrapping_add(signed(c));
+        v = v.wrapping_add(v << 10);
+        v ^= v >> 6;
+    }
+    v = v.wrapping_add(v << 3);
+    v ^= v >> 11;
+    v.wrapping_add(v << 15)
+}
+
+fn fnv1_64(key: &[u8]) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &c in key {
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        h ^= c as i8 as i64 as u64;
+    }
+    h as u32
+}
+
+fn fnv(key: &[u8], offset: u32, prime: u32, xor_first: bool) -> u32 {
+    let mut h = offset;
+    for &c in key {
+        if xor_first {
+            h ^= signed(c);
+            h = h.wrapping_mul(prime);
+        } else {
+            h = h.wrapping_mul(prime);
+            h ^= signed(c);
+        }
+    }
+    h
+}
+
+const CRC16_XMODEM: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = (i as u16) << 8;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+            bit += 1;
+        }
+        table[i] = crc;
+        i += 1;
+    }
+    table
+};
+
+/// CRC16/XMODEM (polynomial 0x1021, initial value 0, no reflection), the
+/// CRC Redis Cluster uses; `crc16(b"123456789") == 0x31C3`.
+pub fn crc16(bytes: &[u8]) -> u16 {
+    bytes.iter().fold(0u16, |crc, &b| (crc << 8) ^ CRC16_XMODEM[usize::from((crc >> 8) as u8 ^ b)])
+}
+
+/// twemproxy's `hash_crc16`: the XMODEM table on a 32-bit register never masked.
+fn crc16_register(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0u32, |crc, &b| (crc << 8) ^ u32::from(CRC16_XMODEM[(((crc >> 8) ^ u32::from(b)) & 0xff) as usize]))
+}
+
+fn hsieh(key: &[u8]) -> u32 {
+    if key.is_empty() {
+        return 0;
+    }
+    let get16 = |b: &[u8]| u32::from(u16::from_le_bytes([b[0], b[1]]));
+    let mut hash = 0u32;
+    let mut blocks = key.chunks_exact(4);
+    for block in blocks.by_ref() {
+        hash = hash.wrapping_add(get16(block));
+        let tmp = (get16(&block[2..]) << 11) ^ hash;
+        hash = (hash << 16) ^ tmp;
+        hash = hash.wrapping_add(hash >> 11);
+    }
+    let tail = blocks.remainder();
+    match tail.len() {
+        3 => {
+            hash = hash.wrapping_add(get16(tail));
+            hash ^= hash << 16;
+            hash ^= signed(tail[2]) << 18;
+            hash = hash.wrapping_add(hash >> 11);
+        }
+        2 => {
+            hash = hash.wrapping_add(get16(tail));
+            hash ^= hash << 11;
+            hash = hash.wrapping_add(hash >> 17);
+        }
+        1 => {
+            hash = hash.wrapping_add(u32::from(tail[0]));
+            hash ^= hash << 10;
+            hash = hash.wrapping_add(hash >> 1);
+        }
+        _ => {}
+    }
+    hash ^= hash << 3;
+    hash = hash.wrapping_add(hash >> 5);
+    hash ^= hash << 4;
+    hash = hash.wrapping_add(hash >> 17);
+    hash ^= hash << 25;
+    hash.wrapping_add(hash >> 6)
+}
+
+fn murmur2(key: &[u8]) -> u32 {
+    const M: u32 = 0x5bd1_e995;
+    let len = key.len() as u32;
+    let mut h = 0xdead_beef_u32.wrapping_mul(len) ^ len;
+    let mut blocks = key.chunks_exact(4);
+    for block in blocks.by_ref() {
+        let mut k = u32::from_le_bytes(block.try_into().expect("4 bytes"));
+        k = k.wrapping_mul(M);
+        k ^= k >> 24;
+        k = k.wrapping_mul(M);
+        h = h.wrapping_mul(M) ^ k;
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        for (i, &b) in tail.iter().enumerate() {
+            h ^= u32::from(b) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> 13;
+    h = h.wrapping_mul(M);
+    h ^ (h >> 15)
+}
+
+fn jenkins(key: &[u8]) -> u32 {
+    fn mix(a: &mut u32, b: &mut u32, c: &mut u32) {
+        for (x, y, z, r) in [(0, 2, 1, 4), (1, 0, 2, 6), (2, 1, 0, 8), (0, 2, 1, 16), (1, 0, 2, 19), (2, 1, 0, 4)] {
+            let mut v = [*a, *b, *c];
+            v[x] = v[x].wrapping_sub(v[y]);
+            v[x] ^= v[y].rotate_left(r);
+            v[y] = v[y].wrapping_add(v[z]);
+            [*a, *b, *c] = v;
+        }
+    }
+    fn last(a: &mut u32, b: &mut u32, c: &mut u32) {
+        for (x, y, r) in [(2, 1, 14), (0, 2, 11), (1, 0, 25), (2, 1, 16), (0, 2, 4), (1, 0, 14), (2, 1, 24)] {
+            let mut v = [*a, *b, *c];
+            v[x] ^= v[y];
+            v[x] = v[x].wrapping_sub(v[y].rotate_left(r));
+            [*a, *b, *c] = v;
+        }
+    }
+    let init = 0xdead_beef_u32.wrapping_add(key.len() as u32).wrapping_add(13);
+    let (mut a, mut b, mut c) = (init, init, init);
+    if key.is_empty() {
+        return c;
+    }
+    let mut rest = key;
+    while rest.len() > 12 {
+        let word = |i: usize| u32::from_le_bytes(rest[i..i + 4].try_into().expect("4 bytes"));
+        a = a.wrapping_add(word(0));
+        b = b.wrapping_add(word(4));
+        c = c.wrapping_add(word(8));
+        mix(&mut a, &mut b, &mut c);
+        rest = &rest[12..];
+    }
+    let mut block = [0u8; 12];
+    block[..rest.len()].copy_from_slice(rest);
+    let word = |i: usize| u32::from_le_bytes(block[i..i + 4].try_into().expect("4 bytes"));
+    a = a.wrapping_add(word(0));
+    b = b.wrapping_add(word(4));
+    c = c.wrapping_add(word(8));
+    last(&mut a, &mut b, &mut c);
+    c
+}
+
+fn murmur3(key: &[u8]) -> u32 {
+    const C1: u32 = 0xcc9e_2d51;
+    const C2: u32 = 0x1b87_3593;
+    let len = key.len() as u32;
+    let mut h = 0xdead_beef_u32.wrapping_mul(len);
+    let mut blocks = key.chunks_exact(4);
+    for block in blocks.by_ref() {
+        let mut k = u32::from_le_bytes(block.try_into().expect("4 bytes"));
+        k = k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
+        h ^= k;
+        h = h.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        let mut k = 0u32;
+        for (i, &b) in tail.iter().enumerate() {
+            k ^= u32::from(b) << (8 * i);
+        }
+        h ^= k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
+    }
+    h ^= len;
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +394,66 @@ mod tests {
         assert_eq!(hash_point(b"a-1", 0, 0), hash_key(b"a-1\0\0\0\0", 0));
         assert_eq!(hash_point(b"n", 0x0102_0304, 7), hash_key(b"n\x04\x03\x02\x01", 7));
         assert_ne!(hash_point(b"a-1", 0, 0), hash_point(b"a-10", 0, 0));
+    }
+
+    /// libmemcached `test/fixtures/hashes.hpp`: "apple" and "The quick brown
+    /// fox jumps over the lazy dog"; the é row (C3 A9) is libhashkit 1.1.4
+    /// as Debian 12 builds it (no upstream vector covers bytes >= 0x80).
+    #[test]
+    fn libhashkit_vectors() {
+        let fox = b"The quick brown fox jumps over the lazy dog".as_slice();
+        let table: [(KeyHash, u32, u32, Option<u32>); 10] = [
+            (KeyHash::OneAtATime, 2_297_466_611, 1_369_346_549, Some(26_298_542)),
+            (KeyHash::Md5, 3_195_025_439, 2_642_219_166, Some(2_546_851_174)),
+            (KeyHash::Crc32, 10_542, 16_719, Some(3_588)),
+            (KeyHash::Fnv1_64, 473_199_127, 2_112_060_110, Some(3_035_330_621)),
+            (KeyHash::Fnv1a_64, 1_488_911_807, 3_890_508_048, Some(3_033_280_513)),
+            (KeyHash::Fnv1_32, 67_176_023, 3_922_226_286, Some(376_872_957)),
+            (KeyHash::Fnv1a_32, 280_767_167, 76_545_936, Some(1_023_043_777)),
+            (KeyHash::Hsieh, 3_738_850_110, 471_461_527, None),
+            (KeyHash::Murmur, 4_142_305_122, 818_385_189, Some(2_111_574_343)),
+            (KeyHash::Jenkins, 1_442_444_624, 314_054_204, Some(934_048_990)),
+        ];
+        for (hash, apple, quick, e_acute) in table {
+            assert_eq!(hash.hash(b"apple"), apple, "{hash} apple");
+            assert_eq!(hash.hash(fox), quick, "{hash} fox");
+            if let Some(e) = e_acute {
+                assert_eq!(hash.hash("é".as_bytes()), e, "{hash} é");
+            }
+        }
+        assert_eq!(KeyHash::Murmur3.hash(b"apple"), 1_120_212_521);
+        assert_eq!(KeyHash::Murmur3.hash(fox), 2_603_515_018);
+        assert_eq!(KeyHash::Murmur3.hash("é".as_bytes()), 3_038_764_589);
+        // Unsigned bytes would give 2928017647: libhashkit reads a signed char.
+        assert_ne!(KeyHash::OneAtATime.hash("é".as_bytes()), 2_928_017_647);
+    }
+
+    /// twemproxy `src/test_all.c`, key "apple".
+    #[test]
+    fn twemproxy_vectors() {
+        assert_eq!(KeyHash::Crc16.hash(b"apple"), 3_662_830_516);
+        assert_eq!(KeyHash::Crc16.hash(b"apple") & 0xffff, 23_476);
+        assert_eq!(u32::from(crc16(b"apple")), 23_476);
+        assert_eq!(KeyHash::Crc32a.hash(b"apple"), 2_838_417_488);
+        assert_eq!(md5_word(b"server1-8", 0), 3_853_726_576);
+        assert_eq!(md5_words(b"server1-8")[3], 2_667_054_752);
+    }
+
+    #[test]
+    fn empty_keys_hash_as_the_c_code_does() {
+        assert_eq!(KeyHash::Hsieh.hash(b""), 0);
+        assert_eq!(KeyHash::OneAtATime.hash(b""), 0);
+        assert_eq!(KeyHash::Jenkins.hash(b""), 0xdead_beef_u32.wrapping_add(13));
+        assert_eq!(KeyHash::Crc32a.hash(b"123456789"), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_listed() {
+        for hash in KeyHash::ALL {
+            assert_eq!(hash.name().parse::<KeyHash>().unwrap(), hash);
+            assert_eq!(serde_json::to_string(&hash).unwrap(), format!("\"{}\"", hash.name()));
+        }
+        let err = "crc".parse::<KeyHash>().unwrap_err().to_string();
+        assert!(err.contains("\"crc\"") && err.contains("one_at_a_time"), "{err}");
     }
 }

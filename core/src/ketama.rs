@@ -1,32 +1,355 @@
-//! Ketama compatibility: libmemcached's weighted ketama (and its "spy"
-//! variant) and the original last.fm libketama, bit-exact with both.
+//! The ketama family: one continuum builder parameterised by label form,
+//! points per server, point hash, key hash, tie rule and weight-0 rule,
+//! which gives libmemcached's every consistent distribution (`ketama`,
+//! `ketama-spy`, `libmemcached`) and the original last.fm libketama
+//! (`libketama`), bit-exact with each. Sources: awesomized/libmemcached
+//! `src/libmemcached/hosts.cc` (`update_continuum`), RJ/ketama
+//! `libketama/ketama.c`; rules in `core/SPEC.md` and
+//! `shared/specs/ketama-family.md`.
 //!
-//! Both hash point strings with MD5 and take four 32-bit points from each
-//! digest (bytes `4h..4h+4`, little-endian, `h = 0..4`); keys hash to the
-//! first four bytes of their MD5, little-endian. They differ in the point
-//! strings and in how many digests a server gets, computed in float32 as the
-//! C code does (weights 6, 5, 1, 3, 10: the weight-6 server gets 48 digests
-//! from libketama and 47 from libmemcached).
+//! A weighted server gets `4 * digests` points: words 0..3 (little-endian)
+//! of MD5 of each label `base-i`, `i < digests`, with `digests` computed in
+//! float32 as each C library does (weights 6, 5, 1, 3, 10: the weight-6
+//! server gets 48 digests from libketama and 47 from libmemcached). An
+//! unweighted libmemcached server gets 100 points, one per label, each the
+//! key hash of its label. Keys belong to the first point `>=` their hash.
 
-use md5::{Digest, Md5};
+use std::fmt::Write;
 
-use crate::algorithm::Algorithm;
-use crate::continuum::{Continuum, sort_by_point_then_id};
+use serde::{Deserialize, Serialize};
+
+use crate::continuum::{Continuum, MAX_POINTS, sort_by_point_then_id, too_many};
 use crate::error::RingError;
+use crate::hash::{KeyHash, md5_words};
 use crate::node::Node;
-use crate::ring::{MAX_POINTS, too_many};
-
-/// Port libmemcached leaves out of point strings (`MEMCACHED_DEFAULT_PORT`).
-pub const DEFAULT_MEMCACHED_PORT: u16 = 11211;
-
-pub(crate) const WEIGHT_RULE: &str =
-    "ketama weights are whole numbers from 0 to 4294967295 (libmemcached's uint32_t weight); 0 drains the server";
 
 /// A ketama key hash: the first 4 bytes of MD5(key), little-endian.
 #[inline]
 pub fn md5_key_hash(key: &[u8]) -> u32 {
-    let digest = Md5::digest(key);
-    u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]])
+    KeyHash::Md5.hash(key)
+}
+
+/// Port libmemcached leaves out of point strings (`MEMCACHED_DEFAULT_PORT`).
+pub const DEFAULT_MEMCACHED_PORT: u16 = 11211;
+
+/// libmemcached's points per unweighted server (`MEMCACHED_POINTS_PER_SERVER`).
+pub const LIBMEMCACHED_POINTS_PER_SERVER: u32 = 100;
+
+pub(crate) const WEIGHT_RULE: &str =
+    "ketama weights are whole numbers from 0 to 4294967295 (libmemcached's uint32_t weight); 0 drains the server";
+
+const LIBMEMCACHED_WEIGHT_RULE: &str =
+    "libmemcached weights are whole numbers from 0 to 4294967295 (its uint32_t weight; 0 is read as 1)";
+
+/// A libmemcached distribution, as `MEMCACHED_BEHAVIOR_DISTRIBUTION` and the
+/// ketama behaviours leave it when the servers are added (the `libmemcached`
+/// algorithm's `distribution` parameter). pylibmc equivalents are given in
+/// pylibmc's own order of applying behaviours (`hash`, `ketama`,
+/// `ketama_weighted`, `distribution`), whatever order its dict lists them in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Distribution {
+    /// `h mod server_count`, weights ignored: libmemcached's and pylibmc's
+    /// default (no behaviours).
+    Modula,
+    /// `MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA` (`BEHAVIOR_KETAMA=1`;
+    /// pylibmc `{"ketama": True}` or `{"distribution": "consistent ketama"}`):
+    /// 100 points per server hashed with the key hash while every weight is
+    /// at most 1; a weight above 1 switches on weighted MD5 points, while
+    /// keys keep the key hash. Key hash default `one_at_a_time`.
+    ConsistentKetama,
+    /// `MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED`
+    /// (`BEHAVIOR_KETAMA_WEIGHTED=1`; pylibmc `{"ketama_weighted": True}`):
+    /// weighted MD5 points always. Key hash default `md5`, which the
+    /// behaviour sets (pylibmc always ends with MD5 here).
+    ConsistentWeighted,
+    /// `MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY` (pylibmc
+    /// `{"distribution": "consistent ketama spy"}`): labels `/host:port-i`,
+    /// otherwise as `consistent_ketama`. Key hash default `one_at_a_time`.
+    ConsistentKetamaSpy,
+    /// `BEHAVIOR_KETAMA_WEIGHTED=1` and then `DISTRIBUTION=CONSISTENT_KETAMA_SPY`
+    /// (pylibmc `{"ketama_weighted": True, "distribution": "consistent ketama
+    /// spy"}`): spy labels, weighted MD5 points always. Key hash default `md5`.
+    ConsistentKetamaSpyWeighted,
+}
+
+impl Distribution {
+    /// Every distribution.
+    pub const ALL: [Distribution; 5] = [
+        Distribution::Modula,
+        Distribution::ConsistentKetama,
+        Distribution::ConsistentWeighted,
+        Distribution::ConsistentKetamaSpy,
+        Distribution::ConsistentKetamaSpyWeighted,
+    ];
+
+    /// The name written in configs (`"consistent_ketama"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Distribution::Modula => "modula",
+            Distribution::ConsistentKetama => "consistent_ketama",
+            Distribution::ConsistentWeighted => "consistent_weighted",
+            Distribution::ConsistentKetamaSpy => "consistent_ketama_spy",
+            Distribution::ConsistentKetamaSpyWeighted => "consistent_ketama_spy_weighted",
+        }
+    }
+
+    /// The key hash libmemcached ends with when no `HASH` behaviour follows:
+    /// MD5 when `KETAMA_WEIGHTED` was set, else one-at-a-time.
+    pub fn default_key_hash(self) -> KeyHash {
+        match self {
+            Distribution::ConsistentWeighted | Distribution::ConsistentKetamaSpyWeighted => KeyHash::Md5,
+            _ => KeyHash::OneAtATime,
+        }
+    }
+
+    fn weighted(self) -> bool {
+        matches!(self, Distribution::ConsistentWeighted | Distribution::ConsistentKetamaSpyWeighted)
+    }
+
+    fn spy(self) -> bool {
+        matches!(self, Distribution::ConsistentKetamaSpy | Distribution::ConsistentKetamaSpyWeighted)
+    }
+}
+
+impl std::fmt::Display for Distribution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Distribution {
+    type Err = RingError;
+
+    /// Parses a name as written by [`Distribution::name`]. Errors:
+    /// [`RingError::InvalidConfig`] naming the unknown value and the known ones.
+    fn from_str(name: &str) -> Result<Distribution, RingError> {
+        Distribution::ALL.into_iter().find(|d| d.name() == name).ok_or_else(|| RingError::InvalidConfig {
+            message: format!(
+                "unknown distribution {name:?}; expected one of {}",
+                Distribution::ALL.map(Distribution::name).join(", ")
+            ),
+        })
+    }
+}
+
+/// How the part of a point label before `-i` is written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum LabelForm {
+    /// The id as written (libketama).
+    AsWritten,
+    /// `host` when the port is 11211, else `host:port` (libmemcached).
+    HostPort,
+    /// `/host:port` (libmemcached's spy distribution).
+    Spy,
+}
+
+/// How many digests (weighted) or points (per server) a server gets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Share {
+    /// libketama: `floorf(pct * 40.0 * (float)N)`, product in double.
+    LibketamaDigests,
+    /// libmemcached: `floorf((float)(pct * 160 / 4 * (float)N + 1e-10))`.
+    LibmemcachedDigests,
+    /// libmemcached unweighted: a fixed number of points, one per label,
+    /// each the key hash of its label.
+    PerServer(u32),
+}
+
+/// Whether equal points keep server order or id-byte order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ties {
+    /// Sorted by (value, server index): the earlier server wins (libmemcached).
+    ServerOrder,
+    /// Sorted by (value, id bytes): libketama's `qsort` leaves ties
+    /// unspecified, so the order is made independent of the list.
+    IdBytes,
+}
+
+/// One member of the ketama family, fully resolved for a node list.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Member {
+    label: LabelForm,
+    share: Share,
+    key_hash: KeyHash,
+    ties: Ties,
+    /// libmemcached stores weight 0 as 1; the other modes drain the server.
+    zero_reads_as_one: bool,
+    /// Ids starting with `/` are Unix sockets (libmemcached: port 0).
+    unix_sockets: bool,
+}
+
+impl Member {
+    /// libmemcached's weighted ketama, weight 0 draining the server.
+    pub(crate) const KETAMA: Member = Member {
+        label: LabelForm::HostPort,
+        share: Share::LibmemcachedDigests,
+        key_hash: KeyHash::Md5,
+        ties: Ties::ServerOrder,
+        zero_reads_as_one: false,
+        unix_sockets: false,
+    };
+    /// libmemcached's weighted ketama with spy labels, weight 0 draining.
+    pub(crate) const KETAMA_SPY: Member = Member { label: LabelForm::Spy, ..Member::KETAMA };
+    /// last.fm libketama.
+    pub(crate) const LIBKETAMA: Member = Member {
+        label: LabelForm::AsWritten,
+        share: Share::LibketamaDigests,
+        ties: Ties::IdBytes,
+        ..Member::KETAMA
+    };
+
+    /// libmemcached with a consistent `distribution` and `key_hash`, for
+    /// these nodes: the weighted flag is on when the distribution sets it or
+    /// any weight (0 read as 1) is above 1.
+    pub(crate) fn libmemcached(distribution: Distribution, key_hash: KeyHash, nodes: &[Node]) -> Member {
+        let weighted = distribution.weighted() || nodes.iter().any(|n| n.weight() > 1.0);
+        Member {
+            label: if distribution.spy() { LabelForm::Spy } else { LabelForm::HostPort },
+            share: if weighted {
+                Share::LibmemcachedDigests
+            } else {
+                Share::PerServer(LIBMEMCACHED_POINTS_PER_SERVER)
+            },
+            key_hash,
+            ties: Ties::ServerOrder,
+            zero_reads_as_one: true,
+            unix_sockets: true,
+        }
+    }
+
+    /// Checks weights and addresses as [`Member::build`] does, building nothing.
+    pub(crate) fn check(self, nodes: &[Node]) -> Result<(), RingError> {
+        self.validate(nodes).map(drop)
+    }
+
+    /// The continuum of this member over `nodes`.
+    ///
+    /// Errors: [`RingError::InvalidWeight`] (not a whole number in u32),
+    /// [`RingError::InvalidAddress`] (a bad port, or two ids naming one
+    /// server), [`RingError::TooManyPoints`].
+    pub(crate) fn build(self, nodes: &[Node]) -> Result<Continuum, RingError> {
+        let (bases, weights) = self.validate(nodes)?;
+        let counts = self.counts(&weights);
+        let mut total = 0u64;
+        for (node, &count) in nodes.iter().zip(&counts) {
+            total += u64::from(count);
+            if total > MAX_POINTS {
+                return Err(too_many(node.id(), total));
+            }
+        }
+        let mut tagged: Vec<(u64, u32)> = Vec::with_capacity(total as usize);
+        let mut label = String::new();
+        for (index, (base, &count)) in bases.iter().zip(&counts).enumerate() {
+            let labels = match self.share {
+                Share::PerServer(_) => count,
+                _ => count / 4,
+            };
+            for i in 0..labels {
+                label.clear();
+                write!(label, "{base}-{i}").expect("writing to a String cannot fail");
+                match self.share {
+                    Share::PerServer(_) => tagged.push((u64::from(self.key_hash.hash(label.as_bytes())), index as u32)),
+                    _ => tagged.extend(md5_words(label.as_bytes()).map(|p| (u64::from(p), index as u32))),
+                }
+            }
+        }
+        match self.ties {
+            Ties::IdBytes => sort_by_point_then_id(&mut tagged, nodes),
+            Ties::ServerOrder => tagged.sort_unstable(),
+        }
+        let (points, owners) = tagged.into_iter().unzip();
+        Ok(Continuum::new(points, owners, 32))
+    }
+
+    /// Checks every weight and address; returns each node's label base and
+    /// whole-number weight (after the weight-0 rule).
+    ///
+    /// Two ids whose point strings are the same would share every point, and
+    /// one of them would silently own nothing: `h` and `h:11211` (the default
+    /// port is left out), or `[::1]:2` and the bare IPv6 host `::1:2` (both
+    /// `::1:2-i`). Such a pair is an [`RingError::InvalidAddress`] naming both.
+    fn validate(self, nodes: &[Node]) -> Result<(Vec<String>, Vec<u64>), RingError> {
+        let rule = if self.zero_reads_as_one { LIBMEMCACHED_WEIGHT_RULE } else { WEIGHT_RULE };
+        let mut seen = std::collections::HashMap::new();
+        let mut bases = Vec::with_capacity(nodes.len());
+        let mut weights = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            let weight = node.weight();
+            if weight.fract() != 0.0 || weight > f64::from(u32::MAX) {
+                return Err(RingError::InvalidWeight { id: node.id().to_owned(), weight, rule });
+            }
+            weights.push(if weight == 0.0 && self.zero_reads_as_one { 1 } else { weight as u64 });
+            let base = self.label_base(node.id())?;
+            // libketama's point strings are the ids as written, and ids are unique.
+            if self.label != LabelForm::AsWritten
+                && let Some(first) = seen.insert(base.clone(), node.id())
+            {
+                return Err(RingError::InvalidAddress {
+                    id: node.id().to_owned(),
+                    reason: format!("names the same server as {first:?}: both hash the point strings of one server"),
+                });
+            }
+            bases.push(base);
+        }
+        Ok((bases, weights))
+    }
+
+    /// Points per server, in node order (0 for a drained server).
+    fn counts(self, weights: &[u64]) -> Vec<u32> {
+        let live = weights.iter().filter(|&&w| w > 0).count() as f32;
+        let total = weights.iter().sum::<u64>() as f32;
+        weights
+            .iter()
+            .map(|&weight| {
+                if weight == 0 {
+                    return 0;
+                }
+                let pct = weight as f32 / total;
+                match self.share {
+                    Share::PerServer(points) => points,
+                    // floorf(pct * 40.0 * (float)numservers), the product
+                    // taken in double and rounded to float by floorf.
+                    Share::LibketamaDigests => 4 * ((f64::from(pct) * 40.0 * f64::from(live)) as f32).floor() as u32,
+                    // floor((float)(pct * 160 / 4 * (float)live + 1e-10)).
+                    Share::LibmemcachedDigests => {
+                        let product = pct * 160.0 / 4.0 * live;
+                        4 * ((f64::from(product) + 0.000_000_000_1) as f32).floor() as u32
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The part of a server's point strings before `-i`.
+    fn label_base(self, id: &str) -> Result<String, RingError> {
+        if self.label == LabelForm::AsWritten {
+            return Ok(id.to_owned());
+        }
+        let (host, port) = if self.unix_sockets && id.starts_with('/') { (id, 0) } else { host_port(id)? };
+        Ok(match (self.label, port) {
+            (LabelForm::Spy, _) => format!("/{host}:{port}"),
+            (_, DEFAULT_MEMCACHED_PORT) => host.to_owned(),
+            _ => format!("{host}:{port}"),
+        })
+    }
+}
+
+/// Checks that libhashkit, as Debian's libmemcached 1.1.4 builds it, has
+/// this key hash.
+///
+/// Errors: [`RingError::InvalidConfig`] for `hsieh` (built only with
+/// `ENABLE_HASH_HSIEH`, which neither Debian's 1.1.4 nor the 1.0.16 in
+/// pylibmc's wheel has: pylibmc refuses it) and for twemproxy's `crc16` and
+/// `crc32a`, which libhashkit does not have.
+pub(crate) fn check_libmemcached_hash(hash: KeyHash) -> Result<(), RingError> {
+    let why = match hash {
+        KeyHash::Hsieh => "libmemcached is built without it (ENABLE_HASH_HSIEH is off in Debian's 1.1.4 and in the 1.0.16 of pylibmc's wheel, which refuses it)",
+        KeyHash::Crc16 | KeyHash::Crc32a => "it is twemproxy's; libhashkit has no such hash (its \"crc\" is crc32)",
+        _ => return Ok(()),
+    };
+    Err(RingError::InvalidConfig { message: format!("key_hash {:?} does not apply to algorithm \"libmemcached\": {why}", hash.name()) })
 }
 
 /// Host and port of a libmemcached server id: `host:port`, `[ipv6]:port`,
@@ -65,137 +388,41 @@ pub(crate) fn host_port(id: &str) -> Result<(&str, u16), RingError> {
     Ok((host, port))
 }
 
-/// Whole-number weight of a node for the ketama modes.
-fn whole_weight(node: &Node) -> Result<u64, RingError> {
-    let weight = node.weight();
-    if weight.fract() == 0.0 && weight <= f64::from(u32::MAX) {
-        Ok(weight as u64)
-    } else {
-        Err(RingError::InvalidWeight { id: node.id().to_owned(), weight, rule: WEIGHT_RULE })
-    }
-}
-
-/// Checks every address and returns the whole-number weights; nodes with
-/// weight 0 are left out of the continuum and of the server count, as if absent.
-///
-/// Two ids whose point strings are the same would share every point, and
-/// one of them would silently own nothing: `h` and `h:11211` (the default
-/// port is left out), or `[::1]:2` and the bare IPv6 host `::1:2` (both
-/// `::1:2-i`). Such a pair is an [`RingError::InvalidAddress`] naming both.
-fn validate(algorithm: Algorithm, nodes: &[Node]) -> Result<Vec<u64>, RingError> {
-    let mut bases = std::collections::HashMap::new();
-    let mut weights = Vec::with_capacity(nodes.len());
-    for node in nodes {
-        weights.push(whole_weight(node)?);
-        // libketama's point strings are the ids as written, and ids are unique.
-        if algorithm != Algorithm::Libketama
-            && let Some(first) = bases.insert(label_base(algorithm, node.id())?, node.id())
-        {
-            return Err(RingError::InvalidAddress {
-                id: node.id().to_owned(),
-                reason: format!("names the same server as {first:?}: both hash the point strings of one server"),
-            });
-        }
-    }
-    Ok(weights)
-}
-
-/// Digests (groups of four points) per live server, in node order.
-fn digests(algorithm: Algorithm, weights: &[u64]) -> Vec<u32> {
-    let live = weights.iter().filter(|&&w| w > 0).count() as f32;
-    let total = weights.iter().sum::<u64>() as f32;
-    weights
-        .iter()
-        .map(|&weight| {
-            if weight == 0 {
-                return 0;
-            }
-            let pct = weight as f32 / total;
-            match algorithm {
-                // libketama: floorf(pct * 40.0 * (float)numservers), the
-                // product taken in double and rounded to float by floorf.
-                Algorithm::Libketama => ((f64::from(pct) * 40.0 * f64::from(live)) as f32).floor() as u32,
-                // libmemcached: floor((float)(pct * 160 / 4 * (float)live + 1e-10)).
-                _ => {
-                    let product = pct * 160.0 / 4.0 * live;
-                    ((f64::from(product) + 0.000_000_000_1) as f32).floor() as u32
-                }
-            }
-        })
-        .collect()
-}
-
-/// The continuum of a ketama mode. Ties between equal points go to the
-/// earlier server in `ketama` and `ketama-spy`, as libmemcached sorts its
-/// continuum by (value, server index); libketama's `qsort` leaves them
-/// unspecified, so there the smaller id bytes come first.
-pub(crate) fn build(algorithm: Algorithm, nodes: &[Node]) -> Result<Continuum, RingError> {
-    let weights = validate(algorithm, nodes)?;
-    let digests = digests(algorithm, &weights);
-    let mut total = 0u64;
-    for (node, &count) in nodes.iter().zip(&digests) {
-        total += u64::from(count) * 4;
-        if total > MAX_POINTS {
-            return Err(too_many(node.id(), total));
-        }
-    }
-    let mut tagged: Vec<(u64, u32)> = Vec::with_capacity(digests.iter().map(|&d| d as usize * 4).sum());
-    let mut label = String::new();
-    for (index, (node, &count)) in nodes.iter().zip(&digests).enumerate() {
-        let base = label_base(algorithm, node.id())?;
-        for i in 0..count {
-            use std::fmt::Write;
-            label.clear();
-            write!(label, "{base}-{i}").expect("writing to a String cannot fail");
-            let digest = Md5::digest(label.as_bytes());
-            for h in 0..4 {
-                let point = u32::from_le_bytes(digest[4 * h..4 * h + 4].try_into().expect("4 bytes"));
-                tagged.push((u64::from(point), index as u32));
-            }
-        }
-    }
-    if algorithm == Algorithm::Libketama {
-        sort_by_point_then_id(&mut tagged, nodes);
-    } else {
-        tagged.sort_unstable();
-    }
-    let (points, owners) = tagged.into_iter().unzip();
-    Ok(Continuum::new(points, owners, 32))
-}
-
-/// The part of a server's point strings before `-i`: the id as written
-/// (libketama), `/host:port` (spy), `host` when the port is 11211 and
-/// `host:port` otherwise (ketama).
-fn label_base(algorithm: Algorithm, id: &str) -> Result<String, RingError> {
-    Ok(match algorithm {
-        Algorithm::Libketama => id.to_owned(),
-        Algorithm::KetamaSpy => {
-            let (host, port) = host_port(id)?;
-            format!("/{host}:{port}")
-        }
-        _ => match host_port(id)? {
-            (host, DEFAULT_MEMCACHED_PORT) => host.to_owned(),
-            (host, port) => format!("{host}:{port}"),
-        },
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn digests(member: Member, weights: &[u64]) -> Vec<u32> {
+        member.counts(weights).into_iter().map(|c| c / 4).collect()
+    }
 
     #[test]
     fn float32_digest_counts_follow_each_library() {
         // Weights 6, 5, 1, 3, 10: libketama gives the weight-6 server 48
         // digests, libmemcached 47 (the products round differently in float32).
         let weights = [6, 5, 1, 3, 10];
-        assert_eq!(digests(Algorithm::Libketama, &weights)[0], 48);
-        assert_eq!(digests(Algorithm::Ketama, &weights)[0], 47);
+        assert_eq!(digests(Member::LIBKETAMA, &weights)[0], 48);
+        assert_eq!(digests(Member::KETAMA, &weights)[0], 47);
         // Two servers 600:400 in libketama: 48 + 32 digests = 320 points.
-        assert_eq!(digests(Algorithm::Libketama, &[600, 400]), [48, 32]);
+        assert_eq!(digests(Member::LIBKETAMA, &[600, 400]), [48, 32]);
         // Equal weights: 40 digests (160 points) each in both.
-        assert_eq!(digests(Algorithm::Ketama, &[1, 1, 1]), [40, 40, 40]);
-        assert_eq!(digests(Algorithm::Ketama, &[0, 2, 2]), [0, 40, 40]);
+        assert_eq!(digests(Member::KETAMA, &[1, 1, 1]), [40, 40, 40]);
+        assert_eq!(digests(Member::KETAMA, &[0, 2, 2]), [0, 40, 40]);
+    }
+
+    #[test]
+    fn libmemcached_weights_choose_points_and_zero_reads_as_one() {
+        let nodes = |weights: &[f64]| -> Vec<Node> {
+            weights.iter().enumerate().map(|(i, &w)| Node::new(format!("10.0.0.{i}"), w)).collect()
+        };
+        let plain = Member::libmemcached(Distribution::ConsistentKetama, KeyHash::OneAtATime, &nodes(&[1.0, 0.0, 1.0]));
+        assert_eq!(plain.share, Share::PerServer(100));
+        assert_eq!(plain.counts(&plain.validate(&nodes(&[1.0, 0.0, 1.0])).unwrap().1), [100, 100, 100]);
+        let heavy = Member::libmemcached(Distribution::ConsistentKetama, KeyHash::OneAtATime, &nodes(&[1.0, 2.0]));
+        assert_eq!(heavy.share, Share::LibmemcachedDigests);
+        assert_eq!(heavy.key_hash, KeyHash::OneAtATime);
+        let weighted = Member::libmemcached(Distribution::ConsistentWeighted, KeyHash::Md5, &nodes(&[0.0, 1.0]));
+        assert_eq!(weighted.counts(&weighted.validate(&nodes(&[0.0, 1.0])).unwrap().1), [160, 160]);
     }
 
     #[test]
@@ -212,32 +439,37 @@ mod tests {
 
     #[test]
     fn aliases_of_one_server_are_rejected_naming_both() {
-        for (algorithm, pair) in [
-            (Algorithm::Ketama, ["[::1]:2", "::1:2"]),
-            (Algorithm::Ketama, ["h", "h:11211"]),
-            (Algorithm::KetamaSpy, ["h", "h:11211"]),
-            (Algorithm::KetamaSpy, ["[::1]", "::1"]),
+        for (member, pair) in [
+            (Member::KETAMA, ["[::1]:2", "::1:2"]),
+            (Member::KETAMA, ["h", "h:11211"]),
+            (Member::KETAMA_SPY, ["h", "h:11211"]),
+            (Member::KETAMA_SPY, ["[::1]", "::1"]),
         ] {
             let nodes = pair.map(|id| Node::new(id, 1.0));
-            match build(algorithm, &nodes) {
+            match member.build(&nodes) {
                 Err(RingError::InvalidAddress { id, reason }) => {
                     assert_eq!(id, pair[1]);
                     assert!(reason.contains(&format!("{:?}", pair[0])), "{reason}");
                 }
-                other => panic!("{algorithm} {pair:?}: {other:?}"),
+                other => panic!("{member:?} {pair:?}: {other:?}"),
             }
         }
         // Distinct servers whose strings merely look alike stay distinct.
         let nodes = ["[::1]:2", "::1:2"].map(|id| Node::new(id, 1.0));
-        assert!(build(Algorithm::KetamaSpy, &nodes).is_ok(), "spy writes /::1:2 and /::1:2:11211");
+        assert!(Member::KETAMA_SPY.build(&nodes).is_ok(), "spy writes /::1:2 and /::1:2:11211");
     }
 
     #[test]
     fn point_strings_match_each_library() {
-        let label = |algorithm, id| format!("{}-3", label_base(algorithm, id).unwrap());
-        assert_eq!(label(Algorithm::Ketama, "10.0.1.1:11211"), "10.0.1.1-3");
-        assert_eq!(label(Algorithm::Ketama, "10.0.1.1:11212"), "10.0.1.1:11212-3");
-        assert_eq!(label(Algorithm::KetamaSpy, "10.0.1.1"), "/10.0.1.1:11211-3");
-        assert_eq!(label(Algorithm::Libketama, "10.0.1.1:11211"), "10.0.1.1:11211-3");
+        let label = |member: Member, id| format!("{}-3", member.label_base(id).unwrap());
+        assert_eq!(label(Member::KETAMA, "10.0.1.1:11211"), "10.0.1.1-3");
+        assert_eq!(label(Member::KETAMA, "10.0.1.1:11212"), "10.0.1.1:11212-3");
+        assert_eq!(label(Member::KETAMA_SPY, "10.0.1.1"), "/10.0.1.1:11211-3");
+        assert_eq!(label(Member::LIBKETAMA, "10.0.1.1:11211"), "10.0.1.1:11211-3");
+        let memcached = Member::libmemcached(Distribution::ConsistentKetama, KeyHash::OneAtATime, &[]);
+        assert_eq!(label(memcached, "/tmp/mc.sock"), "/tmp/mc.sock:0-3");
+        let spy = Member::libmemcached(Distribution::ConsistentKetamaSpy, KeyHash::OneAtATime, &[]);
+        assert_eq!(label(spy, "/tmp/mc.sock"), "//tmp/mc.sock:0-3");
+        assert_eq!(label(spy, "[::1]:11211"), "/::1:11211-3");
     }
 }

@@ -10,10 +10,9 @@
 //! (nginx's qsort leaves that choice unspecified). A key hashes to `crc32(key)` and
 //! belongs to the first point `>=` its hash, wrapping.
 
-use crate::continuum::{Continuum, sort_by_point_then_id};
+use crate::continuum::{Continuum, MAX_POINTS, sort_by_point_then_id, too_many};
 use crate::error::RingError;
 use crate::node::Node;
-use crate::ring::{MAX_POINTS, too_many};
 
 /// Points per unit of weight, fixed by nginx.
 pub const NGINX_POINTS_PER_WEIGHT: u64 = 160;

@@ -7,12 +7,13 @@ use std::cmp::Ordering;
 use std::ops::RangeInclusive;
 
 use crate::algorithm::Algorithm;
-use crate::continuum::{Continuum, sort_by_point_then_id};
+use crate::continuum::{Continuum, MAX_POINTS, points_for, sort_by_point_then_id, too_many};
 use crate::error::RingError;
-use crate::hash::{hash_key, hash_point};
+use crate::hash::{KeyHash, hash_key, hash_point};
 use crate::node::{Node, check_unique, check_weight};
 use crate::rendezvous::Rendezvous;
-use crate::{jump, ketama, maglev, nginx, slots};
+use crate::ketama::{Distribution, Member};
+use crate::{jump, maglev, nginx, slots};
 
 /// Default points per unit of weight. At 160 points, 10 equal nodes hold
 /// between about 0.9x and 1.1x of the mean load (see the README's balance
@@ -21,11 +22,6 @@ pub const DEFAULT_VNODES: u32 = 160;
 
 /// Default ring seed for key and point hashes.
 pub const DEFAULT_SEED: u64 = 0;
-
-/// Most points a ring may hold: 2^24 = 16,777,216 (192 MiB of points); also
-/// the largest Maglev table. Building or deriving a larger ring fails with
-/// [`RingError::TooManyPoints`].
-pub const MAX_POINTS: u64 = 1 << 24;
 
 /// Hash of point `index` of node `id` under a seed. Always [`hash_point`]
 /// except in the crate's own collision tests, which force a tiny hash.
@@ -38,6 +34,30 @@ struct Params {
     vnodes: u32,
     seed: u64,
     table_size: u32,
+    /// `libmemcached` only.
+    distribution: Option<Distribution>,
+    key: KeyRule,
+}
+
+/// How a ring hashes keys, resolved once from its algorithm and parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum KeyRule {
+    /// XXH3-64 under the seed.
+    Xxh3,
+    /// A peer's named 32-bit hash.
+    Named(KeyHash),
+    /// The Redis Cluster slot.
+    Slot,
+}
+
+/// Arguments of [`Params::resolve`], each `None` when not given.
+#[derive(Debug, Clone, Copy, Default)]
+struct Given {
+    vnodes: Option<u32>,
+    seed: Option<u64>,
+    table_size: Option<u32>,
+    distribution: Option<Distribution>,
+    key_hash: Option<KeyHash>,
 }
 
 impl Params {
@@ -45,12 +65,8 @@ impl Params {
     /// in defaults. Errors: [`RingError::ZeroVnodes`],
     /// [`RingError::InvalidConfig`] naming a parameter the algorithm does not
     /// take, [`RingError::InvalidTableSize`] (checked against the node count later).
-    fn resolve(
-        algorithm: Algorithm,
-        vnodes: Option<u32>,
-        seed: Option<u64>,
-        table_size: Option<u32>,
-    ) -> Result<Params, RingError> {
+    fn resolve(algorithm: Algorithm, given: Given) -> Result<Params, RingError> {
+        let Given { vnodes, seed, table_size, distribution, key_hash } = given;
         let unused = |what: String| RingError::InvalidConfig {
             message: format!("{what} does not apply to algorithm {:?}", algorithm.name()),
         };
@@ -68,6 +84,25 @@ impl Params {
         if let Some(t) = table_size.filter(|_| algorithm != Algorithm::Maglev) {
             return Err(unused(format!("table_size ({t})")));
         }
+        if let Some(d) = distribution.filter(|_| algorithm != Algorithm::Libmemcached) {
+            return Err(unused(format!("distribution ({:?})", d.name())));
+        }
+        if let Some(h) = key_hash.filter(|_| algorithm != Algorithm::Libmemcached) {
+            return Err(unused(format!("key_hash ({:?})", h.name())));
+        }
+        let distribution =
+            (algorithm == Algorithm::Libmemcached).then(|| distribution.unwrap_or(Distribution::ConsistentKetama));
+        let key = match algorithm {
+            Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => KeyRule::Xxh3,
+            Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama => KeyRule::Named(KeyHash::Md5),
+            Algorithm::Nginx => KeyRule::Named(KeyHash::Crc32a),
+            Algorithm::Slots => KeyRule::Slot,
+            Algorithm::Libmemcached => {
+                let hash = key_hash.unwrap_or_else(|| distribution.expect("set above").default_key_hash());
+                crate::ketama::check_libmemcached_hash(hash)?;
+                KeyRule::Named(hash)
+            }
+        };
         let vnodes = vnodes.unwrap_or(DEFAULT_VNODES);
         if vnodes == 0 {
             return Err(RingError::ZeroVnodes);
@@ -76,7 +111,7 @@ impl Params {
             Algorithm::Maglev => table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE),
             _ => 0,
         };
-        Ok(Params { algorithm, vnodes, seed: seed.unwrap_or(DEFAULT_SEED), table_size })
+        Ok(Params { algorithm, vnodes, seed: seed.unwrap_or(DEFAULT_SEED), table_size, distribution, key })
     }
 }
 
@@ -97,6 +132,8 @@ pub struct RingBuilder {
     vnodes: Option<u32>,
     seed: Option<u64>,
     table_size: Option<u32>,
+    distribution: Option<Distribution>,
+    key_hash: Option<KeyHash>,
     nodes: Vec<Node>,
     slot_ranges: Vec<(String, Vec<RangeInclusive<u16>>)>,
 }
@@ -129,6 +166,22 @@ impl RingBuilder {
     /// Only [`Algorithm::Maglev`] takes it.
     pub fn table_size(mut self, size: u32) -> Self {
         self.table_size = Some(size);
+        self
+    }
+
+    /// The libmemcached distribution (default
+    /// [`Distribution::ConsistentKetama`]). Only [`Algorithm::Libmemcached`] takes it.
+    pub fn distribution(mut self, distribution: Distribution) -> Self {
+        self.distribution = Some(distribution);
+        self
+    }
+
+    /// The key hash (default [`Distribution::default_key_hash`]: MD5 for the
+    /// weighted distributions, one-at-a-time otherwise). Only
+    /// [`Algorithm::Libmemcached`] takes it, and only the hashes libhashkit
+    /// 1.1.4 provides as Debian builds it (not `hsieh`, `crc16`, `crc32a`).
+    pub fn key_hash(mut self, key_hash: KeyHash) -> Self {
+        self.key_hash = Some(key_hash);
         self
     }
 
@@ -169,7 +222,14 @@ impl RingBuilder {
     /// not in the ring). A ring with no nodes (or only drained ones) builds;
     /// lookups on it fail with [`RingError::EmptyRing`].
     pub fn build(self) -> Result<Ring, RingError> {
-        let params = Params::resolve(self.algorithm, self.vnodes, self.seed, self.table_size)?;
+        let given = Given {
+            vnodes: self.vnodes,
+            seed: self.seed,
+            table_size: self.table_size,
+            distribution: self.distribution,
+            key_hash: self.key_hash,
+        };
+        let params = Params::resolve(self.algorithm, given)?;
         let source = if self.slot_ranges.is_empty() {
             SlotSource::Fresh
         } else if params.algorithm != Algorithm::Slots {
@@ -195,6 +255,8 @@ enum Placement {
     Continuum(Continuum),
     /// Jump hash over the node list.
     Jump,
+    /// libmemcached's `modula`: node `hash mod n`.
+    Modula,
     /// Scores per node.
     Rendezvous(Rendezvous),
     /// `maglev` and `slots`: `table[slot]` is a node index.
@@ -252,8 +314,18 @@ impl Ring {
         check_unique(&nodes)?;
         let placement = match params.algorithm {
             Algorithm::Ring => Placement::Continuum(vnode_continuum(&nodes, params, point_hash)?),
-            Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama => {
-                Placement::Continuum(ketama::build(params.algorithm, &nodes)?)
+            Algorithm::Ketama => Placement::Continuum(Member::KETAMA.build(&nodes)?),
+            Algorithm::KetamaSpy => Placement::Continuum(Member::KETAMA_SPY.build(&nodes)?),
+            Algorithm::Libketama => Placement::Continuum(Member::LIBKETAMA.build(&nodes)?),
+            Algorithm::Libmemcached => {
+                let KeyRule::Named(key_hash) = params.key else { unreachable!("libmemcached hashes are named") };
+                match params.distribution.expect("libmemcached has a distribution") {
+                    Distribution::Modula => {
+                        Member::libmemcached(Distribution::Modula, key_hash, &nodes).check(&nodes)?;
+                        Placement::Modula
+                    }
+                    d => Placement::Continuum(Member::libmemcached(d, key_hash, &nodes).build(&nodes)?),
+                }
             }
             Algorithm::Nginx => Placement::Continuum(nginx::build(&nodes)?),
             Algorithm::Jump => {
@@ -281,7 +353,7 @@ impl Ring {
         let mut live = vec![false; nodes.len()];
         match &placement {
             Placement::Continuum(c) => c.owners().iter().for_each(|&o| live[o as usize] = true),
-            Placement::Jump => live.fill(true),
+            Placement::Jump | Placement::Modula => live.fill(true),
             Placement::Rendezvous(r) => r.weights().for_each(|(i, _)| live[i] = true),
             Placement::Table(table) => table.iter().for_each(|&o| live[o as usize] = true),
         }
@@ -323,6 +395,21 @@ impl Ring {
         self.params.seed
     }
 
+    /// The libmemcached distribution: `Some` for [`Algorithm::Libmemcached`] only.
+    pub fn distribution(&self) -> Option<Distribution> {
+        self.params.distribution
+    }
+
+    /// The named 32-bit key hash of a peer-compatible mode (MD5 for the
+    /// ketama modes, `crc32a` for nginx, the configured one for
+    /// libmemcached); `None` for the XXH3 algorithms and `slots`.
+    pub fn named_key_hash(&self) -> Option<KeyHash> {
+        match self.params.key {
+            KeyRule::Named(hash) => Some(hash),
+            _ => None,
+        }
+    }
+
     /// Maglev table size: `Some` for [`Algorithm::Maglev`] only.
     pub fn table_size(&self) -> Option<u32> {
         (self.params.algorithm == Algorithm::Maglev).then_some(self.params.table_size)
@@ -349,7 +436,7 @@ impl Ring {
     pub fn placement_bytes(&self) -> usize {
         match &self.placement {
             Placement::Continuum(c) => c.heap_bytes(),
-            Placement::Jump => 0,
+            Placement::Jump | Placement::Modula => 0,
             Placement::Rendezvous(r) => r.heap_bytes(),
             Placement::Table(table) => table.len() * size_of::<u32>(),
         }
@@ -374,10 +461,8 @@ impl Ring {
     #[inline(always)]
     pub fn hash_key(&self, key: impl AsRef<[u8]>) -> u64 {
         let key = key.as_ref();
-        match self.params.algorithm {
-            Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => {
-                hash_key(key, self.params.seed)
-            }
+        match self.params.key {
+            KeyRule::Xxh3 => hash_key(key, self.params.seed),
             _ => self.peer_hash(key),
         }
     }
@@ -386,11 +471,10 @@ impl Ring {
     /// the XXH3 path of [`Ring::hash_key`] stays small enough to inline.
     #[inline(never)]
     fn peer_hash(&self, key: &[u8]) -> u64 {
-        match self.params.algorithm {
-            Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama => u64::from(ketama::md5_key_hash(key)),
-            Algorithm::Nginx => u64::from(nginx::crc32_key_hash(key)),
-            Algorithm::Slots => u64::from(slots::key_slot(key)),
-            _ => hash_key(key, self.params.seed),
+        match self.params.key {
+            KeyRule::Named(hash) => u64::from(hash.hash(key)),
+            KeyRule::Slot => u64::from(slots::key_slot(key)),
+            KeyRule::Xxh3 => hash_key(key, self.params.seed),
         }
     }
 
@@ -454,6 +538,7 @@ impl Ring {
         Ok(match &self.placement {
             Placement::Continuum(c) => c.owner(hash),
             Placement::Jump => jump::jump_hash(hash, self.nodes.len() as u32) as usize,
+            Placement::Modula => (hash % self.nodes.len() as u64) as usize,
             Placement::Rendezvous(r) => r.owner(hash),
             Placement::Table(table) => table[self.table_slot(hash, table.len())] as usize,
         })
@@ -621,6 +706,16 @@ impl Ring {
         match &self.placement {
             Placement::Continuum(c) => c.walk(c.start(hash), visit),
             Placement::Jump => jump::walk(hash, self.nodes.len(), visit),
+            Placement::Modula => {
+                // libmemcached's replicas: servers (h mod n) + 1, + 2, ... in list order.
+                let n = self.nodes.len();
+                let first = (hash % n as u64) as usize;
+                for step in 0..n {
+                    if visit((first + step) % n) {
+                        return;
+                    }
+                }
+            }
             Placement::Rendezvous(r) => r.walk(hash, visit),
             Placement::Table(table) => {
                 // Visit each run of equal owners once: Redis slot ranges are
@@ -660,7 +755,7 @@ impl Ring {
                 }
                 Some(ends)
             }
-            Placement::Jump | Placement::Rendezvous(_) => None,
+            Placement::Jump | Placement::Modula | Placement::Rendezvous(_) => None,
         }
     }
 
@@ -669,7 +764,7 @@ impl Ring {
     pub(crate) fn expected_shares(&self) -> Vec<f64> {
         let mut shares = vec![0.0; self.nodes.len()];
         match &self.placement {
-            Placement::Jump => shares.fill(1.0 / self.nodes.len() as f64),
+            Placement::Jump | Placement::Modula => shares.fill(1.0 / self.nodes.len() as f64),
             Placement::Rendezvous(r) => {
                 let total: f64 = r.weights().map(|(_, w)| w).sum();
                 r.weights().for_each(|(i, w)| shares[i] = w / total);
@@ -856,7 +951,7 @@ impl Ring {
 
     #[cfg(test)]
     pub(crate) fn with_point_hash(nodes: Vec<Node>, vnodes: u32, point_hash: PointHash) -> Result<Ring, RingError> {
-        let params = Params::resolve(Algorithm::Ring, Some(vnodes), None, None)?;
+        let params = Params::resolve(Algorithm::Ring, Given { vnodes: Some(vnodes), ..Given::default() })?;
         Ring::build_with(params, nodes, SlotSource::Fresh, point_hash)
     }
 }
@@ -936,23 +1031,6 @@ fn zone_classes(nodes: &[Node]) -> Vec<u32> {
             }
         })
         .collect()
-}
-
-pub(crate) fn too_many(id: &str, requested: u64) -> RingError {
-    RingError::TooManyPoints { id: id.to_owned(), requested, limit: MAX_POINTS }
-}
-
-/// `round(vnodes * weight)` (half away from zero), at least 1 for weight > 0.
-/// The weight must already be valid.
-pub(crate) fn points_for(id: &str, weight: f64, vnodes: u32) -> Result<u64, RingError> {
-    if weight == 0.0 {
-        return Ok(0);
-    }
-    let exact = (weight * f64::from(vnodes)).round();
-    if exact > MAX_POINTS as f64 {
-        return Err(too_many(id, exact as u64)); // `as` saturates at u64::MAX
-    }
-    Ok((exact as u64).max(1))
 }
 
 #[cfg(test)]

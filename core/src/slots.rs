@@ -20,26 +20,7 @@ pub const SLOT_COUNT: usize = 16_384;
 
 const NONE: u32 = u32::MAX;
 
-/// CRC16/XMODEM (polynomial 0x1021, initial value 0, no reflection), the
-/// CRC Redis Cluster uses; `crc16(b"123456789") == 0x31C3`.
-pub fn crc16(bytes: &[u8]) -> u16 {
-    const TABLE: [u16; 256] = {
-        let mut table = [0u16; 256];
-        let mut i = 0;
-        while i < 256 {
-            let mut crc = (i as u16) << 8;
-            let mut bit = 0;
-            while bit < 8 {
-                crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
-                bit += 1;
-            }
-            table[i] = crc;
-            i += 1;
-        }
-        table
-    };
-    bytes.iter().fold(0u16, |crc, &b| (crc << 8) ^ TABLE[usize::from((crc >> 8) as u8 ^ b)])
-}
+pub use crate::hash::crc16;
 
 /// The Redis Cluster slot of a key, as `CLUSTER KEYSLOT` gives it: if the key
 /// has a `{` followed later by a `}` with at least one byte between the first

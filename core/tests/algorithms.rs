@@ -69,7 +69,7 @@ proptest! {
         let live = ring.live_node_count();
         for key in &keys {
             let owner = ring.get(key).unwrap();
-            prop_assert!(owner.weight() > 0.0 || algorithm == Algorithm::Jump);
+            prop_assert!(owner.weight() > 0.0 || !algorithm.weight_zero_drains());
             prop_assert_eq!(ring.get_by_hash(ring.hash_key(key)).unwrap().id(), owner.id());
             let list = ring.get_n(key, n).unwrap();
             prop_assert_eq!(list.len(), n.min(live));
@@ -85,7 +85,7 @@ proptest! {
                 list.iter().map(|n| n.zone().map_or_else(|| format!("own:{}", n.id()), str::to_owned)).collect()
             };
             let all_zones = {
-                let mut z = zones_of(&nodes.iter().filter(|n| n.weight() > 0.0 || algorithm == Algorithm::Jump).collect::<Vec<_>>());
+                let mut z = zones_of(&nodes.iter().filter(|n| n.weight() > 0.0 || !algorithm.weight_zero_drains()).collect::<Vec<_>>());
                 z.sort();
                 z.dedup();
                 z.len()

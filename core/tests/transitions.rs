@@ -11,6 +11,8 @@ fn config(nodes: &[(&str, f64, NodeState)]) -> RingConfig {
         vnodes: None,
         seed: None,
         table_size: None,
+        distribution: None,
+        key_hash: None,
         nodes: nodes
             .iter()
             .map(|&(id, weight, state)| NodeConfig {

@@ -349,6 +349,8 @@ impl Admin {
             vnodes: params.vnodes,
             seed: params.seed,
             table_size: params.table_size,
+            distribution: params.distribution,
+            key_hash: params.key_hash,
             nodes: Vec::new(),
         };
         probe.build().map_err(|error| MembershipError::Record { key: key.clone(), error })?;

@@ -115,6 +115,12 @@ pub struct ParamsRecord {
     /// Maglev table size (`maglev` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_size: Option<u32>,
+    /// libmemcached distribution (`libmemcached` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<shardring::Distribution>,
+    /// Named key hash (`libmemcached` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_hash: Option<shardring::KeyHash>,
 }
 
 impl Default for ParamsRecord {
@@ -125,6 +131,8 @@ impl Default for ParamsRecord {
             vnodes: None,
             seed: None,
             table_size: None,
+            distribution: None,
+            key_hash: None,
         }
     }
 }
@@ -329,6 +337,8 @@ impl Records {
             vnodes: self.params.vnodes,
             seed: self.params.seed,
             table_size: self.params.table_size,
+            distribution: self.params.distribution,
+            key_hash: self.params.key_hash,
             nodes: self
                 .members
                 .iter()
