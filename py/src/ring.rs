@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyMapping, PyString, PyTuple};
 
-use shardring::{Algorithm, Node, Ring};
+use shardring::{Algorithm, Distribution, KeyHash, Node, Ring};
 
 use crate::analysis::PyBalance;
 use crate::errors::{Argument, number_argument, text_argument, type_name, whole_argument};
@@ -44,7 +44,7 @@ impl Snapshot {
     }
 }
 
-/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537)
+/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=None, key_hash=None)
 ///
 /// A consistent-hash ring (placement format 1, core/SPEC.md).
 ///
@@ -54,10 +54,17 @@ impl Snapshot {
 /// algorithm a node owns round(vnodes * weight) points.
 /// algorithm: "ring", "ketama", "ketama-spy", "libketama" (memcached
 /// clients, ids "host:port", whole-number weights), "nginx", "jump" (weights
-/// 1), "rendezvous", "maglev" or "slots" (Redis Cluster).
+/// 1), "rendezvous", "maglev", "slots" (Redis Cluster) or "libmemcached"
+/// (exactly as libmemcached / pylibmc place keys; weight 0 is read as 1).
 /// vnodes: points per unit of weight (>= 1, default 160), "ring" only.
 /// seed: seed of the XXH3 hashes, 0 <= seed < 2**64 ("ring", "jump",
 /// "rendezvous", "maglev"). table_size: Maglev table size, a prime (default 65537).
+/// distribution: "libmemcached" only: "modula", "consistent_ketama" (the
+/// default), "consistent_weighted", "consistent_ketama_spy" or
+/// "consistent_ketama_spy_weighted". key_hash: "libmemcached" only:
+/// "one_at_a_time", "md5", "crc32", "fnv1_64", "fnv1a_64", "fnv1_32",
+/// "fnv1a_32", "murmur", "jenkins" or "murmur3" (default md5 for the
+/// weighted distributions, else one_at_a_time).
 /// Leave a parameter out for its default: None is not a value, and a bool is
 /// not a number (both raise TypeError).
 ///
@@ -179,9 +186,9 @@ impl PyRing {
     #[pyo3(
         signature = (
             nodes, *, algorithm = Argument::Absent, vnodes = Argument::Absent, seed = Argument::Absent,
-            table_size = Argument::Absent
+            table_size = Argument::Absent, distribution = Argument::Absent, key_hash = Argument::Absent
         ),
-        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537)"
+        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=None, key_hash=None)"
     )]
     fn new(
         py: Python<'_>,
@@ -190,14 +197,21 @@ impl PyRing {
         vnodes: Argument<'_>,
         seed: Argument<'_>,
         table_size: Argument<'_>,
+        distribution: Argument<'_>,
+        key_hash: Argument<'_>,
     ) -> PyResult<PyRing> {
         let u32_max = u64::from(u32::MAX);
         let vnodes = vnodes.map(|v| whole_argument(v, "vnodes", u32_max))?;
         let seed = seed.map(|s| whole_argument(s, "seed", u64::MAX))?;
         let table_size = table_size.map(|t| whole_argument(t, "table_size", u32_max))?;
         let algorithm = algorithm.map(|a| Ok(text_argument(a, "algorithm")?.parse::<Algorithm>()))?;
+        let distribution =
+            distribution.map(|d| Ok(text_argument(d, "distribution")?.parse::<Distribution>()))?;
+        let key_hash = key_hash.map(|h| Ok(text_argument(h, "key_hash")?.parse::<KeyHash>()))?;
         let nodes = to_nodes(nodes)?;
         let algorithm = algorithm.transpose().map_err(to_py_err)?.unwrap_or_default();
+        let distribution = distribution.transpose().map_err(to_py_err)?;
+        let key_hash = key_hash.transpose().map_err(to_py_err)?;
         let mut builder = Ring::builder().algorithm(algorithm).nodes(nodes);
         if let Some(seed) = seed {
             builder = builder.seed(seed);
@@ -207,6 +221,12 @@ impl PyRing {
         }
         if let Some(size) = table_size {
             builder = builder.table_size(size as u32);
+        }
+        if let Some(distribution) = distribution {
+            builder = builder.distribution(distribution);
+        }
+        if let Some(key_hash) = key_hash {
+            builder = builder.key_hash(key_hash);
         }
         let ring = py.detach(|| builder.build()).map_err(to_py_err)?;
         Ok(PyRing::from_ring(py, ring))
@@ -243,6 +263,20 @@ impl PyRing {
     #[getter]
     fn table_size(&self) -> Option<u32> {
         self.current.load().ring.table_size()
+    }
+
+    /// The libmemcached distribution's name ("libmemcached" only; None otherwise).
+    #[getter]
+    fn distribution(&self) -> Option<&'static str> {
+        self.current.load().ring.distribution().map(Distribution::name)
+    }
+
+    /// The named 32-bit key hash of a peer-compatible mode ("md5" for the
+    /// ketama modes, "crc32a" for nginx, the configured one for
+    /// "libmemcached"); None for the XXH3 algorithms and "slots".
+    #[getter]
+    fn key_hash(&self) -> Option<&'static str> {
+        self.current.load().ring.named_key_hash().map(KeyHash::name)
     }
 
     /// Seed of the key and point hashes.
@@ -440,6 +474,8 @@ impl PyRing {
             ring.vnodes().map(|v| format!("vnodes={v}")),
             ring.algorithm().uses_seed().then(|| format!("seed={}", ring.seed())),
             ring.table_size().map(|t| format!("table_size={t}")),
+            ring.distribution().map(|d| format!("distribution='{d}'")),
+            ring.distribution().and(ring.named_key_hash()).map(|h| format!("key_hash='{h}'")),
         ];
         let parameters: String = parameters.into_iter().flatten().map(|p| format!(", {p}")).collect();
         Ok(format!(

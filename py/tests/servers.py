@@ -19,6 +19,22 @@ def free_port():
         return s.getsockname()[1]
 
 
+def free_loopback_host(port):
+    """A loopback address (127.x.y.z) on which `port` is free: for servers
+    that must listen on a fixed port such as memcached's 11211, which
+    placement treats specially, without colliding with one already there."""
+    import random
+    for _ in range(50):
+        host = f"127.{random.randint(1, 254)}.{random.randint(0, 255)}.{random.randint(2, 254)}"
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return host
+    raise RuntimeError(f"no loopback address has port {port} free")
+
+
 class Etcd:
     """An etcd server on loopback. `url` is its client URL."""
 
@@ -77,14 +93,16 @@ class Etcd:
 
 class Process:
     """A server process on a free loopback port, stopped by PID (SIGKILL) on
-    `stop` or `close`. `address` is its `host:port`."""
+    `stop` or `close`. `address` is its `host:port`; `host` is a loopback
+    address (127.0.0.1 unless given) and `port` a free port unless given."""
 
     name = "server"
 
-    def __init__(self):
+    def __init__(self, host="127.0.0.1", port=None):
         self.dir = tempfile.mkdtemp(prefix=f"shardring-{self.name}-")
-        self.port = free_port()
-        self.address = f"127.0.0.1:{self.port}"
+        self.host = host
+        self.port = port or free_port()
+        self.address = f"{host}:{self.port}"
         self.process = None
         self.start()
 
@@ -127,8 +145,8 @@ class Process:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _ask(port, request, end):
-    with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+def _ask(port, request, end, host="127.0.0.1"):
+    with socket.create_connection((host, port), timeout=1) as s:
         s.sendall(request)
         reply = b""
         while not reply.endswith(end):
@@ -149,10 +167,10 @@ class Memcached(Process):
             raise RuntimeError("memcached is not installed (Debian package memcached)")
         # memcached refuses to run as root without -u.
         user = ["-u", "root"] if os.geteuid() == 0 else []
-        return ["memcached", "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", "64", "-t", "1", *user]
+        return ["memcached", "-l", self.host, "-p", str(self.port), "-U", "0", "-m", "64", "-t", "1", *user]
 
     def answers(self):
-        return _ask(self.port, b"version\r\n", b"\r\n").startswith(b"VERSION")
+        return _ask(self.port, b"version\r\n", b"\r\n", self.host).startswith(b"VERSION")
 
 
 class Redis(Process):

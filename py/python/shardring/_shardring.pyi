@@ -12,7 +12,14 @@ from ._node import Node
 
 _Key = Union[str, bytes, bytearray, memoryview]
 _NodeLike = Union[str, Node]
-_Algorithm = Literal["ring", "ketama", "ketama-spy", "libketama", "nginx", "jump", "rendezvous", "maglev", "slots"]
+_Algorithm = Literal["ring", "ketama", "ketama-spy", "libketama", "nginx", "jump", "rendezvous", "maglev", "slots", "libmemcached"]
+_Distribution = Literal[
+    "modula", "consistent_ketama", "consistent_weighted", "consistent_ketama_spy", "consistent_ketama_spy_weighted"
+]
+_KeyHash = Literal[
+    "one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64", "fnv1_32", "fnv1a_32", "hsieh",
+    "murmur", "jenkins", "murmur3",
+]
 
 __all__ = [
     "ALGORITHMS",
@@ -65,7 +72,10 @@ class Ring:
     drained). ``algorithm``: one of ALGORITHMS. ``vnodes``: points per unit of
     weight (>= 1, default 160), "ring" only. ``seed``: of the XXH3 hashes,
     [0, 2**64). ``table_size``: Maglev table size, a prime (default 65537).
-    Leave a parameter out for its default: None is not a value and a bool is
+    ``distribution`` and ``key_hash``: "libmemcached" only, the distribution
+    and key hash pylibmc / libmemcached is configured with (defaults
+    "consistent_ketama"; md5 for the weighted distributions, else
+    one_at_a_time). Leave a parameter out for its default: None is not a value and a bool is
     not a number (TypeError).
 
     Keys are str (hashed as UTF-8) or bytes-like. Lookups read one whole
@@ -84,6 +94,8 @@ class Ring:
         vnodes: int = ...,
         seed: int = ...,
         table_size: int = ...,
+        distribution: _Distribution = ...,
+        key_hash: _KeyHash = ...,
     ) -> Ring: ...
     @staticmethod
     def from_json(config: str) -> Ring:
@@ -102,6 +114,14 @@ class Ring:
     @property
     def table_size(self) -> int | None:
         """Maglev table size ("maglev" only; None otherwise)."""
+    @property
+    def distribution(self) -> str | None:
+        """The libmemcached distribution ("libmemcached" only; None otherwise)."""
+    @property
+    def key_hash(self) -> str | None:
+        """The named 32-bit key hash of a peer-compatible mode ("md5" for the
+        ketama modes, "crc32a" for nginx, the configured one for
+        "libmemcached"); None for the XXH3 algorithms and "slots"."""
     @property
     def seed(self) -> int:
         """Seed of the key and point hashes (0 for the unseeded algorithms)."""
