@@ -30,6 +30,16 @@
 #define RING_OPTION_TABLE_SIZE 4
 
 /**
+ * `ring_options_t.fields` bit: `distribution` is given.
+ */
+#define RING_OPTION_DISTRIBUTION 8
+
+/**
+ * `ring_options_t.fields` bit: `key_hash` is given.
+ */
+#define RING_OPTION_KEY_HASH 16
+
+/**
  * An event kind: the ring changed; `revision` and `fingerprint` are the new epoch's.
  */
 #define RING_FOLLOWER_CHANGED 1
@@ -255,15 +265,18 @@ typedef struct ring_transition_t ring_transition_t;
  */
 typedef struct {
   /**
-   * Which of `vnodes`, `seed` and `table_size` are given: a bitwise OR of
-   * `RING_OPTION_VNODES`, `RING_OPTION_SEED` and `RING_OPTION_TABLE_SIZE`
-   * (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`.
+   * Which parameters are given: a bitwise OR of `RING_OPTION_VNODES`,
+   * `RING_OPTION_SEED`, `RING_OPTION_TABLE_SIZE`,
+   * `RING_OPTION_DISTRIBUTION` and `RING_OPTION_KEY_HASH` (0: none, all
+   * defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
+   * only when its bit is set, so a program built against an older header
+   * (a shorter struct, without the last fields) stays valid.
    */
   uint32_t fields;
   /**
    * NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
    * `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
-   * `"maglev"` or `"slots"` (`core/SPEC.md`).
+   * `"maglev"`, `"slots"` or `"libmemcached"` (`core/SPEC.md`).
    */
   const char *algorithm;
   /**
@@ -281,6 +294,22 @@ typedef struct {
    * only; read when `RING_OPTION_TABLE_SIZE` is set (default 65,537).
    */
   uint32_t table_size;
+  /**
+   * NUL-terminated libmemcached distribution (`"modula"`,
+   * `"consistent_ketama"`, `"consistent_weighted"`,
+   * `"consistent_ketama_spy"`, `"consistent_ketama_spy_weighted"`),
+   * `libmemcached` only; read when `RING_OPTION_DISTRIBUTION` is set
+   * (default `"consistent_ketama"`).
+   */
+  const char *distribution;
+  /**
+   * NUL-terminated key hash name (`"one_at_a_time"`, `"md5"`, `"crc32"`,
+   * `"fnv1_64"`, `"fnv1a_64"`, `"fnv1_32"`, `"fnv1a_32"`, `"murmur"`,
+   * `"jenkins"`, `"murmur3"`), `libmemcached` only; read when
+   * `RING_OPTION_KEY_HASH` is set (default MD5 for the weighted
+   * distributions, else one-at-a-time).
+   */
+  const char *key_hash;
 } ring_options_t;
 
 /**

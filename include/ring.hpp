@@ -88,7 +88,7 @@ struct Options {
     explicit Options() = default;
 
     /// "ring", "ketama", "ketama-spy", "libketama", "nginx", "jump",
-    /// "rendezvous", "maglev" or "slots" (core/SPEC.md).
+    /// "rendezvous", "maglev", "slots" or "libmemcached" (core/SPEC.md).
     std::optional<std::string> algorithm;
     /// Points per unit of weight, >= 1 (ring only).
     std::optional<uint32_t> vnodes;
@@ -96,6 +96,10 @@ struct Options {
     std::optional<uint64_t> seed;
     /// Maglev table size, a prime from the node count to 2^24 (maglev only).
     std::optional<uint32_t> table_size;
+    /// libmemcached distribution, e.g. "consistent_ketama" (libmemcached only).
+    std::optional<std::string> distribution;
+    /// Key hash, e.g. "one_at_a_time" (libmemcached only).
+    std::optional<std::string> key_hash;
 };
 
 /// One (from, to) flow of a Diff: `share` of the hash space moves from node
@@ -143,6 +147,14 @@ class Ring {
         if (options.table_size) {
             c_options.fields |= RING_OPTION_TABLE_SIZE;
             c_options.table_size = *options.table_size;
+        }
+        if (options.distribution) {
+            c_options.fields |= RING_OPTION_DISTRIBUTION;
+            c_options.distribution = options.distribution->c_str();
+        }
+        if (options.key_hash) {
+            c_options.fields |= RING_OPTION_KEY_HASH;
+            c_options.key_hash = options.key_hash->c_str();
         }
         Arrays a(nodes);
         detail::check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),

@@ -111,6 +111,14 @@ export declare class Ring {
   get vnodes(): number | null
   /** Maglev table size (`"maglev"` only; `null` otherwise). */
   get tableSize(): number | null
+  /** The libmemcached distribution (`"libmemcached"` only; `null` otherwise). */
+  get distribution(): string | null
+  /**
+   * The named 32-bit key hash of a peer-compatible mode (`"md5"` for the
+   * ketama modes, `"crc32a"` for nginx, the configured one for
+   * `"libmemcached"`); `null` for the XXH3 algorithms and `"slots"`.
+   */
+  get keyHash(): string | null
   /** Seed of the key and point hashes. */
   get seed(): bigint
   /** Total number of points on the ring (0 for jump, rendezvous, maglev and slots). */
@@ -381,9 +389,10 @@ export interface RingOptions {
    * Placement algorithm: `"ring"` (default), `"ketama"`, `"ketama-spy"`,
    * `"libketama"` (memcached clients; ids `host:port`, whole-number
    * weights), `"nginx"`, `"jump"` (weights 1), `"rendezvous"`, `"maglev"`
-   * or `"slots"` (Redis Cluster). See core/SPEC.md.
+   * `"slots"` (Redis Cluster) or `"libmemcached"` (exactly as
+   * libmemcached places keys; weight 0 is read as 1). See core/SPEC.md.
    */
-  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots'
+  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached'
   /** Points per unit of weight (integer >= 1); default 160. `"ring"` only. */
   vnodes?: number
   /**
@@ -394,6 +403,17 @@ export interface RingOptions {
   seed?: number | bigint
   /** Maglev table size, a prime; default 65,537. `"maglev"` only. */
   tableSize?: number
+  /**
+   * libmemcached distribution; default `"consistent_ketama"`.
+   * `"libmemcached"` only.
+   */
+  distribution?: 'modula' | 'consistent_ketama' | 'consistent_weighted' | 'consistent_ketama_spy' | 'consistent_ketama_spy_weighted'
+  /**
+   * Key hash; default `"md5"` for the weighted distributions, else
+   * `"one_at_a_time"`. `"libmemcached"` only (which lacks `"hsieh"`,
+   * `"crc16"` and `"crc32a"`).
+   */
+  keyHash?: 'one_at_a_time' | 'md5' | 'crc16' | 'crc32' | 'crc32a' | 'fnv1_64' | 'fnv1a_64' | 'fnv1_32' | 'fnv1a_32' | 'hsieh' | 'murmur' | 'jenkins' | 'murmur3'
 }
 
 /** Spread of per-node loads against a reference (1.0 is perfect). */

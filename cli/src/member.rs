@@ -104,6 +104,12 @@ pub(crate) enum MemberCommand {
         /// Maglev table size.
         #[arg(long)]
         table_size: Option<u32>,
+        /// libmemcached distribution (`libmemcached` only), e.g. `consistent_ketama`.
+        #[arg(long)]
+        distribution: Option<String>,
+        /// Named key hash (`libmemcached` only), e.g. `one_at_a_time`.
+        #[arg(long)]
+        key_hash: Option<String>,
     },
 }
 
@@ -203,9 +209,12 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
                 writeln!(out, "{} members", members.len())?;
             }
         }
-        MemberCommand::Config { target, algorithm, vnodes, seed, table_size } => {
+        MemberCommand::Config { target, algorithm, vnodes, seed, table_size, distribution, key_hash } => {
             let algorithm: Algorithm = algorithm.parse()?;
-            let params = ParamsRecord { algorithm, vnodes, seed, table_size, ..ParamsRecord::default() };
+            let distribution = distribution.map(|d| d.parse::<shardring::Distribution>()).transpose()?;
+            let key_hash = key_hash.map(|h| h.parse::<shardring::KeyHash>()).transpose()?;
+            let params =
+                ParamsRecord { algorithm, vnodes, seed, table_size, distribution, key_hash, ..ParamsRecord::default() };
             let revision = Admin::connect(&target.etcd, &target.prefix)
                 .map_err(membership)?
                 .set_config(&params)

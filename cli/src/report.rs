@@ -42,6 +42,13 @@ pub fn stats(out: &mut impl Write, ring: &Ring, sample: Option<&Balance>) -> io:
     let parameters = match (ring.vnodes(), ring.table_size()) {
         (Some(vnodes), _) => format!("{} points, vnodes {vnodes}", ring.point_count()),
         (None, Some(size)) => format!("algorithm {}, table size {size}", ring.algorithm()),
+        (None, None) if ring.distribution().is_some() => format!(
+            "algorithm {}, distribution {}, key hash {}, {} points",
+            ring.algorithm(),
+            ring.distribution().expect("checked"),
+            ring.named_key_hash().expect("libmemcached names its key hash"),
+            ring.point_count()
+        ),
         (None, None) if ring.point_count() > 0 => {
             format!("algorithm {}, {} points", ring.algorithm(), ring.point_count())
         }

@@ -156,7 +156,10 @@ impl FromStr for KeyHash {
     /// [`RingError::InvalidConfig`] naming the unknown value and the known ones.
     fn from_str(name: &str) -> Result<KeyHash, RingError> {
         KeyHash::ALL.into_iter().find(|h| h.name() == name).ok_or_else(|| RingError::InvalidConfig {
-            message: format!("unknown key_hash {name:?}; expected one of {}", KeyHash::ALL.map(KeyHash::name).join(", ")),
+            message: format!(
+                "unknown key_hash {name:?}; expected one of {}",
+                KeyHash::ALL.map(KeyHash::name).join(", ")
+            ),
         })
     }
 }
@@ -240,7 +243,9 @@ pub fn crc16(bytes: &[u8]) -> u16 {
 
 /// twemproxy's `hash_crc16`: the XMODEM table on a 32-bit register never masked.
 fn crc16_register(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0u32, |crc, &b| (crc << 8) ^ u32::from(CRC16_XMODEM[(((crc >> 8) ^ u32::from(b)) & 0xff) as usize]))
+    bytes
+        .iter()
+        .fold(0u32, |crc, &b| (crc << 8) ^ u32::from(CRC16_XMODEM[(((crc >> 8) ^ u32::from(b)) & 0xff) as usize]))
 }
 
 fn hsieh(key: &[u8]) -> u32 {

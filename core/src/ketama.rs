@@ -193,12 +193,8 @@ impl Member {
     /// libmemcached's weighted ketama with spy labels, weight 0 draining.
     pub(crate) const KETAMA_SPY: Member = Member { label: LabelForm::Spy, ..Member::KETAMA };
     /// last.fm libketama.
-    pub(crate) const LIBKETAMA: Member = Member {
-        label: LabelForm::AsWritten,
-        share: Share::LibketamaDigests,
-        ties: Ties::IdBytes,
-        ..Member::KETAMA
-    };
+    pub(crate) const LIBKETAMA: Member =
+        Member { label: LabelForm::AsWritten, share: Share::LibketamaDigests, ties: Ties::IdBytes, ..Member::KETAMA };
 
     /// libmemcached with a consistent `distribution` and `key_hash`, for
     /// these nodes: the weighted flag is on when the distribution sets it or
@@ -207,11 +203,7 @@ impl Member {
         let weighted = distribution.weighted() || nodes.iter().any(|n| n.weight() > 1.0);
         Member {
             label: if distribution.spy() { LabelForm::Spy } else { LabelForm::HostPort },
-            share: if weighted {
-                Share::LibmemcachedDigests
-            } else {
-                Share::PerServer(LIBMEMCACHED_POINTS_PER_SERVER)
-            },
+            share: if weighted { Share::LibmemcachedDigests } else { Share::PerServer(LIBMEMCACHED_POINTS_PER_SERVER) },
             key_hash,
             ties: Ties::ServerOrder,
             zero_reads_as_one: true,
@@ -345,11 +337,15 @@ impl Member {
 /// `crc32a`, which libhashkit does not have.
 pub(crate) fn check_libmemcached_hash(hash: KeyHash) -> Result<(), RingError> {
     let why = match hash {
-        KeyHash::Hsieh => "libmemcached is built without it (ENABLE_HASH_HSIEH is off in Debian's 1.1.4 and in the 1.0.16 of pylibmc's wheel, which refuses it)",
+        KeyHash::Hsieh => {
+            "libmemcached is built without it (ENABLE_HASH_HSIEH is off in Debian's 1.1.4 and in the 1.0.16 of pylibmc's wheel, which refuses it)"
+        }
         KeyHash::Crc16 | KeyHash::Crc32a => "it is twemproxy's; libhashkit has no such hash (its \"crc\" is crc32)",
         _ => return Ok(()),
     };
-    Err(RingError::InvalidConfig { message: format!("key_hash {:?} does not apply to algorithm \"libmemcached\": {why}", hash.name()) })
+    Err(RingError::InvalidConfig {
+        message: format!("key_hash {:?} does not apply to algorithm \"libmemcached\": {why}", hash.name()),
+    })
 }
 
 /// Host and port of a libmemcached server id: `host:port`, `[ipv6]:port`,

@@ -13,9 +13,9 @@
 
 use xxhash_rust::xxh3::xxh3_128_with_seed;
 
+use crate::continuum::MAX_POINTS;
 use crate::error::RingError;
 use crate::node::Node;
-use crate::continuum::MAX_POINTS;
 
 /// Default table size: 65,537, the prime the Maglev paper uses in its
 /// evaluation. Keep it well above 100 x the node count for balance.

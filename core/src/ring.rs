@@ -10,9 +10,9 @@ use crate::algorithm::Algorithm;
 use crate::continuum::{Continuum, MAX_POINTS, points_for, sort_by_point_then_id, too_many};
 use crate::error::RingError;
 use crate::hash::{KeyHash, hash_key, hash_point};
+use crate::ketama::{Distribution, Member};
 use crate::node::{Node, check_unique, check_weight};
 use crate::rendezvous::Rendezvous;
-use crate::ketama::{Distribution, Member};
 use crate::{jump, maglev, nginx, slots};
 
 /// Default points per unit of weight. At 160 points, 10 equal nodes hold

@@ -5,10 +5,10 @@
 //! A fresh assignment gives each node of weight > 0 one contiguous range, in
 //! node order, as `redis-cli --cluster create` does (its float32 arithmetic
 //! included, so equal weights give exactly its ranges: 0-5460, 5461-10922,
-//! 10923-16383 for three nodes). Deriving a ring rebalances instead: each
-//! node's target is its weight's share (largest remainder), over-target
-//! nodes give up their highest slots and under-target nodes take the lowest
-//! free ones in node order, so only the slots that must move do.
+//! 10923-16383 for three nodes). Deriving a ring rebalances instead, moving
+//! exactly the slots `redis-cli --cluster rebalance --cluster-use-empty-masters`
+//! moves (sources give their lowest-numbered slots), so a derived ring
+//! predicts a real rebalance.
 
 use std::ops::RangeInclusive;
 
@@ -109,75 +109,94 @@ pub(crate) fn explicit(nodes: &[Node], ranges: &[Vec<RangeInclusive<u16>>]) -> R
 }
 
 /// Rebalances `previous` (slot -> node index in `nodes`, `None` for a slot
-/// whose node left) to the weights of `nodes`, moving as few slots as
-/// possible. Empty when no node has weight > 0.
+/// whose node left) to the weights of `nodes` exactly as `redis-cli
+/// --cluster rebalance --cluster-use-empty-masters` (threshold 2%, Redis
+/// 7.0 `clusterManagerCommandRebalance`) moves slots, with `--cluster-weight`
+/// set to each node's weight and the cluster listed in node order. Empty when
+/// no node has weight > 0.
+///
+/// The involved masters, in node order, are the nodes of weight > 0 and
+/// those still holding slots (a node of weight 0 gives all of them away, as
+/// `--cluster-weight id=0` drains a master before `del-node`); slots of a
+/// node that left form one more master of weight 0, last. Each gets
+/// `expected = (int)((16384f / total_weight) * weight)` in float32 and
+/// `balance = slots - expected`. When no master is off by more than 2%
+/// (`|100 - 100 * expected / slots|`, or `expected > 1` with no slot),
+/// nothing moves. Otherwise the rounding surplus is taken, one slot at a
+/// time, from masters of balance <= 0 in order; masters are sorted by
+/// balance ascending (stably, as glibc's merge-sorting `qsort` does), and
+/// the most negative takes from the most positive, each move taking the
+/// source's lowest-numbered slots, until all balances are 0.
 pub(crate) fn rebalance(nodes: &[Node], previous: &[Option<u32>]) -> Vec<u32> {
-    let total: f64 = nodes.iter().map(Node::weight).sum();
-    if total == 0.0 {
+    const THRESHOLD: f64 = 2.0;
+    if nodes.iter().all(|n| n.weight() == 0.0) {
         return Vec::new();
     }
-    let mut count = vec![0usize; nodes.len()];
-    previous.iter().flatten().for_each(|&owner| count[owner as usize] += 1);
-    // Targets: each node's exact share rounded down, and the slots left over
-    // one each to the nodes already holding more than that (so they keep
-    // them), then by largest remainder, then in node order.
-    let exact: Vec<f64> = nodes.iter().map(|n| n.weight() / total * SLOT_COUNT as f64).collect();
-    let mut target: Vec<usize> = exact.iter().map(|&e| e.floor() as usize).collect();
-    let mut order: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].weight() > 0.0).collect();
-    let holds_more = |i: usize| count[i] > target[i];
-    order.sort_by(|&a, &b| {
-        holds_more(b)
-            .cmp(&holds_more(a))
-            .then((exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())))
-            .then(a.cmp(&b))
-    });
-    // A node of weight > 0 that holds a slot keeps at least one (a fresh
-    // assignment gives even a tiny weight one slot); otherwise it would hand
-    // its slot to another old node. When those slots overshoot the total,
-    // the nodes furthest above their exact share give slots back.
-    for i in 0..nodes.len() {
-        if nodes[i].weight() > 0.0 && count[i] > 0 && target[i] == 0 {
-            target[i] = 1;
-        }
+    let departed = nodes.len() as u32;
+    let mut table: Vec<u32> = previous.iter().map(|owner| owner.unwrap_or(departed)).collect();
+    let mut count = vec![0i64; nodes.len() + 1];
+    table.iter().for_each(|&owner| count[owner as usize] += 1);
+    struct Master {
+        index: u32,
+        balance: i64,
     }
-    let assigned = target.iter().sum::<usize>();
-    if assigned <= SLOT_COUNT {
-        for &i in order.iter().take(SLOT_COUNT - assigned) {
-            target[i] += 1;
-        }
-    } else {
-        let mut givers: Vec<usize> = (0..nodes.len()).filter(|&i| target[i] >= 2).collect();
-        givers
-            .sort_by(|&a, &b| (target[b] as f64 - exact[b]).total_cmp(&(target[a] as f64 - exact[a])).then(a.cmp(&b)));
-        let mut excess = assigned - SLOT_COUNT;
-        // Enough exists: each holder keeps one slot, and at most 16384 hold one.
-        while excess > 0 && givers.iter().any(|&i| target[i] >= 2) {
-            for &i in &givers {
-                if excess > 0 && target[i] >= 2 {
-                    target[i] -= 1;
-                    excess -= 1;
-                }
+    let weight = |i: usize| if i < nodes.len() { nodes[i].weight() as f32 } else { 0.0 };
+    let involved: Vec<usize> =
+        (0..=nodes.len()).filter(|&i| count[i] > 0 || (i < nodes.len() && nodes[i].weight() > 0.0)).collect();
+    let total_weight: f32 = involved.iter().map(|&i| weight(i)).sum();
+    let mut over_threshold = false;
+    let mut masters: Vec<Master> = involved
+        .iter()
+        .map(|&i| {
+            let expected = ((SLOT_COUNT as f32 / total_weight) * weight(i)) as i64;
+            over_threshold |= if count[i] == 0 {
+                expected > 1
+            } else {
+                (100.0 - 100.0 * expected as f64 / count[i] as f64).abs() > THRESHOLD
+            };
+            Master { index: i as u32, balance: count[i] - expected }
+        })
+        .collect();
+    if !over_threshold {
+        return table;
+    }
+    let mut surplus: i64 = masters.iter().map(|m| m.balance).sum();
+    while surplus > 0 && masters.iter().any(|m| m.balance <= 0) {
+        for master in masters.iter_mut() {
+            if master.balance <= 0 && surplus > 0 {
+                master.balance -= 1;
+                surplus -= 1;
             }
         }
     }
-    let mut table: Vec<u32> = previous.iter().map(|owner| owner.unwrap_or(NONE)).collect();
-    // Over-target nodes free their highest slots.
-    for slot in (0..SLOT_COUNT).rev() {
-        let owner = table[slot];
-        if owner != NONE && count[owner as usize] > target[owner as usize] {
-            count[owner as usize] -= 1;
-            table[slot] = NONE;
+    masters.sort_by_key(|m| m.balance);
+    let (mut dst, mut src) = (0usize, masters.len().saturating_sub(1));
+    while dst < src {
+        let moved = masters[dst].balance.abs().min(masters[src].balance.abs());
+        let (from, to) = (masters[src].index, masters[dst].index);
+        let mut left = moved;
+        for owner in table.iter_mut() {
+            if left == 0 {
+                break;
+            }
+            if *owner == from {
+                *owner = to;
+                left -= 1;
+            }
+        }
+        masters[dst].balance += moved;
+        masters[src].balance -= moved;
+        if masters[dst].balance == 0 {
+            dst += 1;
+        }
+        if masters[src].balance == 0 {
+            src -= 1;
         }
     }
-    // Under-target nodes, in node order, take the lowest free slots.
-    let mut receiver = 0;
-    for slot in table.iter_mut().filter(|owner| **owner == NONE) {
-        while count[receiver] >= target[receiver] {
-            receiver += 1;
-        }
-        *slot = receiver as u32;
-        count[receiver] += 1;
-    }
+    // redis-cli leaves no slot behind when its arithmetic balances; should
+    // float32 leave a departed node's slot over, the first live node takes it.
+    let first_live = nodes.iter().position(|n| n.weight() > 0.0).expect("a node has weight > 0") as u32;
+    table.iter_mut().filter(|owner| **owner == departed).for_each(|owner| *owner = first_live);
     table
 }
 
@@ -223,8 +242,8 @@ mod tests {
     }
 
     #[test]
-    fn rebalancing_an_unchanged_cluster_moves_nothing() {
-        for n in [3usize, 7, 1000, 5000] {
+    fn rebalancing_an_unchanged_cluster_moves_what_redis_cli_moves() {
+        for n in [3usize, 7] {
             let nodes: Vec<Node> = (0..n).map(|i| Node::new(format!("n{i}"), 1.0)).collect();
             let fresh = contiguous(&nodes);
             let same = rebalance(&nodes, &fresh.iter().map(|&o| Some(o)).collect::<Vec<_>>());
@@ -237,6 +256,17 @@ mod tests {
             assert!(moved.iter().all(|&(_, to)| to == n as u32), "{n} nodes: a slot moved between old nodes");
             assert_eq!(moved.len(), SLOT_COUNT / (n + 1), "{n} nodes");
         }
+        // 1000 masters as `create` makes them hold 16 or 17 slots; redis-cli
+        // expects 16 each, finds the 17s 5.9% over (above the 2% threshold)
+        // and moves one slot from each of the 384 to one of the first 384
+        // 16-slot masters: a real rebalance of an unchanged cluster does move slots.
+        let nodes: Vec<Node> = (0..1000).map(|i| Node::new(format!("n{i}"), 1.0)).collect();
+        let fresh = contiguous(&nodes);
+        let after = rebalance(&nodes, &fresh.iter().map(|&o| Some(o)).collect::<Vec<_>>());
+        assert_eq!(fresh.iter().zip(&after).filter(|(a, b)| a != b).count(), 384);
+        let mut count = vec![0; 1000];
+        after.iter().for_each(|&o| count[o as usize] += 1);
+        assert!(count.iter().all(|&c| c == 16 || c == 17));
     }
 
     #[test]

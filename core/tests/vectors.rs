@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use shardring::{Algorithm, Node, Ring, RingConfig};
+use shardring::{Algorithm, Distribution, KeyHash, Node, Ring, RingConfig};
 
 const VECTORS_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/vectors.json");
 
@@ -25,9 +25,9 @@ then the remaining nodes clockwise. \
 Fields: config = the ring config (RingConfig JSON); fingerprint = the config fingerprint (SPEC.md) as 16 hex digits; \
 hash_lookups[] = get_by_hash(hash) for hashes as 16 hex digits; lookups[].key_hex = key bytes in hex; key = the same key as text \
 when it is valid UTF-8; key_hash = XXH3-64 as 16 hex digits; owner = get(key); n and preference = get_n(key, n). \
-Cases whose config names another algorithm (ketama, ketama-spy, libketama, nginx, jump, rendezvous, maglev, slots) \
-follow that algorithm's section of SPEC.md; their key_hash is the algorithm's key hash (MD5 32 bits, CRC-32, \
-XXH3-64 or the Redis slot), still as 16 hex digits.";
+Cases whose config names another algorithm (ketama, ketama-spy, libketama, nginx, jump, rendezvous, maglev, slots, \
+libmemcached) follow that algorithm's section of SPEC.md; their key_hash is the algorithm's key hash (MD5 32 bits, \
+CRC-32, XXH3-64, the Redis slot or libmemcached's configured key hash), still as 16 hex digits.";
 
 #[derive(Serialize)]
 struct Vectors {
@@ -324,6 +324,87 @@ fn algorithm_cases() -> Vec<Case> {
         ),
         with_hashes(ring_case("slots: explicit ranges", explicit_slots, &redis_keys, &[1, 2]), slot_edges),
     ]
+    .into_iter()
+    .chain(libmemcached_cases())
+    .collect()
+}
+
+/// libmemcached's distributions and key hashes (checked against the real
+/// library by py/tests/test_peer_libmemcached.py).
+fn libmemcached_cases() -> Vec<Case> {
+    let ring = |distribution, key_hash: Option<KeyHash>, nodes: &[(&str, f64)]| {
+        let mut builder = Ring::builder()
+            .algorithm(Algorithm::Libmemcached)
+            .distribution(distribution)
+            .nodes(nodes.iter().map(|&(id, w)| Node::new(id, w)));
+        if let Some(hash) = key_hash {
+            builder = builder.key_hash(hash);
+        }
+        builder.build().unwrap()
+    };
+    let servers = [("10.0.0.1:11211", 1.0), ("10.0.0.2:11212", 0.0), ("[::1]:11213", 1.0), ("/run/mc.sock", 1.0)];
+    let heavy = [("10.0.0.1", 1.0), ("10.0.0.2:11212", 2.0), ("10.0.0.3:11213", 3.0)];
+    let mut keys = numbered_keys("user:", 16);
+    keys.extend(text_keys(&["", "é", "ключ", "日本"]));
+    keys.push(vec![0x80, 0xff, 0x7f]);
+    let mut cases = vec![
+        with_hash_lookups(ring_case(
+            "libmemcached: consistent_ketama, one-at-a-time, port 11211, IPv6, a Unix socket, weight 0 read as 1",
+            ring(Distribution::ConsistentKetama, None, &servers),
+            &keys,
+            &[1, 4],
+        )),
+        ring_case(
+            "libmemcached: consistent_ketama, a weight above 1 switches on MD5 points (keys stay one-at-a-time)",
+            ring(Distribution::ConsistentKetama, None, &heavy),
+            &keys,
+            &[1, 3],
+        ),
+        ring_case(
+            "libmemcached: consistent_weighted (MD5 keys and points)",
+            ring(Distribution::ConsistentWeighted, None, &servers),
+            &keys,
+            &[2],
+        ),
+        ring_case(
+            "libmemcached: consistent_ketama_spy, fnv1a_32",
+            ring(Distribution::ConsistentKetamaSpy, Some(KeyHash::Fnv1a_32), &servers),
+            &keys,
+            &[1, 2],
+        ),
+        ring_case(
+            "libmemcached: consistent_ketama_spy_weighted, crc32 keys",
+            ring(Distribution::ConsistentKetamaSpyWeighted, Some(KeyHash::Crc32), &heavy),
+            &keys,
+            &[1, 3],
+        ),
+        with_hashes(
+            ring_case(
+                "libmemcached: modula, murmur3 (weights ignored; replicas follow list order)",
+                ring(Distribution::Modula, Some(KeyHash::Murmur3), &heavy),
+                &keys,
+                &[1, 3],
+            ),
+            vec![1, 2, 3, 4, 5],
+        ),
+    ];
+    for hash in [
+        KeyHash::Md5,
+        KeyHash::Crc32,
+        KeyHash::Fnv1_64,
+        KeyHash::Fnv1a_64,
+        KeyHash::Fnv1_32,
+        KeyHash::Murmur,
+        KeyHash::Jenkins,
+    ] {
+        cases.push(ring_case(
+            &format!("libmemcached: consistent_ketama, {hash}"),
+            ring(Distribution::ConsistentKetama, Some(hash), &servers[..3]),
+            &keys,
+            &[1],
+        ));
+    }
+    cases
 }
 
 fn generate() -> String {

@@ -3,7 +3,7 @@
 use std::ffi::{CString, c_char};
 use std::sync::Arc;
 
-use shardring::{Algorithm, Node, Ring};
+use shardring::{Algorithm, Distribution, KeyHash, Node, Ring};
 
 use crate::ring_result::{self, *};
 use crate::{boundary, bytes, core_error, fail, non_null, out_slice, text, write, write_str};
@@ -110,8 +110,13 @@ pub const RING_OPTION_VNODES: u32 = 1;
 pub const RING_OPTION_SEED: u32 = 2;
 /// `ring_options_t.fields` bit: `table_size` is given.
 pub const RING_OPTION_TABLE_SIZE: u32 = 4;
+/// `ring_options_t.fields` bit: `distribution` is given.
+pub const RING_OPTION_DISTRIBUTION: u32 = 8;
+/// `ring_options_t.fields` bit: `key_hash` is given.
+pub const RING_OPTION_KEY_HASH: u32 = 16;
 /// Every bit `ring_options_t.fields` defines.
-const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES | RING_OPTION_SEED | RING_OPTION_TABLE_SIZE;
+const KNOWN_OPTION_BITS: u32 =
+    RING_OPTION_VNODES | RING_OPTION_SEED | RING_OPTION_TABLE_SIZE | RING_OPTION_DISTRIBUTION | RING_OPTION_KEY_HASH;
 
 /// Algorithm and parameters for `ring_new_with_options`. A parameter counts
 /// only when its bit is set in `fields`; a parameter left out gets its
@@ -128,13 +133,16 @@ const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES | RING_OPTION_SEED | RING_OPTI
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ring_options_t {
-    /// Which of `vnodes`, `seed` and `table_size` are given: a bitwise OR of
-    /// `RING_OPTION_VNODES`, `RING_OPTION_SEED` and `RING_OPTION_TABLE_SIZE`
-    /// (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`.
+    /// Which parameters are given: a bitwise OR of `RING_OPTION_VNODES`,
+    /// `RING_OPTION_SEED`, `RING_OPTION_TABLE_SIZE`,
+    /// `RING_OPTION_DISTRIBUTION` and `RING_OPTION_KEY_HASH` (0: none, all
+    /// defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
+    /// only when its bit is set, so a program built against an older header
+    /// (a shorter struct, without the last fields) stays valid.
     pub fields: u32,
     /// NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
     /// `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
-    /// `"maglev"` or `"slots"` (`core/SPEC.md`).
+    /// `"maglev"`, `"slots"` or `"libmemcached"` (`core/SPEC.md`).
     pub algorithm: *const c_char,
     /// Points per unit of weight, >= 1, `ring` only; read when
     /// `RING_OPTION_VNODES` is set (default 160).
@@ -145,6 +153,18 @@ pub struct ring_options_t {
     /// Maglev table size, a prime from the node count to 2^24, `maglev`
     /// only; read when `RING_OPTION_TABLE_SIZE` is set (default 65,537).
     pub table_size: u32,
+    /// NUL-terminated libmemcached distribution (`"modula"`,
+    /// `"consistent_ketama"`, `"consistent_weighted"`,
+    /// `"consistent_ketama_spy"`, `"consistent_ketama_spy_weighted"`),
+    /// `libmemcached` only; read when `RING_OPTION_DISTRIBUTION` is set
+    /// (default `"consistent_ketama"`).
+    pub distribution: *const c_char,
+    /// NUL-terminated key hash name (`"one_at_a_time"`, `"md5"`, `"crc32"`,
+    /// `"fnv1_64"`, `"fnv1a_64"`, `"fnv1_32"`, `"fnv1a_32"`, `"murmur"`,
+    /// `"jenkins"`, `"murmur3"`), `libmemcached` only; read when
+    /// `RING_OPTION_KEY_HASH` is set (default MD5 for the weighted
+    /// distributions, else one-at-a-time).
+    pub key_hash: *const c_char,
 }
 
 /// Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
@@ -181,39 +201,75 @@ pub unsafe extern "C" fn ring_new_with_options(
         let nodes = unsafe { read_nodes(ids, id_lens, weights, zones, zone_lens, node_count) }?;
         let mut builder = Ring::builder().nodes(nodes);
         if !options.is_null() {
-            // SAFETY: non-NULL options point to a ring_options_t by contract.
-            let options = unsafe { *options };
-            let unknown = options.fields & !KNOWN_OPTION_BITS;
+            // SAFETY: non-NULL options point to a ring_options_t by contract;
+            // each field is read alone, and the last ones only when their
+            // bits say the caller's struct has them.
+            let fields = unsafe { (*options).fields };
+            let unknown = fields & !KNOWN_OPTION_BITS;
             if unknown != 0 {
                 return Err(fail(
                     RING_INVALID_CONFIG,
                     format_args!(
                         "`options.fields` has unknown bits {unknown:#x} (defined: RING_OPTION_VNODES 0x1, \
-                         RING_OPTION_SEED 0x2, RING_OPTION_TABLE_SIZE 0x4)"
+                         RING_OPTION_SEED 0x2, RING_OPTION_TABLE_SIZE 0x4, RING_OPTION_DISTRIBUTION 0x8, \
+                         RING_OPTION_KEY_HASH 0x10)"
                     ),
                 ));
             }
-            if !options.algorithm.is_null() {
-                // SAFETY: a non-NULL algorithm is NUL-terminated by contract.
-                let name = unsafe { std::ffi::CStr::from_ptr(options.algorithm) };
-                let name = name.to_str().map_err(|e| {
-                    fail(RING_INVALID_UTF8, format_args!("`options.algorithm` is not valid UTF-8: {e}"))
-                })?;
+            // SAFETY: `options` points to a ring_options_t by contract.
+            let algorithm = unsafe { (*options).algorithm };
+            // SAFETY: a non-NULL algorithm is NUL-terminated by contract.
+            if let Some(name) = unsafe { option_name(algorithm, "algorithm") }? {
                 builder = builder.algorithm(name.parse::<Algorithm>().map_err(core_error)?);
             }
-            if options.fields & RING_OPTION_VNODES != 0 {
-                builder = builder.vnodes(options.vnodes);
+            if fields & RING_OPTION_VNODES != 0 {
+                // SAFETY: `options` points to a ring_options_t by contract.
+                builder = builder.vnodes(unsafe { (*options).vnodes });
             }
-            if options.fields & RING_OPTION_SEED != 0 {
-                builder = builder.seed(options.seed);
+            if fields & RING_OPTION_SEED != 0 {
+                // SAFETY: `options` points to a ring_options_t by contract.
+                builder = builder.seed(unsafe { (*options).seed });
             }
-            if options.fields & RING_OPTION_TABLE_SIZE != 0 {
-                builder = builder.table_size(options.table_size);
+            if fields & RING_OPTION_TABLE_SIZE != 0 {
+                // SAFETY: `options` points to a ring_options_t by contract.
+                builder = builder.table_size(unsafe { (*options).table_size });
+            }
+            if fields & RING_OPTION_DISTRIBUTION != 0 {
+                // SAFETY: with its bit set, `distribution` is a NUL-terminated string.
+                let name = unsafe { option_name((*options).distribution, "distribution") }?.ok_or_else(|| {
+                    fail(
+                        RING_NULL_ARGUMENT,
+                        format_args!("`options.distribution` is NULL but RING_OPTION_DISTRIBUTION is set"),
+                    )
+                })?;
+                builder = builder.distribution(name.parse::<Distribution>().map_err(core_error)?);
+            }
+            if fields & RING_OPTION_KEY_HASH != 0 {
+                // SAFETY: with its bit set, `key_hash` is a NUL-terminated string.
+                let name = unsafe { option_name((*options).key_hash, "key_hash") }?.ok_or_else(|| {
+                    fail(RING_NULL_ARGUMENT, format_args!("`options.key_hash` is NULL but RING_OPTION_KEY_HASH is set"))
+                })?;
+                builder = builder.key_hash(name.parse::<KeyHash>().map_err(core_error)?);
             }
         }
         hand_out(builder.build().map_err(core_error)?, out_ring);
         Ok(())
     })
+}
+
+/// A NUL-terminated option string as UTF-8 (`None` for NULL).
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated.
+unsafe fn option_name<'a>(name: *const c_char, field: &str) -> Result<Option<&'a str>, ring_result> {
+    if name.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-NULL and NUL-terminated by contract.
+    let text = unsafe { std::ffi::CStr::from_ptr(name) };
+    text.to_str()
+        .map(Some)
+        .map_err(|e| fail(RING_INVALID_UTF8, format_args!("`options.{field}` is not valid UTF-8: {e}")))
 }
 
 /// Reads the parallel node arrays of `ring_new`.

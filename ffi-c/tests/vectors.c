@@ -75,6 +75,16 @@ static void run_case(json_t *c) {
             options.fields |= RING_OPTION_TABLE_SIZE;
             options.table_size = (uint32_t)json_integer_value(table_size);
         }
+        json_t *distribution = json_object_get(config, "distribution");
+        json_t *key_hash = json_object_get(config, "key_hash");
+        if (distribution) {
+            options.fields |= RING_OPTION_DISTRIBUTION;
+            options.distribution = json_string_value(distribution);
+        }
+        if (key_hash) {
+            options.fields |= RING_OPTION_KEY_HASH;
+            options.key_hash = json_string_value(key_hash);
+        }
         rc = ring_new_with_options(ids, lens, weights, zones, zone_lens, count, &options, &ring);
         CHECK(rc == RING_OK, "%s: ring_new_with_options -> %u (%s)", name, rc, ring_last_error());
     }

@@ -18,6 +18,8 @@ function build(config, configText) {
   if (config.vnodes !== undefined) options.vnodes = config.vnodes
   if (config.seed !== undefined) options.seed = BigInt(config.seed)
   if (config.table_size !== undefined) options.tableSize = config.table_size
+  if (config.distribution !== undefined) options.distribution = config.distribution
+  if (config.key_hash !== undefined) options.keyHash = config.key_hash
   return new Ring(config.nodes, options)
 }
 

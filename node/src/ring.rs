@@ -45,9 +45,10 @@ pub struct RingOptions {
     /// Placement algorithm: `"ring"` (default), `"ketama"`, `"ketama-spy"`,
     /// `"libketama"` (memcached clients; ids `host:port`, whole-number
     /// weights), `"nginx"`, `"jump"` (weights 1), `"rendezvous"`, `"maglev"`
-    /// or `"slots"` (Redis Cluster). See core/SPEC.md.
+    /// `"slots"` (Redis Cluster) or `"libmemcached"` (exactly as
+    /// libmemcached places keys; weight 0 is read as 1). See core/SPEC.md.
     #[napi(
-        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots'"
+        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached'"
     )]
     pub algorithm: Option<String>,
     /// Points per unit of weight (integer >= 1); default 160. `"ring"` only.
@@ -59,6 +60,19 @@ pub struct RingOptions {
     pub seed: Option<f64>,
     /// Maglev table size, a prime; default 65,537. `"maglev"` only.
     pub table_size: Option<f64>,
+    /// libmemcached distribution; default `"consistent_ketama"`.
+    /// `"libmemcached"` only.
+    #[napi(
+        ts_type = "'modula' | 'consistent_ketama' | 'consistent_weighted' | 'consistent_ketama_spy' | 'consistent_ketama_spy_weighted'"
+    )]
+    pub distribution: Option<String>,
+    /// Key hash; default `"md5"` for the weighted distributions, else
+    /// `"one_at_a_time"`. `"libmemcached"` only (which lacks `"hsieh"`,
+    /// `"crc16"` and `"crc32a"`).
+    #[napi(
+        ts_type = "'one_at_a_time' | 'md5' | 'crc16' | 'crc32' | 'crc32a' | 'fnv1_64' | 'fnv1a_64' | 'fnv1_32' | 'fnv1a_32' | 'hsieh' | 'murmur' | 'jenkins' | 'murmur3'"
+    )]
+    pub key_hash: Option<String>,
 }
 
 /// A node argument: an id string, or a `{ id, weight, zone }` object read by
@@ -131,7 +145,8 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
     if options.get_type()? == ValueType::Undefined {
         return Ok(builder);
     }
-    let fields = Fields::read(env, options, "option", &["algorithm", "vnodes", "seed", "tableSize"])?;
+    let fields =
+        Fields::read(env, options, "option", &["algorithm", "vnodes", "seed", "tableSize", "distribution", "keyHash"])?;
     if let Some(name) = fields.get("algorithm")? {
         builder = builder.algorithm(text(env, name, "algorithm")?.parse().map_err(|e| throw(env, e))?);
     }
@@ -143,6 +158,12 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
     }
     if let Some(size) = fields.get("tableSize")? {
         builder = builder.table_size(whole(env, size, "tableSize", f64::from(u32::MAX))? as u32);
+    }
+    if let Some(name) = fields.get("distribution")? {
+        builder = builder.distribution(text(env, name, "distribution")?.parse().map_err(|e| throw(env, e))?);
+    }
+    if let Some(name) = fields.get("keyHash")? {
+        builder = builder.key_hash(text(env, name, "keyHash")?.parse().map_err(|e| throw(env, e))?);
     }
     Ok(builder)
 }
@@ -281,6 +302,20 @@ impl Ring {
     #[napi(getter)]
     pub fn table_size(&self) -> Option<u32> {
         self.current().table_size()
+    }
+
+    /// The libmemcached distribution (`"libmemcached"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn distribution(&self) -> Option<&'static str> {
+        self.current().distribution().map(shardring::Distribution::name)
+    }
+
+    /// The named 32-bit key hash of a peer-compatible mode (`"md5"` for the
+    /// ketama modes, `"crc32a"` for nginx, the configured one for
+    /// `"libmemcached"`); `null` for the XXH3 algorithms and `"slots"`.
+    #[napi(getter)]
+    pub fn key_hash(&self) -> Option<&'static str> {
+        self.current().named_key_hash().map(shardring::KeyHash::name)
     }
 
     /// Seed of the key and point hashes.

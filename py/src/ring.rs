@@ -190,6 +190,7 @@ impl PyRing {
         ),
         text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=None, key_hash=None)"
     )]
+    #[allow(clippy::too_many_arguments, reason = "one argument per keyword of the Python constructor")]
     fn new(
         py: Python<'_>,
         nodes: &Bound<'_, PyAny>,
@@ -205,8 +206,7 @@ impl PyRing {
         let seed = seed.map(|s| whole_argument(s, "seed", u64::MAX))?;
         let table_size = table_size.map(|t| whole_argument(t, "table_size", u32_max))?;
         let algorithm = algorithm.map(|a| Ok(text_argument(a, "algorithm")?.parse::<Algorithm>()))?;
-        let distribution =
-            distribution.map(|d| Ok(text_argument(d, "distribution")?.parse::<Distribution>()))?;
+        let distribution = distribution.map(|d| Ok(text_argument(d, "distribution")?.parse::<Distribution>()))?;
         let key_hash = key_hash.map(|h| Ok(text_argument(h, "key_hash")?.parse::<KeyHash>()))?;
         let nodes = to_nodes(nodes)?;
         let algorithm = algorithm.transpose().map_err(to_py_err)?.unwrap_or_default();

@@ -186,3 +186,32 @@ class Redis(Process):
 
     def answers(self):
         return _ask(self.port, b"PING\r\n", b"\r\n") == b"+PONG\r\n"
+
+
+def free_cluster_port():
+    """A free port P <= 55535 whose cluster bus port P + 10000 is free too."""
+    import random
+    for _ in range(200):
+        port = random.randint(20000, 55535)
+        with socket.socket() as s, socket.socket() as bus:
+            try:
+                s.bind(("127.0.0.1", port))
+                bus.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port pair for a Redis Cluster node")
+
+
+class RedisClusterNode(Redis):
+    """A redis-server with cluster mode on, its nodes.conf in its own temp dir
+    (on a port whose bus port, 10000 higher, is free)."""
+
+    name = "redis-cluster"
+
+    def __init__(self):
+        super().__init__(port=free_cluster_port())
+
+    def command(self):
+        return [*super().command(), "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                "--cluster-node-timeout", "5000"]

@@ -128,11 +128,18 @@ impl Backend for Memcached {
     /// the adds go out as one batch of text-protocol commands instead, and
     /// each reply says whether it was STORED.
     fn copy(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure> {
-        let names: Vec<&str> = keys.iter().map(|k| text(&k.bytes)).collect::<Result<_, _>>().map_err(Failure::source)?;
-        let values: HashMap<String, (Vec<u8>, u32)> =
-            self.client(source).map_err(Failure::source)?.gets(&names).map_err(|e| Failure::source(failed(source, e)))?;
-        let present: HashMap<String, Vec<u8>> =
-            self.client(target).map_err(Failure::target)?.gets(&names).map_err(|e| Failure::target(failed(target, e)))?;
+        let names: Vec<&str> =
+            keys.iter().map(|k| text(&k.bytes)).collect::<Result<_, _>>().map_err(Failure::source)?;
+        let values: HashMap<String, (Vec<u8>, u32)> = self
+            .client(source)
+            .map_err(Failure::source)?
+            .gets(&names)
+            .map_err(|e| Failure::source(failed(source, e)))?;
+        let present: HashMap<String, Vec<u8>> = self
+            .client(target)
+            .map_err(Failure::target)?
+            .gets(&names)
+            .map_err(|e| Failure::target(failed(target, e)))?;
         let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(keys.len());
         let mut adds = Vec::new();
         let mut pending = Vec::new();

@@ -508,7 +508,8 @@ impl Pass<'_> {
                 return Ok(());
             }
         };
-        let mut moved: Vec<&Key> = chunk.iter().copied().filter(|k| checkpoint.is_done(source, &k.bytes, false)).collect();
+        let mut moved: Vec<&Key> =
+            chunk.iter().copied().filter(|k| checkpoint.is_done(source, &k.bytes, false)).collect();
         for (key, outcome) in fresh.iter().zip(outcomes) {
             match outcome {
                 Outcome::Copied { bytes } => {
