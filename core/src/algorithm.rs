@@ -26,6 +26,7 @@ use crate::error::RingError;
 /// | `maglev`     | XXH3-64                   | any `>= 0`     | Eisenbud et al. 2016 |
 /// | `slots`      | CRC16/XMODEM mod 16384    | any `>= 0`     | Redis Cluster key slots |
 /// | `libmemcached` | its `key_hash` (default one-at-a-time) | whole numbers, 0 read as 1 | libmemcached 1.1, every distribution |
+/// | `twemproxy`  | its `hash:` (default fnv1a_64) | whole numbers >= 1 | twemproxy 0.5 `ketama` and `modula` |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -53,11 +54,15 @@ pub enum Algorithm {
     /// (`modula`, or one of the consistent ketama ones) and a
     /// [`crate::KeyHash`], weight 0 read as 1.
     Libmemcached,
+    /// twemproxy (nutcracker) exactly as configured: `distribution`
+    /// (`ketama` or `modula`), `hash:` as [`crate::KeyHash`], server names
+    /// or addresses as ids, `hash_tag`.
+    Twemproxy,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order of this enum.
-    pub const ALL: [Algorithm; 10] = [
+    pub const ALL: [Algorithm; 11] = [
         Algorithm::Ring,
         Algorithm::Ketama,
         Algorithm::KetamaSpy,
@@ -68,6 +73,7 @@ impl Algorithm {
         Algorithm::Maglev,
         Algorithm::Slots,
         Algorithm::Libmemcached,
+        Algorithm::Twemproxy,
     ];
 
     /// The name written in configs and accepted by every binding (`"ring"`,
@@ -89,6 +95,7 @@ impl Algorithm {
             Algorithm::Maglev => c"maglev",
             Algorithm::Slots => c"slots",
             Algorithm::Libmemcached => c"libmemcached",
+            Algorithm::Twemproxy => c"twemproxy",
         }
     }
 
@@ -100,7 +107,8 @@ impl Algorithm {
             | Algorithm::KetamaSpy
             | Algorithm::Libketama
             | Algorithm::Nginx
-            | Algorithm::Libmemcached => 32,
+            | Algorithm::Libmemcached
+            | Algorithm::Twemproxy => 32,
             Algorithm::Slots => 14,
             Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => 64,
         }
@@ -121,10 +129,11 @@ impl Algorithm {
     }
 
     /// Whether a node of weight 0 owns no keys. True except under `jump`
-    /// (no weights: every node is a bucket) and `libmemcached`, which reads
-    /// weight 0 as 1 as libmemcached does (remove a server to take it out).
+    /// (no weights: every node is a bucket), `libmemcached`, which reads
+    /// weight 0 as 1 as libmemcached does (remove a server to take it out),
+    /// and `twemproxy`, which refuses weight 0 as twemproxy does.
     pub fn weight_zero_drains(self) -> bool {
-        !matches!(self, Algorithm::Jump | Algorithm::Libmemcached)
+        !matches!(self, Algorithm::Jump | Algorithm::Libmemcached | Algorithm::Twemproxy)
     }
 
     /// Whether the seed is a parameter; the compatibility modes and `slots`

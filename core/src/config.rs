@@ -9,6 +9,7 @@ use crate::ketama::Distribution;
 use crate::node::Node;
 use crate::ring::{DEFAULT_VNODES, Ring};
 use crate::transition::NodeState;
+use crate::twemproxy::{self, ServerIds};
 use crate::{maglev, slots};
 
 /// The placement format this build implements (see `core/SPEC.md`).
@@ -44,14 +45,20 @@ pub struct RingConfig {
     /// Maglev table size, a prime (`maglev` only; 65,537 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_size: Option<u32>,
-    /// libmemcached distribution (`libmemcached` only; `consistent_ketama`
-    /// when absent).
+    /// The peer's distribution (`libmemcached`: `consistent_ketama` when
+    /// absent; `twemproxy`: `ketama` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distribution: Option<Distribution>,
-    /// Named key hash (`libmemcached` only; MD5 for the weighted
-    /// distributions and one-at-a-time otherwise when absent).
+    /// Named key hash (`libmemcached`: MD5 for the weighted distributions
+    /// and one-at-a-time otherwise when absent; `twemproxy`: `fnv1a_64`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_hash: Option<KeyHash>,
+    /// What node ids are (`twemproxy` only; `address` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids: Option<ServerIds>,
+    /// twemproxy's `hash_tag`, two bytes such as `"{}"` (`twemproxy` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash_tag: Option<String>,
     /// The nodes, in order.
     pub nodes: Vec<NodeConfig>,
 }
@@ -250,7 +257,9 @@ impl RingConfig {
     /// bytes, `vnodes` (u32; 160 when absent for `ring`, 0 for the other
     /// algorithms), `seed` (u64, 0 when absent), for `maglev` only the table
     /// size (u32), for `libmemcached` only the distribution's and the key
-    /// hash's names (each as length u32 and bytes, defaults filled in), the node count (u64), then each node in ascending order
+    /// hash's names, for `twemproxy` only the distribution's, the key hash's
+    /// and the ids' names and the hash tag (empty when none; each as length
+    /// u32 and bytes, defaults filled in), the node count (u64), then each node in ascending order
     /// of id bytes (in list order for `jump`, `ketama` and `ketama-spy`,
     /// where order places keys: [`Algorithm::order_places_keys`]): id length (u32) and bytes, weight as IEEE-754 binary64
     /// bits (u64, with -0.0 written as 0.0), the zone as a byte 0 (none) or 1
@@ -281,6 +290,12 @@ impl RingConfig {
             let distribution = self.distribution.unwrap_or(Distribution::ConsistentKetama);
             put_str(&mut bytes, distribution.name());
             put_str(&mut bytes, self.key_hash.unwrap_or(distribution.default_key_hash()).name());
+        }
+        if self.algorithm == Algorithm::Twemproxy {
+            put_str(&mut bytes, self.distribution.unwrap_or(Distribution::Ketama).name());
+            put_str(&mut bytes, self.key_hash.unwrap_or(twemproxy::DEFAULT_KEY_HASH).name());
+            put_str(&mut bytes, self.ids.unwrap_or_default().name());
+            put_str(&mut bytes, self.hash_tag.as_deref().unwrap_or(""));
         }
         let slot_lists = (self.algorithm == Algorithm::Slots).then(|| self.slot_lists());
         bytes.extend_from_slice(&(order.len() as u64).to_le_bytes());
@@ -369,6 +384,12 @@ impl RingConfig {
         if let Some(key_hash) = self.key_hash {
             builder = builder.key_hash(key_hash);
         }
+        if let Some(ids) = self.ids {
+            builder = builder.ids(ids);
+        }
+        if let Some(tag) = &self.hash_tag {
+            builder = builder.hash_tag(tag.clone());
+        }
         for node in &self.nodes {
             if let Some(ranges) = &node.slots {
                 builder = builder.slot_ranges(node.id.clone(), ranges.iter().map(|&[first, last]| first..=last));
@@ -397,6 +418,8 @@ impl Ring {
             table_size: self.table_size(),
             distribution: self.distribution(),
             key_hash: self.distribution().and(self.named_key_hash()),
+            ids: self.ids(),
+            hash_tag: self.hash_tag(),
             nodes: self
                 .nodes()
                 .iter()

@@ -38,6 +38,9 @@ pub const LIBMEMCACHED_POINTS_PER_SERVER: u32 = 100;
 pub(crate) const WEIGHT_RULE: &str =
     "ketama weights are whole numbers from 0 to 4294967295 (libmemcached's uint32_t weight); 0 drains the server";
 
+const TWEMPROXY_WEIGHT_RULE: &str =
+    "twemproxy weights are whole numbers from 1 to 4294967295 (a weight of 0 is a twemproxy configuration error)";
+
 const LIBMEMCACHED_WEIGHT_RULE: &str =
     "libmemcached weights are whole numbers from 0 to 4294967295 (its uint32_t weight; 0 is read as 1)";
 
@@ -50,9 +53,12 @@ const LIBMEMCACHED_WEIGHT_RULE: &str =
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Distribution {
-    /// `h mod server_count`, weights ignored: libmemcached's and pylibmc's
-    /// default (no behaviours).
+    /// libmemcached: `h mod server_count`, weights ignored (libmemcached's
+    /// and pylibmc's default, no behaviours). twemproxy: `weight` entries per
+    /// server in server order, entry `h mod total_weight`.
     Modula,
+    /// twemproxy's `distribution: ketama` (its default).
+    Ketama,
     /// `MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA` (`BEHAVIOR_KETAMA=1`;
     /// pylibmc `{"ketama": True}` or `{"distribution": "consistent ketama"}`):
     /// 100 points per server hashed with the key hash while every weight is
@@ -76,8 +82,9 @@ pub enum Distribution {
 
 impl Distribution {
     /// Every distribution.
-    pub const ALL: [Distribution; 5] = [
+    pub const ALL: [Distribution; 6] = [
         Distribution::Modula,
+        Distribution::Ketama,
         Distribution::ConsistentKetama,
         Distribution::ConsistentWeighted,
         Distribution::ConsistentKetamaSpy,
@@ -88,6 +95,7 @@ impl Distribution {
     pub fn name(self) -> &'static str {
         match self {
             Distribution::Modula => "modula",
+            Distribution::Ketama => "ketama",
             Distribution::ConsistentKetama => "consistent_ketama",
             Distribution::ConsistentWeighted => "consistent_weighted",
             Distribution::ConsistentKetamaSpy => "consistent_ketama_spy",
@@ -96,7 +104,8 @@ impl Distribution {
     }
 
     /// The key hash libmemcached ends with when no `HASH` behaviour follows:
-    /// MD5 when `KETAMA_WEIGHTED` was set, else one-at-a-time.
+    /// MD5 when `KETAMA_WEIGHTED` was set, else one-at-a-time. (twemproxy's
+    /// default, whatever the distribution, is `fnv1a_64`.)
     pub fn default_key_hash(self) -> KeyHash {
         match self {
             Distribution::ConsistentWeighted | Distribution::ConsistentKetamaSpyWeighted => KeyHash::Md5,
@@ -143,6 +152,9 @@ enum LabelForm {
     HostPort,
     /// `/host:port` (libmemcached's spy distribution).
     Spy,
+    /// twemproxy's unnamed servers: `host` when the port is 11211, else
+    /// `host:port`; a Unix socket `/path` is `/path:`.
+    Twemproxy,
 }
 
 /// How many digests (weighted) or points (per server) a server gets.
@@ -165,6 +177,20 @@ enum Ties {
     /// Sorted by (value, id bytes): libketama's `qsort` leaves ties
     /// unspecified, so the order is made independent of the list.
     IdBytes,
+    /// Sorted by (value, label base length, label base bytes): twemproxy
+    /// sorts its servers that way and `qsort`s points by value only.
+    ShortLabelFirst,
+}
+
+/// What a weight of 0 means.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ZeroWeight {
+    /// The server is drained: left out.
+    Drains,
+    /// Stored as 1 (libmemcached).
+    ReadsAsOne,
+    /// A configuration error (twemproxy).
+    Refused,
 }
 
 /// One member of the ketama family, fully resolved for a node list.
@@ -174,8 +200,7 @@ pub(crate) struct Member {
     share: Share,
     key_hash: KeyHash,
     ties: Ties,
-    /// libmemcached stores weight 0 as 1; the other modes drain the server.
-    zero_reads_as_one: bool,
+    zero: ZeroWeight,
     /// Ids starting with `/` are Unix sockets (libmemcached: port 0).
     unix_sockets: bool,
 }
@@ -187,7 +212,7 @@ impl Member {
         share: Share::LibmemcachedDigests,
         key_hash: KeyHash::Md5,
         ties: Ties::ServerOrder,
-        zero_reads_as_one: false,
+        zero: ZeroWeight::Drains,
         unix_sockets: false,
     };
     /// libmemcached's weighted ketama with spy labels, weight 0 draining.
@@ -206,7 +231,21 @@ impl Member {
             share: if weighted { Share::LibmemcachedDigests } else { Share::PerServer(LIBMEMCACHED_POINTS_PER_SERVER) },
             key_hash,
             ties: Ties::ServerOrder,
-            zero_reads_as_one: true,
+            zero: ZeroWeight::ReadsAsOne,
+            unix_sockets: true,
+        }
+    }
+
+    /// twemproxy's `distribution: ketama`: ids are label bases as written
+    /// (server `name`s) when `literal`, else addresses; MD5 points always,
+    /// weights whole and above 0.
+    pub(crate) fn twemproxy(key_hash: KeyHash, literal: bool) -> Member {
+        Member {
+            label: if literal { LabelForm::AsWritten } else { LabelForm::Twemproxy },
+            share: Share::LibmemcachedDigests,
+            key_hash,
+            ties: Ties::ShortLabelFirst,
+            zero: ZeroWeight::Refused,
             unix_sockets: true,
         }
     }
@@ -250,6 +289,10 @@ impl Member {
         match self.ties {
             Ties::IdBytes => sort_by_point_then_id(&mut tagged, nodes),
             Ties::ServerOrder => tagged.sort_unstable(),
+            Ties::ShortLabelFirst => tagged.sort_unstable_by(|a, b| {
+                let (x, y) = (&bases[a.1 as usize], &bases[b.1 as usize]);
+                a.0.cmp(&b.0).then(x.len().cmp(&y.len())).then(x.as_bytes().cmp(y.as_bytes()))
+            }),
         }
         let (points, owners) = tagged.into_iter().unzip();
         Ok(Continuum::new(points, owners, 32))
@@ -263,16 +306,23 @@ impl Member {
     /// port is left out), or `[::1]:2` and the bare IPv6 host `::1:2` (both
     /// `::1:2-i`). Such a pair is an [`RingError::InvalidAddress`] naming both.
     fn validate(self, nodes: &[Node]) -> Result<(Vec<String>, Vec<u64>), RingError> {
-        let rule = if self.zero_reads_as_one { LIBMEMCACHED_WEIGHT_RULE } else { WEIGHT_RULE };
+        let rule = match self.zero {
+            ZeroWeight::Drains => WEIGHT_RULE,
+            ZeroWeight::ReadsAsOne => LIBMEMCACHED_WEIGHT_RULE,
+            ZeroWeight::Refused => TWEMPROXY_WEIGHT_RULE,
+        };
         let mut seen = std::collections::HashMap::new();
         let mut bases = Vec::with_capacity(nodes.len());
         let mut weights = Vec::with_capacity(nodes.len());
         for node in nodes {
             let weight = node.weight();
-            if weight.fract() != 0.0 || weight > f64::from(u32::MAX) {
+            if weight.fract() != 0.0
+                || weight > f64::from(u32::MAX)
+                || (weight == 0.0 && self.zero == ZeroWeight::Refused)
+            {
                 return Err(RingError::InvalidWeight { id: node.id().to_owned(), weight, rule });
             }
-            weights.push(if weight == 0.0 && self.zero_reads_as_one { 1 } else { weight as u64 });
+            weights.push(if weight == 0.0 && self.zero == ZeroWeight::ReadsAsOne { 1 } else { weight as u64 });
             let base = self.label_base(node.id())?;
             // libketama's point strings are the ids as written, and ids are unique.
             if self.label != LabelForm::AsWritten
@@ -315,9 +365,12 @@ impl Member {
     }
 
     /// The part of a server's point strings before `-i`.
-    fn label_base(self, id: &str) -> Result<String, RingError> {
+    pub(crate) fn label_base(self, id: &str) -> Result<String, RingError> {
         if self.label == LabelForm::AsWritten {
             return Ok(id.to_owned());
+        }
+        if self.label == LabelForm::Twemproxy && id.starts_with('/') {
+            return Ok(format!("{id}:"));
         }
         let (host, port) = if self.unix_sockets && id.starts_with('/') { (id, 0) } else { host_port(id)? };
         Ok(match (self.label, port) {

@@ -44,6 +44,7 @@ mod rendezvous;
 mod ring;
 pub mod slots;
 mod transition;
+pub mod twemproxy;
 
 pub use algorithm::Algorithm;
 pub use analysis::{Balance, Flow, MovedArc, RingDiff, Spread};
@@ -57,3 +58,4 @@ pub use ketama::Distribution;
 pub use node::Node;
 pub use ring::{DEFAULT_SEED, DEFAULT_VNODES, Ring, RingBuilder};
 pub use transition::{NodeState, Transition};
+pub use twemproxy::ServerIds;

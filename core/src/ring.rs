@@ -13,6 +13,7 @@ use crate::hash::{KeyHash, hash_key, hash_point};
 use crate::ketama::{Distribution, Member};
 use crate::node::{Node, check_unique, check_weight};
 use crate::rendezvous::Rendezvous;
+use crate::twemproxy::{self, ServerIds};
 use crate::{jump, maglev, nginx, slots};
 
 /// Default points per unit of weight. At 160 points, 10 equal nodes hold
@@ -34,8 +35,10 @@ struct Params {
     vnodes: u32,
     seed: u64,
     table_size: u32,
-    /// `libmemcached` only.
+    /// `libmemcached` and `twemproxy` only.
     distribution: Option<Distribution>,
+    /// `twemproxy` only.
+    ids: Option<ServerIds>,
     key: KeyRule,
 }
 
@@ -48,16 +51,20 @@ enum KeyRule {
     Named(KeyHash),
     /// The Redis Cluster slot.
     Slot,
+    /// twemproxy's: a named hash of the key or of its hash tag; 0 for an empty key.
+    Twemproxy(KeyHash, Option<[u8; 2]>),
 }
 
 /// Arguments of [`Params::resolve`], each `None` when not given.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Given {
     vnodes: Option<u32>,
     seed: Option<u64>,
     table_size: Option<u32>,
     distribution: Option<Distribution>,
     key_hash: Option<KeyHash>,
+    ids: Option<ServerIds>,
+    hash_tag: Option<String>,
 }
 
 impl Params {
@@ -66,7 +73,9 @@ impl Params {
     /// [`RingError::InvalidConfig`] naming a parameter the algorithm does not
     /// take, [`RingError::InvalidTableSize`] (checked against the node count later).
     fn resolve(algorithm: Algorithm, given: Given) -> Result<Params, RingError> {
-        let Given { vnodes, seed, table_size, distribution, key_hash } = given;
+        let Given { vnodes, seed, table_size, distribution, key_hash, ids, hash_tag } = given;
+        let (distribution_given, ids_given) = (distribution, ids);
+        let named = matches!(algorithm, Algorithm::Libmemcached | Algorithm::Twemproxy);
         let unused = |what: String| RingError::InvalidConfig {
             message: format!("{what} does not apply to algorithm {:?}", algorithm.name()),
         };
@@ -84,14 +93,30 @@ impl Params {
         if let Some(t) = table_size.filter(|_| algorithm != Algorithm::Maglev) {
             return Err(unused(format!("table_size ({t})")));
         }
-        if let Some(d) = distribution.filter(|_| algorithm != Algorithm::Libmemcached) {
+        if let Some(d) = distribution.filter(|_| !named) {
             return Err(unused(format!("distribution ({:?})", d.name())));
         }
-        if let Some(h) = key_hash.filter(|_| algorithm != Algorithm::Libmemcached) {
+        if let Some(h) = key_hash.filter(|_| !named) {
             return Err(unused(format!("key_hash ({:?})", h.name())));
         }
-        let distribution =
-            (algorithm == Algorithm::Libmemcached).then(|| distribution.unwrap_or(Distribution::ConsistentKetama));
+        if let Some(i) = ids.filter(|_| algorithm != Algorithm::Twemproxy) {
+            return Err(unused(format!("ids ({:?})", i.name())));
+        }
+        if let Some(tag) = hash_tag.as_ref().filter(|_| algorithm != Algorithm::Twemproxy) {
+            return Err(unused(format!("hash_tag ({tag:?})")));
+        }
+        let mut ids = None;
+        let mut distribution = match algorithm {
+            Algorithm::Libmemcached => match distribution.unwrap_or(Distribution::ConsistentKetama) {
+                Distribution::Ketama => {
+                    return Err(RingError::InvalidConfig {
+                        message: "distribution \"ketama\" is twemproxy's; libmemcached's is \"consistent_ketama\" (or another consistent_*)".into(),
+                    });
+                }
+                d => Some(d),
+            },
+            _ => None,
+        };
         let key = match algorithm {
             Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => KeyRule::Xxh3,
             Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama => KeyRule::Named(KeyHash::Md5),
@@ -102,6 +127,12 @@ impl Params {
                 crate::ketama::check_libmemcached_hash(hash)?;
                 KeyRule::Named(hash)
             }
+            Algorithm::Twemproxy => {
+                let params = twemproxy::Params::resolve(distribution_given, key_hash, ids_given, hash_tag.as_deref())?;
+                distribution = Some(params.distribution);
+                ids = Some(params.ids);
+                KeyRule::Twemproxy(params.key_hash, params.hash_tag)
+            }
         };
         let vnodes = vnodes.unwrap_or(DEFAULT_VNODES);
         if vnodes == 0 {
@@ -111,7 +142,7 @@ impl Params {
             Algorithm::Maglev => table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE),
             _ => 0,
         };
-        Ok(Params { algorithm, vnodes, seed: seed.unwrap_or(DEFAULT_SEED), table_size, distribution, key })
+        Ok(Params { algorithm, vnodes, seed: seed.unwrap_or(DEFAULT_SEED), table_size, distribution, ids, key })
     }
 }
 
@@ -134,6 +165,8 @@ pub struct RingBuilder {
     table_size: Option<u32>,
     distribution: Option<Distribution>,
     key_hash: Option<KeyHash>,
+    ids: Option<ServerIds>,
+    hash_tag: Option<String>,
     nodes: Vec<Node>,
     slot_ranges: Vec<(String, Vec<RangeInclusive<u16>>)>,
 }
@@ -169,19 +202,37 @@ impl RingBuilder {
         self
     }
 
-    /// The libmemcached distribution (default
-    /// [`Distribution::ConsistentKetama`]). Only [`Algorithm::Libmemcached`] takes it.
+    /// The peer's distribution: for [`Algorithm::Libmemcached`] one of its
+    /// own (default [`Distribution::ConsistentKetama`]), for
+    /// [`Algorithm::Twemproxy`] [`Distribution::Ketama`] (the default) or
+    /// [`Distribution::Modula`]. Only those two take it.
     pub fn distribution(mut self, distribution: Distribution) -> Self {
         self.distribution = Some(distribution);
         self
     }
 
-    /// The key hash (default [`Distribution::default_key_hash`]: MD5 for the
-    /// weighted distributions, one-at-a-time otherwise). Only
-    /// [`Algorithm::Libmemcached`] takes it, and only the hashes libhashkit
-    /// 1.1.4 provides as Debian builds it (not `hsieh`, `crc16`, `crc32a`).
+    /// The key hash. [`Algorithm::Libmemcached`]: default
+    /// [`Distribution::default_key_hash`] (MD5 for the weighted
+    /// distributions, one-at-a-time otherwise), and only the hashes
+    /// libhashkit 1.1.4 provides as Debian builds it (not `hsieh`, `crc16`,
+    /// `crc32a`). [`Algorithm::Twemproxy`]: its `hash:`, default `fnv1a_64`,
+    /// any but `murmur3`. Only those two take it.
     pub fn key_hash(mut self, key_hash: KeyHash) -> Self {
         self.key_hash = Some(key_hash);
+        self
+    }
+
+    /// What node ids are under [`Algorithm::Twemproxy`] (default
+    /// [`ServerIds::Address`]); only it takes this.
+    pub fn ids(mut self, ids: ServerIds) -> Self {
+        self.ids = Some(ids);
+        self
+    }
+
+    /// twemproxy's `hash_tag`: two bytes, such as `"{}"`; keys with a tag
+    /// hash only the bytes inside it. Only [`Algorithm::Twemproxy`] takes it.
+    pub fn hash_tag(mut self, tag: impl Into<String>) -> Self {
+        self.hash_tag = Some(tag.into());
         self
     }
 
@@ -228,6 +279,8 @@ impl RingBuilder {
             table_size: self.table_size,
             distribution: self.distribution,
             key_hash: self.key_hash,
+            ids: self.ids,
+            hash_tag: self.hash_tag,
         };
         let params = Params::resolve(self.algorithm, given)?;
         let source = if self.slot_ranges.is_empty() {
@@ -255,8 +308,8 @@ enum Placement {
     Continuum(Continuum),
     /// Jump hash over the node list.
     Jump,
-    /// libmemcached's `modula`: node `hash mod n`.
-    Modula,
+    /// `modula` (libmemcached, twemproxy): `table[hash mod len]` is a node index.
+    Modula(Vec<u32>),
     /// Scores per node.
     Rendezvous(Rendezvous),
     /// `maglev` and `slots`: `table[slot]` is a node index.
@@ -322,9 +375,19 @@ impl Ring {
                 match params.distribution.expect("libmemcached has a distribution") {
                     Distribution::Modula => {
                         Member::libmemcached(Distribution::Modula, key_hash, &nodes).check(&nodes)?;
-                        Placement::Modula
+                        Placement::Modula((0..nodes.len() as u32).collect())
                     }
                     d => Placement::Continuum(Member::libmemcached(d, key_hash, &nodes).build(&nodes)?),
+                }
+            }
+            Algorithm::Twemproxy => {
+                let KeyRule::Twemproxy(key_hash, hash_tag) = params.key else { unreachable!("twemproxy's key rule") };
+                let distribution = params.distribution.expect("twemproxy has a distribution");
+                let ids = params.ids.expect("twemproxy has ids");
+                let twemproxy = twemproxy::Params { distribution, key_hash, ids, hash_tag };
+                match distribution {
+                    Distribution::Modula => Placement::Modula(twemproxy::modula_table(twemproxy, &nodes)?),
+                    _ => Placement::Continuum(twemproxy.member().build(&nodes)?),
                 }
             }
             Algorithm::Nginx => Placement::Continuum(nginx::build(&nodes)?),
@@ -353,7 +416,8 @@ impl Ring {
         let mut live = vec![false; nodes.len()];
         match &placement {
             Placement::Continuum(c) => c.owners().iter().for_each(|&o| live[o as usize] = true),
-            Placement::Jump | Placement::Modula => live.fill(true),
+            Placement::Jump => live.fill(true),
+            Placement::Modula(table) => table.iter().for_each(|&o| live[o as usize] = true),
             Placement::Rendezvous(r) => r.weights().for_each(|(i, _)| live[i] = true),
             Placement::Table(table) => table.iter().for_each(|&o| live[o as usize] = true),
         }
@@ -395,9 +459,23 @@ impl Ring {
         self.params.seed
     }
 
-    /// The libmemcached distribution: `Some` for [`Algorithm::Libmemcached`] only.
+    /// The peer's distribution: `Some` for [`Algorithm::Libmemcached`] and
+    /// [`Algorithm::Twemproxy`] only.
     pub fn distribution(&self) -> Option<Distribution> {
         self.params.distribution
+    }
+
+    /// What node ids are: `Some` for [`Algorithm::Twemproxy`] only.
+    pub fn ids(&self) -> Option<ServerIds> {
+        self.params.ids
+    }
+
+    /// twemproxy's hash tag: `Some` when a [`Algorithm::Twemproxy`] ring has one.
+    pub fn hash_tag(&self) -> Option<String> {
+        match self.params.key {
+            KeyRule::Twemproxy(_, Some(tag)) => Some(String::from_utf8_lossy(&tag).into_owned()),
+            _ => None,
+        }
     }
 
     /// The named 32-bit key hash of a peer-compatible mode (MD5 for the
@@ -405,7 +483,7 @@ impl Ring {
     /// libmemcached); `None` for the XXH3 algorithms and `slots`.
     pub fn named_key_hash(&self) -> Option<KeyHash> {
         match self.params.key {
-            KeyRule::Named(hash) => Some(hash),
+            KeyRule::Named(hash) | KeyRule::Twemproxy(hash, _) => Some(hash),
             _ => None,
         }
     }
@@ -436,7 +514,8 @@ impl Ring {
     pub fn placement_bytes(&self) -> usize {
         match &self.placement {
             Placement::Continuum(c) => c.heap_bytes(),
-            Placement::Jump | Placement::Modula => 0,
+            Placement::Jump => 0,
+            Placement::Modula(table) => table.len() * size_of::<u32>(),
             Placement::Rendezvous(r) => r.heap_bytes(),
             Placement::Table(table) => table.len() * size_of::<u32>(),
         }
@@ -473,6 +552,7 @@ impl Ring {
     fn peer_hash(&self, key: &[u8]) -> u64 {
         match self.params.key {
             KeyRule::Named(hash) => u64::from(hash.hash(key)),
+            KeyRule::Twemproxy(hash, tag) => u64::from(twemproxy::key_hash(hash, tag, key)),
             KeyRule::Slot => u64::from(slots::key_slot(key)),
             KeyRule::Xxh3 => hash_key(key, self.params.seed),
         }
@@ -538,7 +618,7 @@ impl Ring {
         Ok(match &self.placement {
             Placement::Continuum(c) => c.owner(hash),
             Placement::Jump => jump::jump_hash(hash, self.nodes.len() as u32) as usize,
-            Placement::Modula => (hash % self.nodes.len() as u64) as usize,
+            Placement::Modula(table) => table[(hash % table.len() as u64) as usize] as usize,
             Placement::Rendezvous(r) => r.owner(hash),
             Placement::Table(table) => table[self.table_slot(hash, table.len())] as usize,
         })
@@ -706,12 +786,13 @@ impl Ring {
         match &self.placement {
             Placement::Continuum(c) => c.walk(c.start(hash), visit),
             Placement::Jump => jump::walk(hash, self.nodes.len(), visit),
-            Placement::Modula => {
-                // libmemcached's replicas: servers (h mod n) + 1, + 2, ... in list order.
-                let n = self.nodes.len();
-                let first = (hash % n as u64) as usize;
-                for step in 0..n {
-                    if visit((first + step) % n) {
+            Placement::Modula(table) => {
+                // libmemcached's replicas: servers (h mod n) + 1, + 2, ... in
+                // list order; twemproxy has none, and its table is walked alike.
+                let first = (hash % table.len() as u64) as usize;
+                let (after, before) = table.split_at(first);
+                for &owner in before.iter().chain(after) {
+                    if visit(owner as usize) {
                         return;
                     }
                 }
@@ -755,7 +836,7 @@ impl Ring {
                 }
                 Some(ends)
             }
-            Placement::Jump | Placement::Modula | Placement::Rendezvous(_) => None,
+            Placement::Jump | Placement::Modula(_) | Placement::Rendezvous(_) => None,
         }
     }
 
@@ -764,7 +845,8 @@ impl Ring {
     pub(crate) fn expected_shares(&self) -> Vec<f64> {
         let mut shares = vec![0.0; self.nodes.len()];
         match &self.placement {
-            Placement::Jump | Placement::Modula => shares.fill(1.0 / self.nodes.len() as f64),
+            Placement::Jump => shares.fill(1.0 / self.nodes.len() as f64),
+            Placement::Modula(table) => table.iter().for_each(|&o| shares[o as usize] += 1.0 / table.len() as f64),
             Placement::Rendezvous(r) => {
                 let total: f64 = r.weights().map(|(_, w)| w).sum();
                 r.weights().for_each(|(i, w)| shares[i] = w / total);

@@ -35,7 +35,12 @@ fn algorithm() -> impl Strategy<Value = Algorithm> {
 }
 
 fn build(algorithm: Algorithm, nodes: &[Node]) -> Ring {
-    let mut builder = Ring::builder().algorithm(algorithm).nodes(nodes.iter().cloned());
+    // twemproxy refuses weight 0 (a configuration error there): weight 1 instead.
+    let nodes = nodes.iter().map(|n| match algorithm {
+        Algorithm::Twemproxy if n.weight() == 0.0 => Node::new(n.id(), 1.0),
+        _ => n.clone(),
+    });
+    let mut builder = Ring::builder().algorithm(algorithm).nodes(nodes);
     if algorithm == Algorithm::Maglev {
         builder = builder.table_size(1009);
     }

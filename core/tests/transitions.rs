@@ -13,6 +13,8 @@ fn config(nodes: &[(&str, f64, NodeState)]) -> RingConfig {
         table_size: None,
         distribution: None,
         key_hash: None,
+        ids: None,
+        hash_tag: None,
         nodes: nodes
             .iter()
             .map(|&(id, weight, state)| NodeConfig {

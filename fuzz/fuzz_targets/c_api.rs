@@ -36,9 +36,12 @@ use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use ring::ring_result::{self, *};
 use ring::{
-    RING_OPTION_SEED, RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES, ring_diff_t, ring_options_t, ring_t, ring_tracker_t,
+    RING_OPTION_DISTRIBUTION, RING_OPTION_KEY_HASH, RING_OPTION_SEED, RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES,
+    ring_diff_t, ring_options_t, ring_t, ring_tracker_t,
 };
-use shardring::{Algorithm, Node, NodeConfig, PLACEMENT_FORMAT, Ring, RingConfig, RingDiff, RingError};
+use shardring::{
+    Algorithm, Distribution, KeyHash, Node, NodeConfig, PLACEMENT_FORMAT, Ring, RingConfig, RingDiff, RingError,
+};
 use shardring_fuzz::budget;
 
 /// Result codes functions return although `include/ring.h` does not list
@@ -47,7 +50,11 @@ use shardring_fuzz::budget;
 const UNDOCUMENTED: &[(&str, ring_result)] = &[];
 
 /// The `ring_options_t.fields` bits `include/ring.h` defines.
-const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES | RING_OPTION_SEED | RING_OPTION_TABLE_SIZE;
+const KNOWN_OPTION_BITS: u32 =
+    RING_OPTION_VNODES | RING_OPTION_SEED | RING_OPTION_TABLE_SIZE | RING_OPTION_DISTRIBUTION | RING_OPTION_KEY_HASH;
+/// The libmemcached parameters every input passes when their bits are set.
+const DISTRIBUTION: &CStr = c"consistent_ketama";
+const KEY_HASH: &CStr = c"fnv1a_32";
 
 /// Most calls per input.
 const MAX_CALLS: usize = 48;
@@ -92,8 +99,20 @@ const WEIGHTS: [f64; 20] = [
     100.0,
 ];
 
-const ALGORITHMS: [&str; 11] =
-    ["ring", "ketama", "ketama-spy", "libketama", "nginx", "jump", "rendezvous", "maglev", "slots", "Ring", ""];
+const ALGORITHMS: [&str; 12] = [
+    "ring",
+    "ketama",
+    "ketama-spy",
+    "libketama",
+    "nginx",
+    "jump",
+    "rendezvous",
+    "maglev",
+    "slots",
+    "libmemcached",
+    "Ring",
+    "",
+];
 
 /// Which pointer argument (numbered per call) to pass as NULL, if any: one
 /// call in eight passes one NULL.
@@ -921,6 +940,12 @@ impl World {
             if given(RING_OPTION_TABLE_SIZE) {
                 builder = builder.table_size(table_size);
             }
+            if given(RING_OPTION_DISTRIBUTION) {
+                builder = builder.distribution(Distribution::ConsistentKetama);
+            }
+            if given(RING_OPTION_KEY_HASH) {
+                builder = builder.key_hash(KeyHash::Fnv1a_32);
+            }
         }
         // Skip valid but slow rings (before calling C, which would build them too).
         let config = RingConfig {
@@ -929,9 +954,19 @@ impl World {
             vnodes: if algorithm.is_none() || given(RING_OPTION_VNODES) { Some(vnodes) } else { None },
             seed: None,
             table_size: given(RING_OPTION_TABLE_SIZE).then_some(table_size),
+            distribution: given(RING_OPTION_DISTRIBUTION).then_some(Distribution::ConsistentKetama),
+            key_hash: given(RING_OPTION_KEY_HASH).then_some(KeyHash::Fnv1a_32),
+            ids: None,
+            hash_tag: None,
             nodes: nodes
                 .iter()
-                .map(|n| NodeConfig { id: n.id().to_owned(), weight: n.weight(), zone: None, slots: None, state: Default::default() })
+                .map(|n| NodeConfig {
+                    id: n.id().to_owned(),
+                    weight: n.weight(),
+                    zone: None,
+                    slots: None,
+                    state: Default::default(),
+                })
                 .collect(),
         };
         if budget::too_costly(&config) {
@@ -950,6 +985,8 @@ impl World {
             vnodes,
             seed,
             table_size,
+            distribution: DISTRIBUTION.as_ptr(),
+            key_hash: KEY_HASH.as_ptr(),
         };
         let mut out: *mut ring_t = ptr::null_mut();
         let out_ptr: *mut *mut ring_t = if out_null { ptr::null_mut() } else { &mut out };

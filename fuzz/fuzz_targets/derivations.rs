@@ -178,8 +178,7 @@ impl Setup {
     fn from_input(input: &Input<'_>) -> Setup {
         // `libmemcached` is left out: its oracle is the real libmemcached
         // (py/tests/test_peer_libmemcached.py), not a model here.
-        let modelled: Vec<Algorithm> =
-            Algorithm::ALL.into_iter().filter(|&a| a != Algorithm::Libmemcached).collect();
+        let modelled: Vec<Algorithm> = Algorithm::ALL.into_iter().filter(|&a| a != Algorithm::Libmemcached).collect();
         let algorithm = modelled[usize::from(input.algorithm) % modelled.len()];
         // Small primes keep Maglev tables cheap; 7 is below the node count
         // from 8 nodes on (InvalidTableSize); 65,537 is the default.

@@ -36,7 +36,8 @@ pub fn build_work(config: &RingConfig) -> u64 {
             if total > MAX_POINTS as f64 { n } else { total as u64 + n }
         }
         // At most 40 digests (160 points) per server on average.
-        Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama => 160 * n + n,
+        // libmemcached: 100 points per server unweighted, the same average weighted.
+        Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama | Algorithm::Libmemcached => 160 * n + n,
         Algorithm::Nginx => {
             let total: f64 = weights.iter().map(|&w| w * 160.0).sum();
             if total > MAX_POINTS as f64 { n } else { total as u64 + n }

@@ -351,6 +351,8 @@ impl Admin {
             table_size: params.table_size,
             distribution: params.distribution,
             key_hash: params.key_hash,
+            ids: params.ids,
+            hash_tag: params.hash_tag.clone(),
             nodes: Vec::new(),
         };
         probe.build().map_err(|error| MembershipError::Record { key: key.clone(), error })?;

@@ -121,6 +121,12 @@ pub struct ParamsRecord {
     /// Named key hash (`libmemcached` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_hash: Option<shardring::KeyHash>,
+    /// What member ids are (`twemproxy` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids: Option<shardring::ServerIds>,
+    /// twemproxy's `hash_tag` (`twemproxy` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash_tag: Option<String>,
 }
 
 impl Default for ParamsRecord {
@@ -133,6 +139,8 @@ impl Default for ParamsRecord {
             table_size: None,
             distribution: None,
             key_hash: None,
+            ids: None,
+            hash_tag: None,
         }
     }
 }
@@ -339,6 +347,8 @@ impl Records {
             table_size: self.params.table_size,
             distribution: self.params.distribution,
             key_hash: self.params.key_hash,
+            ids: self.params.ids,
+            hash_tag: self.params.hash_tag.clone(),
             nodes: self
                 .members
                 .iter()

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyMapping, PyString, PyTuple};
 
-use shardring::{Algorithm, Distribution, KeyHash, Node, Ring};
+use shardring::{Algorithm, Distribution, KeyHash, Node, Ring, ServerIds};
 
 use crate::analysis::PyBalance;
 use crate::errors::{Argument, number_argument, text_argument, type_name, whole_argument};
@@ -44,7 +44,7 @@ impl Snapshot {
     }
 }
 
-/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=None, key_hash=None)
+/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=None, key_hash=None, ids=None, hash_tag=None)
 ///
 /// A consistent-hash ring (placement format 1, core/SPEC.md).
 ///
@@ -54,17 +54,22 @@ impl Snapshot {
 /// algorithm a node owns round(vnodes * weight) points.
 /// algorithm: "ring", "ketama", "ketama-spy", "libketama" (memcached
 /// clients, ids "host:port", whole-number weights), "nginx", "jump" (weights
-/// 1), "rendezvous", "maglev", "slots" (Redis Cluster) or "libmemcached"
-/// (exactly as libmemcached / pylibmc place keys; weight 0 is read as 1).
+/// 1), "rendezvous", "maglev", "slots" (Redis Cluster), "libmemcached"
+/// (exactly as libmemcached / pylibmc place keys; weight 0 is read as 1) or
+/// "twemproxy" (exactly as nutcracker places keys; weights >= 1).
 /// vnodes: points per unit of weight (>= 1, default 160), "ring" only.
 /// seed: seed of the XXH3 hashes, 0 <= seed < 2**64 ("ring", "jump",
 /// "rendezvous", "maglev"). table_size: Maglev table size, a prime (default 65537).
-/// distribution: "libmemcached" only: "modula", "consistent_ketama" (the
+/// distribution: "libmemcached": "modula", "consistent_ketama" (the
 /// default), "consistent_weighted", "consistent_ketama_spy" or
-/// "consistent_ketama_spy_weighted". key_hash: "libmemcached" only:
-/// "one_at_a_time", "md5", "crc32", "fnv1_64", "fnv1a_64", "fnv1_32",
-/// "fnv1a_32", "murmur", "jenkins" or "murmur3" (default md5 for the
-/// weighted distributions, else one_at_a_time).
+/// "consistent_ketama_spy_weighted"; "twemproxy": "ketama" (the default) or
+/// "modula". key_hash: "libmemcached": "one_at_a_time", "md5", "crc32",
+/// "fnv1_64", "fnv1a_64", "fnv1_32", "fnv1a_32", "murmur", "jenkins" or
+/// "murmur3" (default md5 for the weighted distributions, else
+/// one_at_a_time); "twemproxy": its hash: values (default "fnv1a_64").
+/// ids: "twemproxy" only: "address" (default; ids are host:port) or "label"
+/// (ids are server names, used literally). hash_tag: "twemproxy" only, two
+/// characters such as "{}".
 /// Leave a parameter out for its default: None is not a value, and a bool is
 /// not a number (both raise TypeError).
 ///
@@ -186,9 +191,10 @@ impl PyRing {
     #[pyo3(
         signature = (
             nodes, *, algorithm = Argument::Absent, vnodes = Argument::Absent, seed = Argument::Absent,
-            table_size = Argument::Absent, distribution = Argument::Absent, key_hash = Argument::Absent
+            table_size = Argument::Absent, distribution = Argument::Absent, key_hash = Argument::Absent,
+            ids = Argument::Absent, hash_tag = Argument::Absent
         ),
-        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=None, key_hash=None)"
+        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=None, key_hash=None, ids=None, hash_tag=None)"
     )]
     #[allow(clippy::too_many_arguments, reason = "one argument per keyword of the Python constructor")]
     fn new(
@@ -200,6 +206,8 @@ impl PyRing {
         table_size: Argument<'_>,
         distribution: Argument<'_>,
         key_hash: Argument<'_>,
+        ids: Argument<'_>,
+        hash_tag: Argument<'_>,
     ) -> PyResult<PyRing> {
         let u32_max = u64::from(u32::MAX);
         let vnodes = vnodes.map(|v| whole_argument(v, "vnodes", u32_max))?;
@@ -208,10 +216,13 @@ impl PyRing {
         let algorithm = algorithm.map(|a| Ok(text_argument(a, "algorithm")?.parse::<Algorithm>()))?;
         let distribution = distribution.map(|d| Ok(text_argument(d, "distribution")?.parse::<Distribution>()))?;
         let key_hash = key_hash.map(|h| Ok(text_argument(h, "key_hash")?.parse::<KeyHash>()))?;
+        let ids = ids.map(|i| Ok(text_argument(i, "ids")?.parse::<ServerIds>()))?;
+        let hash_tag = hash_tag.map(|t| text_argument(t, "hash_tag").map(|text| text.into_owned()))?;
         let nodes = to_nodes(nodes)?;
         let algorithm = algorithm.transpose().map_err(to_py_err)?.unwrap_or_default();
         let distribution = distribution.transpose().map_err(to_py_err)?;
         let key_hash = key_hash.transpose().map_err(to_py_err)?;
+        let ids = ids.transpose().map_err(to_py_err)?;
         let mut builder = Ring::builder().algorithm(algorithm).nodes(nodes);
         if let Some(seed) = seed {
             builder = builder.seed(seed);
@@ -227,6 +238,12 @@ impl PyRing {
         }
         if let Some(key_hash) = key_hash {
             builder = builder.key_hash(key_hash);
+        }
+        if let Some(ids) = ids {
+            builder = builder.ids(ids);
+        }
+        if let Some(tag) = hash_tag {
+            builder = builder.hash_tag(tag);
         }
         let ring = py.detach(|| builder.build()).map_err(to_py_err)?;
         Ok(PyRing::from_ring(py, ring))
@@ -265,7 +282,7 @@ impl PyRing {
         self.current.load().ring.table_size()
     }
 
-    /// The libmemcached distribution's name ("libmemcached" only; None otherwise).
+    /// The peer's distribution ("libmemcached" and "twemproxy" only; None otherwise).
     #[getter]
     fn distribution(&self) -> Option<&'static str> {
         self.current.load().ring.distribution().map(Distribution::name)
@@ -277,6 +294,18 @@ impl PyRing {
     #[getter]
     fn key_hash(&self) -> Option<&'static str> {
         self.current.load().ring.named_key_hash().map(KeyHash::name)
+    }
+
+    /// What node ids are, "address" or "label" ("twemproxy" only; None otherwise).
+    #[getter]
+    fn ids(&self) -> Option<&'static str> {
+        self.current.load().ring.ids().map(ServerIds::name)
+    }
+
+    /// twemproxy's hash tag ("twemproxy" only, when set; None otherwise).
+    #[getter]
+    fn hash_tag(&self) -> Option<String> {
+        self.current.load().ring.hash_tag()
     }
 
     /// Seed of the key and point hashes.
@@ -476,6 +505,8 @@ impl PyRing {
             ring.table_size().map(|t| format!("table_size={t}")),
             ring.distribution().map(|d| format!("distribution='{d}'")),
             ring.distribution().and(ring.named_key_hash()).map(|h| format!("key_hash='{h}'")),
+            ring.ids().map(|i| format!("ids='{}'", i.name())),
+            ring.hash_tag().map(|t| format!("hash_tag={t:?}")),
         ];
         let parameters: String = parameters.into_iter().flatten().map(|p| format!(", {p}")).collect();
         Ok(format!(

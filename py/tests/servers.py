@@ -215,3 +215,34 @@ class RedisClusterNode(Redis):
     def command(self):
         return [*super().command(), "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                 "--cluster-node-timeout", "5000"]
+
+
+class Nutcracker(Process):
+    """twemproxy (Debian's nutcracker) on loopback with one pool: `pool` is
+    the pool's YAML body (hash, distribution, servers, ...) without `listen`."""
+
+    name = "nutcracker"
+
+    def __init__(self, pool):
+        self.pool = pool
+        super().__init__()
+
+    def command(self):
+        if shutil.which("nutcracker") is None:
+            raise RuntimeError("nutcracker is not installed (Debian package nutcracker)")
+        conf = os.path.join(self.dir, "nutcracker.yml")
+        with open(conf, "w", encoding="utf-8") as f:
+            f.write(f"pool:\n  listen: {self.address}\n{self.pool}")
+        return ["nutcracker", "-c", conf, "-s", str(free_port()), "-a", "127.0.0.1",
+                "-o", os.path.join(self.dir, "nutcracker.out"), "-p", os.path.join(self.dir, "nutcracker.pid")]
+
+    def answers(self):
+        return _ask(self.port, b"get shardring-probe\r\n", b"END\r\n") == b"END\r\n"
+
+    def output(self):
+        text = super().output()
+        path = os.path.join(self.dir, "nutcracker.out")
+        if os.path.exists(path):
+            with open(path, "rb") as log:
+                text += log.read().decode(errors="replace")[-2000:]
+        return text

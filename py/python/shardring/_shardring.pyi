@@ -12,9 +12,10 @@ from ._node import Node
 
 _Key = Union[str, bytes, bytearray, memoryview]
 _NodeLike = Union[str, Node]
-_Algorithm = Literal["ring", "ketama", "ketama-spy", "libketama", "nginx", "jump", "rendezvous", "maglev", "slots", "libmemcached"]
+_Algorithm = Literal["ring", "ketama", "ketama-spy", "libketama", "nginx", "jump", "rendezvous", "maglev", "slots", "libmemcached",
+                     "twemproxy"]
 _Distribution = Literal[
-    "modula", "consistent_ketama", "consistent_weighted", "consistent_ketama_spy", "consistent_ketama_spy_weighted"
+    "modula", "ketama", "consistent_ketama", "consistent_weighted", "consistent_ketama_spy", "consistent_ketama_spy_weighted"
 ]
 _KeyHash = Literal[
     "one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64", "fnv1_32", "fnv1a_32", "hsieh",
@@ -72,10 +73,11 @@ class Ring:
     drained). ``algorithm``: one of ALGORITHMS. ``vnodes``: points per unit of
     weight (>= 1, default 160), "ring" only. ``seed``: of the XXH3 hashes,
     [0, 2**64). ``table_size``: Maglev table size, a prime (default 65537).
-    ``distribution`` and ``key_hash``: "libmemcached" only, the distribution
-    and key hash pylibmc / libmemcached is configured with (defaults
+    ``distribution`` and ``key_hash``: "libmemcached" and "twemproxy" only,
+    the distribution and key hash the peer is configured with (libmemcached:
     "consistent_ketama"; md5 for the weighted distributions, else
-    one_at_a_time). Leave a parameter out for its default: None is not a value and a bool is
+    one_at_a_time; twemproxy: "ketama", "fnv1a_64"). ``ids`` ("address" or
+    "label") and ``hash_tag`` (two characters): "twemproxy" only. Leave a parameter out for its default: None is not a value and a bool is
     not a number (TypeError).
 
     Keys are str (hashed as UTF-8) or bytes-like. Lookups read one whole
@@ -96,6 +98,8 @@ class Ring:
         table_size: int = ...,
         distribution: _Distribution = ...,
         key_hash: _KeyHash = ...,
+        ids: Literal["address", "label"] = ...,
+        hash_tag: str = ...,
     ) -> Ring: ...
     @staticmethod
     def from_json(config: str) -> Ring:
@@ -116,7 +120,13 @@ class Ring:
         """Maglev table size ("maglev" only; None otherwise)."""
     @property
     def distribution(self) -> str | None:
-        """The libmemcached distribution ("libmemcached" only; None otherwise)."""
+        """The peer's distribution ("libmemcached" and "twemproxy" only; None otherwise)."""
+    @property
+    def ids(self) -> str | None:
+        """What node ids are, "address" or "label" ("twemproxy" only; None otherwise)."""
+    @property
+    def hash_tag(self) -> str | None:
+        """twemproxy's hash tag ("twemproxy" only, when set; None otherwise)."""
     @property
     def key_hash(self) -> str | None:
         """The named 32-bit key hash of a peer-compatible mode ("md5" for the
