@@ -40,6 +40,16 @@
 #define RING_OPTION_KEY_HASH 16
 
 /**
+ * `ring_options_t.fields` bit: `server_ids` is given.
+ */
+#define RING_OPTION_SERVER_IDS 32
+
+/**
+ * `ring_options_t.fields` bit: `hash_tag` is given.
+ */
+#define RING_OPTION_HASH_TAG 64
+
+/**
  * An event kind: the ring changed; `revision` and `fingerprint` are the new epoch's.
  */
 #define RING_FOLLOWER_CHANGED 1
@@ -267,7 +277,8 @@ typedef struct {
   /**
    * Which parameters are given: a bitwise OR of `RING_OPTION_VNODES`,
    * `RING_OPTION_SEED`, `RING_OPTION_TABLE_SIZE`,
-   * `RING_OPTION_DISTRIBUTION` and `RING_OPTION_KEY_HASH` (0: none, all
+   * `RING_OPTION_DISTRIBUTION`, `RING_OPTION_KEY_HASH`, `RING_OPTION_SERVER_IDS`
+   * and `RING_OPTION_HASH_TAG` (0: none, all
    * defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
    * only when its bit is set, so a program built against an older header
    * (a shorter struct, without the last fields) stays valid.
@@ -276,7 +287,7 @@ typedef struct {
   /**
    * NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
    * `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
-   * `"maglev"`, `"slots"` or `"libmemcached"` (`core/SPEC.md`).
+   * `"maglev"`, `"slots"`, `"libmemcached"` or `"twemproxy"` (`core/SPEC.md`).
    */
   const char *algorithm;
   /**
@@ -295,21 +306,33 @@ typedef struct {
    */
   uint32_t table_size;
   /**
-   * NUL-terminated libmemcached distribution (`"modula"`,
-   * `"consistent_ketama"`, `"consistent_weighted"`,
-   * `"consistent_ketama_spy"`, `"consistent_ketama_spy_weighted"`),
-   * `libmemcached` only; read when `RING_OPTION_DISTRIBUTION` is set
-   * (default `"consistent_ketama"`).
+   * NUL-terminated distribution: for `libmemcached` `"modula"`,
+   * `"consistent_ketama"` (the default), `"consistent_weighted"`,
+   * `"consistent_ketama_spy"` or `"consistent_ketama_spy_weighted"`; for
+   * `twemproxy` `"ketama"` (the default) or `"modula"`. Read when
+   * `RING_OPTION_DISTRIBUTION` is set.
    */
   const char *distribution;
   /**
-   * NUL-terminated key hash name (`"one_at_a_time"`, `"md5"`, `"crc32"`,
-   * `"fnv1_64"`, `"fnv1a_64"`, `"fnv1_32"`, `"fnv1a_32"`, `"murmur"`,
-   * `"jenkins"`, `"murmur3"`), `libmemcached` only; read when
-   * `RING_OPTION_KEY_HASH` is set (default MD5 for the weighted
-   * distributions, else one-at-a-time).
+   * NUL-terminated key hash name (`"one_at_a_time"`, `"md5"`, `"crc16"`,
+   * `"crc32"`, `"crc32a"`, `"fnv1_64"`, `"fnv1a_64"`, `"fnv1_32"`,
+   * `"fnv1a_32"`, `"hsieh"`, `"murmur"`, `"jenkins"`, `"murmur3"`),
+   * `libmemcached` (default MD5 for the weighted distributions, else
+   * one-at-a-time; not hsieh, crc16, crc32a) and `twemproxy` (default
+   * `"fnv1a_64"`; not murmur3) only; read when `RING_OPTION_KEY_HASH` is set.
    */
   const char *key_hash;
+  /**
+   * NUL-terminated `"address"` (ids are `host:port`, the default) or
+   * `"label"` (ids are server names, used literally), `twemproxy` only;
+   * read when `RING_OPTION_SERVER_IDS` is set.
+   */
+  const char *server_ids;
+  /**
+   * NUL-terminated two-byte hash tag such as `"{}"`, `twemproxy` only;
+   * read when `RING_OPTION_HASH_TAG` is set.
+   */
+  const char *hash_tag;
 } ring_options_t;
 
 /**

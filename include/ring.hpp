@@ -96,10 +96,14 @@ struct Options {
     std::optional<uint64_t> seed;
     /// Maglev table size, a prime from the node count to 2^24 (maglev only).
     std::optional<uint32_t> table_size;
-    /// libmemcached distribution, e.g. "consistent_ketama" (libmemcached only).
+    /// Distribution, e.g. "consistent_ketama" (libmemcached) or "modula" (twemproxy).
     std::optional<std::string> distribution;
-    /// Key hash, e.g. "one_at_a_time" (libmemcached only).
+    /// Key hash, e.g. "one_at_a_time" (libmemcached and twemproxy only).
     std::optional<std::string> key_hash;
+    /// "address" or "label" (twemproxy only).
+    std::optional<std::string> server_ids;
+    /// Two-byte hash tag such as "{}" (twemproxy only).
+    std::optional<std::string> hash_tag;
 };
 
 /// One (from, to) flow of a Diff: `share` of the hash space moves from node
@@ -155,6 +159,14 @@ class Ring {
         if (options.key_hash) {
             c_options.fields |= RING_OPTION_KEY_HASH;
             c_options.key_hash = options.key_hash->c_str();
+        }
+        if (options.server_ids) {
+            c_options.fields |= RING_OPTION_SERVER_IDS;
+            c_options.server_ids = options.server_ids->c_str();
+        }
+        if (options.hash_tag) {
+            c_options.fields |= RING_OPTION_HASH_TAG;
+            c_options.hash_tag = options.hash_tag->c_str();
         }
         Arrays a(nodes);
         detail::check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),

@@ -111,7 +111,7 @@ export declare class Ring {
   get vnodes(): number | null
   /** Maglev table size (`"maglev"` only; `null` otherwise). */
   get tableSize(): number | null
-  /** The libmemcached distribution (`"libmemcached"` only; `null` otherwise). */
+  /** The peer's distribution (`"libmemcached"` and `"twemproxy"` only; `null` otherwise). */
   get distribution(): string | null
   /**
    * The named 32-bit key hash of a peer-compatible mode (`"md5"` for the
@@ -119,6 +119,10 @@ export declare class Ring {
    * `"libmemcached"`); `null` for the XXH3 algorithms and `"slots"`.
    */
   get keyHash(): string | null
+  /** What node ids are, `"address"` or `"label"` (`"twemproxy"` only; `null` otherwise). */
+  get serverIds(): string | null
+  /** twemproxy's hash tag (`"twemproxy"` only, when set; `null` otherwise). */
+  get hashTag(): string | null
   /** Seed of the key and point hashes. */
   get seed(): bigint
   /** Total number of points on the ring (0 for jump, rendezvous, maglev and slots). */
@@ -389,10 +393,11 @@ export interface RingOptions {
    * Placement algorithm: `"ring"` (default), `"ketama"`, `"ketama-spy"`,
    * `"libketama"` (memcached clients; ids `host:port`, whole-number
    * weights), `"nginx"`, `"jump"` (weights 1), `"rendezvous"`, `"maglev"`
-   * `"slots"` (Redis Cluster) or `"libmemcached"` (exactly as
-   * libmemcached places keys; weight 0 is read as 1). See core/SPEC.md.
+   * `"slots"` (Redis Cluster), `"libmemcached"` (exactly as
+   * libmemcached places keys; weight 0 is read as 1) or `"twemproxy"`
+   * (exactly as nutcracker places keys; weights >= 1). See core/SPEC.md.
    */
-  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached'
+  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy'
   /** Points per unit of weight (integer >= 1); default 160. `"ring"` only. */
   vnodes?: number
   /**
@@ -404,16 +409,25 @@ export interface RingOptions {
   /** Maglev table size, a prime; default 65,537. `"maglev"` only. */
   tableSize?: number
   /**
-   * libmemcached distribution; default `"consistent_ketama"`.
-   * `"libmemcached"` only.
+   * The peer's distribution: `"libmemcached"` (default
+   * `"consistent_ketama"`) and `"twemproxy"` (`"ketama"`, the default, or
+   * `"modula"`) only.
    */
-  distribution?: 'modula' | 'consistent_ketama' | 'consistent_weighted' | 'consistent_ketama_spy' | 'consistent_ketama_spy_weighted'
+  distribution?: 'modula' | 'ketama' | 'consistent_ketama' | 'consistent_weighted' | 'consistent_ketama_spy' | 'consistent_ketama_spy_weighted'
   /**
-   * Key hash; default `"md5"` for the weighted distributions, else
-   * `"one_at_a_time"`. `"libmemcached"` only (which lacks `"hsieh"`,
-   * `"crc16"` and `"crc32a"`).
+   * Key hash: `"libmemcached"` (default `"md5"` for the weighted
+   * distributions, else `"one_at_a_time"`; it lacks `"hsieh"`, `"crc16"`
+   * and `"crc32a"`) and `"twemproxy"` (default `"fnv1a_64"`; no
+   * `"murmur3"`) only.
    */
   keyHash?: 'one_at_a_time' | 'md5' | 'crc16' | 'crc32' | 'crc32a' | 'fnv1_64' | 'fnv1a_64' | 'fnv1_32' | 'fnv1a_32' | 'hsieh' | 'murmur' | 'jenkins' | 'murmur3'
+  /**
+   * What node ids are: `"address"` (default; `host:port`) or `"label"`
+   * (server names, used literally). `"twemproxy"` only.
+   */
+  serverIds?: 'address' | 'label'
+  /** twemproxy's `hash_tag`: two characters such as `"{}"`. `"twemproxy"` only. */
+  hashTag?: string
 }
 
 /** Spread of per-node loads against a reference (1.0 is perfect). */

@@ -55,7 +55,7 @@ pub struct RingConfig {
     pub key_hash: Option<KeyHash>,
     /// What node ids are (`twemproxy` only; `address` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ids: Option<ServerIds>,
+    pub server_ids: Option<ServerIds>,
     /// twemproxy's `hash_tag`, two bytes such as `"{}"` (`twemproxy` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash_tag: Option<String>,
@@ -258,7 +258,7 @@ impl RingConfig {
     /// algorithms), `seed` (u64, 0 when absent), for `maglev` only the table
     /// size (u32), for `libmemcached` only the distribution's and the key
     /// hash's names, for `twemproxy` only the distribution's, the key hash's
-    /// and the ids' names and the hash tag (empty when none; each as length
+    /// and the server_ids' names and the hash tag (empty when none; each as length
     /// u32 and bytes, defaults filled in), the node count (u64), then each node in ascending order
     /// of id bytes (in list order for `jump`, `ketama` and `ketama-spy`,
     /// where order places keys: [`Algorithm::order_places_keys`]): id length (u32) and bytes, weight as IEEE-754 binary64
@@ -294,7 +294,7 @@ impl RingConfig {
         if self.algorithm == Algorithm::Twemproxy {
             put_str(&mut bytes, self.distribution.unwrap_or(Distribution::Ketama).name());
             put_str(&mut bytes, self.key_hash.unwrap_or(twemproxy::DEFAULT_KEY_HASH).name());
-            put_str(&mut bytes, self.ids.unwrap_or_default().name());
+            put_str(&mut bytes, self.server_ids.unwrap_or_default().name());
             put_str(&mut bytes, self.hash_tag.as_deref().unwrap_or(""));
         }
         let slot_lists = (self.algorithm == Algorithm::Slots).then(|| self.slot_lists());
@@ -384,8 +384,8 @@ impl RingConfig {
         if let Some(key_hash) = self.key_hash {
             builder = builder.key_hash(key_hash);
         }
-        if let Some(ids) = self.ids {
-            builder = builder.ids(ids);
+        if let Some(server_ids) = self.server_ids {
+            builder = builder.server_ids(server_ids);
         }
         if let Some(tag) = &self.hash_tag {
             builder = builder.hash_tag(tag.clone());
@@ -418,7 +418,7 @@ impl Ring {
             table_size: self.table_size(),
             distribution: self.distribution(),
             key_hash: self.distribution().and(self.named_key_hash()),
-            ids: self.ids(),
+            server_ids: self.server_ids(),
             hash_tag: self.hash_tag(),
             nodes: self
                 .nodes()

@@ -38,7 +38,7 @@ struct Params {
     /// `libmemcached` and `twemproxy` only.
     distribution: Option<Distribution>,
     /// `twemproxy` only.
-    ids: Option<ServerIds>,
+    server_ids: Option<ServerIds>,
     key: KeyRule,
 }
 
@@ -63,7 +63,7 @@ struct Given {
     table_size: Option<u32>,
     distribution: Option<Distribution>,
     key_hash: Option<KeyHash>,
-    ids: Option<ServerIds>,
+    server_ids: Option<ServerIds>,
     hash_tag: Option<String>,
 }
 
@@ -73,8 +73,8 @@ impl Params {
     /// [`RingError::InvalidConfig`] naming a parameter the algorithm does not
     /// take, [`RingError::InvalidTableSize`] (checked against the node count later).
     fn resolve(algorithm: Algorithm, given: Given) -> Result<Params, RingError> {
-        let Given { vnodes, seed, table_size, distribution, key_hash, ids, hash_tag } = given;
-        let (distribution_given, ids_given) = (distribution, ids);
+        let Given { vnodes, seed, table_size, distribution, key_hash, server_ids, hash_tag } = given;
+        let (distribution_given, server_ids_given) = (distribution, server_ids);
         let named = matches!(algorithm, Algorithm::Libmemcached | Algorithm::Twemproxy);
         let unused = |what: String| RingError::InvalidConfig {
             message: format!("{what} does not apply to algorithm {:?}", algorithm.name()),
@@ -99,13 +99,13 @@ impl Params {
         if let Some(h) = key_hash.filter(|_| !named) {
             return Err(unused(format!("key_hash ({:?})", h.name())));
         }
-        if let Some(i) = ids.filter(|_| algorithm != Algorithm::Twemproxy) {
-            return Err(unused(format!("ids ({:?})", i.name())));
+        if let Some(i) = server_ids.filter(|_| algorithm != Algorithm::Twemproxy) {
+            return Err(unused(format!("server_ids ({:?})", i.name())));
         }
         if let Some(tag) = hash_tag.as_ref().filter(|_| algorithm != Algorithm::Twemproxy) {
             return Err(unused(format!("hash_tag ({tag:?})")));
         }
-        let mut ids = None;
+        let mut server_ids = None;
         let mut distribution = match algorithm {
             Algorithm::Libmemcached => match distribution.unwrap_or(Distribution::ConsistentKetama) {
                 Distribution::Ketama => {
@@ -128,9 +128,10 @@ impl Params {
                 KeyRule::Named(hash)
             }
             Algorithm::Twemproxy => {
-                let params = twemproxy::Params::resolve(distribution_given, key_hash, ids_given, hash_tag.as_deref())?;
+                let params =
+                    twemproxy::Params::resolve(distribution_given, key_hash, server_ids_given, hash_tag.as_deref())?;
                 distribution = Some(params.distribution);
-                ids = Some(params.ids);
+                server_ids = Some(params.server_ids);
                 KeyRule::Twemproxy(params.key_hash, params.hash_tag)
             }
         };
@@ -142,7 +143,7 @@ impl Params {
             Algorithm::Maglev => table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE),
             _ => 0,
         };
-        Ok(Params { algorithm, vnodes, seed: seed.unwrap_or(DEFAULT_SEED), table_size, distribution, ids, key })
+        Ok(Params { algorithm, vnodes, seed: seed.unwrap_or(DEFAULT_SEED), table_size, distribution, server_ids, key })
     }
 }
 
@@ -165,7 +166,7 @@ pub struct RingBuilder {
     table_size: Option<u32>,
     distribution: Option<Distribution>,
     key_hash: Option<KeyHash>,
-    ids: Option<ServerIds>,
+    server_ids: Option<ServerIds>,
     hash_tag: Option<String>,
     nodes: Vec<Node>,
     slot_ranges: Vec<(String, Vec<RangeInclusive<u16>>)>,
@@ -224,8 +225,8 @@ impl RingBuilder {
 
     /// What node ids are under [`Algorithm::Twemproxy`] (default
     /// [`ServerIds::Address`]); only it takes this.
-    pub fn ids(mut self, ids: ServerIds) -> Self {
-        self.ids = Some(ids);
+    pub fn server_ids(mut self, server_ids: ServerIds) -> Self {
+        self.server_ids = Some(server_ids);
         self
     }
 
@@ -279,7 +280,7 @@ impl RingBuilder {
             table_size: self.table_size,
             distribution: self.distribution,
             key_hash: self.key_hash,
-            ids: self.ids,
+            server_ids: self.server_ids,
             hash_tag: self.hash_tag,
         };
         let params = Params::resolve(self.algorithm, given)?;
@@ -383,8 +384,8 @@ impl Ring {
             Algorithm::Twemproxy => {
                 let KeyRule::Twemproxy(key_hash, hash_tag) = params.key else { unreachable!("twemproxy's key rule") };
                 let distribution = params.distribution.expect("twemproxy has a distribution");
-                let ids = params.ids.expect("twemproxy has ids");
-                let twemproxy = twemproxy::Params { distribution, key_hash, ids, hash_tag };
+                let server_ids = params.server_ids.expect("twemproxy has server_ids");
+                let twemproxy = twemproxy::Params { distribution, key_hash, server_ids, hash_tag };
                 match distribution {
                     Distribution::Modula => Placement::Modula(twemproxy::modula_table(twemproxy, &nodes)?),
                     _ => Placement::Continuum(twemproxy.member().build(&nodes)?),
@@ -466,8 +467,8 @@ impl Ring {
     }
 
     /// What node ids are: `Some` for [`Algorithm::Twemproxy`] only.
-    pub fn ids(&self) -> Option<ServerIds> {
-        self.params.ids
+    pub fn server_ids(&self) -> Option<ServerIds> {
+        self.params.server_ids
     }
 
     /// twemproxy's hash tag: `Some` when a [`Algorithm::Twemproxy`] ring has one.

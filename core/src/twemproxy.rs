@@ -23,7 +23,7 @@ use crate::node::Node;
 /// twemproxy's default `hash:`.
 pub const DEFAULT_KEY_HASH: KeyHash = KeyHash::Fnv1a_64;
 
-/// What a twemproxy ring's node ids are (the `ids` parameter).
+/// What a twemproxy ring's node ids are (the `server_ids` parameter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -55,7 +55,9 @@ impl std::str::FromStr for ServerIds {
     /// naming the value.
     fn from_str(name: &str) -> Result<ServerIds, RingError> {
         [ServerIds::Address, ServerIds::Label].into_iter().find(|i| i.name() == name).ok_or_else(|| {
-            RingError::InvalidConfig { message: format!("unknown ids {name:?}; expected \"address\" or \"label\"") }
+            RingError::InvalidConfig {
+                message: format!("unknown server_ids {name:?}; expected \"address\" or \"label\""),
+            }
         })
     }
 }
@@ -65,7 +67,7 @@ impl std::str::FromStr for ServerIds {
 pub(crate) struct Params {
     pub(crate) distribution: Distribution,
     pub(crate) key_hash: KeyHash,
-    pub(crate) ids: ServerIds,
+    pub(crate) server_ids: ServerIds,
     pub(crate) hash_tag: Option<[u8; 2]>,
 }
 
@@ -77,7 +79,7 @@ impl Params {
     pub(crate) fn resolve(
         distribution: Option<Distribution>,
         key_hash: Option<KeyHash>,
-        ids: Option<ServerIds>,
+        server_ids: Option<ServerIds>,
         hash_tag: Option<&str>,
     ) -> Result<Params, RingError> {
         let invalid = |message: String| RingError::InvalidConfig { message };
@@ -105,12 +107,12 @@ impl Params {
                 }
             },
         };
-        Ok(Params { distribution, key_hash, ids: ids.unwrap_or_default(), hash_tag })
+        Ok(Params { distribution, key_hash, server_ids: server_ids.unwrap_or_default(), hash_tag })
     }
 
     /// The ketama family member of these parameters.
     pub(crate) fn member(self) -> Member {
-        Member::twemproxy(self.key_hash, self.ids == ServerIds::Label)
+        Member::twemproxy(self.key_hash, self.server_ids == ServerIds::Label)
     }
 }
 

@@ -13,7 +13,7 @@ fn config(nodes: &[(&str, f64, NodeState)]) -> RingConfig {
         table_size: None,
         distribution: None,
         key_hash: None,
-        ids: None,
+        server_ids: None,
         hash_tag: None,
         nodes: nodes
             .iter()

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use shardring::{Algorithm, Distribution, KeyHash, Node, Ring, RingConfig};
+use shardring::{Algorithm, Distribution, KeyHash, Node, Ring, RingConfig, ServerIds};
 
 const VECTORS_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/vectors.json");
 
@@ -26,8 +26,8 @@ Fields: config = the ring config (RingConfig JSON); fingerprint = the config fin
 hash_lookups[] = get_by_hash(hash) for hashes as 16 hex digits; lookups[].key_hex = key bytes in hex; key = the same key as text \
 when it is valid UTF-8; key_hash = XXH3-64 as 16 hex digits; owner = get(key); n and preference = get_n(key, n). \
 Cases whose config names another algorithm (ketama, ketama-spy, libketama, nginx, jump, rendezvous, maglev, slots, \
-libmemcached) follow that algorithm's section of SPEC.md; their key_hash is the algorithm's key hash (MD5 32 bits, \
-CRC-32, XXH3-64, the Redis slot or libmemcached's configured key hash), still as 16 hex digits.";
+libmemcached, twemproxy) follow that algorithm's section of SPEC.md; their key_hash is the algorithm's key hash \
+(MD5 32 bits, CRC-32, XXH3-64, the Redis slot or the configured key hash), still as 16 hex digits.";
 
 #[derive(Serialize)]
 struct Vectors {
@@ -326,7 +326,78 @@ fn algorithm_cases() -> Vec<Case> {
     ]
     .into_iter()
     .chain(libmemcached_cases())
+    .chain(twemproxy_cases())
     .collect()
+}
+
+/// twemproxy's distributions, hashes, names and hash tags (checked against
+/// real nutcracker by py/tests/test_peer_twemproxy.py).
+fn twemproxy_cases() -> Vec<Case> {
+    let ring = |distribution, key_hash: Option<KeyHash>, server_ids, tag: Option<&str>, nodes: &[(&str, f64)]| {
+        let mut builder = Ring::builder()
+            .algorithm(Algorithm::Twemproxy)
+            .distribution(distribution)
+            .server_ids(server_ids)
+            .nodes(nodes.iter().map(|&(id, w)| Node::new(id, w)));
+        if let Some(hash) = key_hash {
+            builder = builder.key_hash(hash);
+        }
+        if let Some(tag) = tag {
+            builder = builder.hash_tag(tag);
+        }
+        builder.build().unwrap()
+    };
+    let servers = [("10.0.0.1:11211", 1.0), ("10.0.0.2:22122", 2.0), ("[::1]:11213", 1.0), ("/run/mc.sock", 3.0)];
+    let names = [("alpha:11211", 1.0), ("[2001:db8::5]:11211", 1.0), ("b", 2.0), ("gamma-1", 1.0)];
+    let mut keys = numbered_keys("user:", 16);
+    keys.extend(text_keys(&["", "é", "{42}:name", "a{}b", "{}x1}y", "{tag}:1", "{tag}:2"]));
+    let mut cases = vec![
+        with_hash_lookups(ring_case(
+            "twemproxy: ketama, fnv1a_64 (the default), port 11211, IPv6, a Unix socket, weights",
+            ring(Distribution::Ketama, None, ServerIds::Address, None, &servers),
+            &keys,
+            &[1, 4],
+        )),
+        ring_case(
+            "twemproxy: ketama, server names as literal labels (server_ids: label), md5",
+            ring(Distribution::Ketama, Some(KeyHash::Md5), ServerIds::Label, None, &names),
+            &keys,
+            &[1, 2],
+        ),
+        with_hashes(
+            ring_case(
+                "twemproxy: modula, crc16 (weight entries in server order)",
+                ring(Distribution::Modula, Some(KeyHash::Crc16), ServerIds::Address, None, &servers),
+                &keys,
+                &[1, 3],
+            ),
+            vec![1, 2, 3, 4, 5, 6, 7],
+        ),
+        ring_case(
+            "twemproxy: ketama, hsieh, hash_tag {}",
+            ring(Distribution::Ketama, Some(KeyHash::Hsieh), ServerIds::Address, Some("{}"), &servers),
+            &keys,
+            &[1],
+        ),
+    ];
+    for hash in [
+        KeyHash::OneAtATime,
+        KeyHash::Crc32,
+        KeyHash::Crc32a,
+        KeyHash::Fnv1_64,
+        KeyHash::Fnv1_32,
+        KeyHash::Fnv1a_32,
+        KeyHash::Murmur,
+        KeyHash::Jenkins,
+    ] {
+        cases.push(ring_case(
+            &format!("twemproxy: ketama, {hash}"),
+            ring(Distribution::Ketama, Some(hash), ServerIds::Address, None, &servers[..3]),
+            &keys,
+            &[1],
+        ));
+    }
+    cases
 }
 
 /// libmemcached's distributions and key hashes (checked against the real

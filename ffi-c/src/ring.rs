@@ -3,7 +3,7 @@
 use std::ffi::{CString, c_char};
 use std::sync::Arc;
 
-use shardring::{Algorithm, Distribution, KeyHash, Node, Ring};
+use shardring::{Algorithm, Distribution, KeyHash, Node, Ring, ServerIds};
 
 use crate::ring_result::{self, *};
 use crate::{boundary, bytes, core_error, fail, non_null, out_slice, text, write, write_str};
@@ -114,9 +114,18 @@ pub const RING_OPTION_TABLE_SIZE: u32 = 4;
 pub const RING_OPTION_DISTRIBUTION: u32 = 8;
 /// `ring_options_t.fields` bit: `key_hash` is given.
 pub const RING_OPTION_KEY_HASH: u32 = 16;
+/// `ring_options_t.fields` bit: `server_ids` is given.
+pub const RING_OPTION_SERVER_IDS: u32 = 32;
+/// `ring_options_t.fields` bit: `hash_tag` is given.
+pub const RING_OPTION_HASH_TAG: u32 = 64;
 /// Every bit `ring_options_t.fields` defines.
-const KNOWN_OPTION_BITS: u32 =
-    RING_OPTION_VNODES | RING_OPTION_SEED | RING_OPTION_TABLE_SIZE | RING_OPTION_DISTRIBUTION | RING_OPTION_KEY_HASH;
+const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
+    | RING_OPTION_SEED
+    | RING_OPTION_TABLE_SIZE
+    | RING_OPTION_DISTRIBUTION
+    | RING_OPTION_KEY_HASH
+    | RING_OPTION_SERVER_IDS
+    | RING_OPTION_HASH_TAG;
 
 /// Algorithm and parameters for `ring_new_with_options`. A parameter counts
 /// only when its bit is set in `fields`; a parameter left out gets its
@@ -135,14 +144,15 @@ const KNOWN_OPTION_BITS: u32 =
 pub struct ring_options_t {
     /// Which parameters are given: a bitwise OR of `RING_OPTION_VNODES`,
     /// `RING_OPTION_SEED`, `RING_OPTION_TABLE_SIZE`,
-    /// `RING_OPTION_DISTRIBUTION` and `RING_OPTION_KEY_HASH` (0: none, all
+    /// `RING_OPTION_DISTRIBUTION`, `RING_OPTION_KEY_HASH`, `RING_OPTION_SERVER_IDS`
+    /// and `RING_OPTION_HASH_TAG` (0: none, all
     /// defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
     /// only when its bit is set, so a program built against an older header
     /// (a shorter struct, without the last fields) stays valid.
     pub fields: u32,
     /// NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
     /// `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
-    /// `"maglev"`, `"slots"` or `"libmemcached"` (`core/SPEC.md`).
+    /// `"maglev"`, `"slots"`, `"libmemcached"` or `"twemproxy"` (`core/SPEC.md`).
     pub algorithm: *const c_char,
     /// Points per unit of weight, >= 1, `ring` only; read when
     /// `RING_OPTION_VNODES` is set (default 160).
@@ -153,18 +163,26 @@ pub struct ring_options_t {
     /// Maglev table size, a prime from the node count to 2^24, `maglev`
     /// only; read when `RING_OPTION_TABLE_SIZE` is set (default 65,537).
     pub table_size: u32,
-    /// NUL-terminated libmemcached distribution (`"modula"`,
-    /// `"consistent_ketama"`, `"consistent_weighted"`,
-    /// `"consistent_ketama_spy"`, `"consistent_ketama_spy_weighted"`),
-    /// `libmemcached` only; read when `RING_OPTION_DISTRIBUTION` is set
-    /// (default `"consistent_ketama"`).
+    /// NUL-terminated distribution: for `libmemcached` `"modula"`,
+    /// `"consistent_ketama"` (the default), `"consistent_weighted"`,
+    /// `"consistent_ketama_spy"` or `"consistent_ketama_spy_weighted"`; for
+    /// `twemproxy` `"ketama"` (the default) or `"modula"`. Read when
+    /// `RING_OPTION_DISTRIBUTION` is set.
     pub distribution: *const c_char,
-    /// NUL-terminated key hash name (`"one_at_a_time"`, `"md5"`, `"crc32"`,
-    /// `"fnv1_64"`, `"fnv1a_64"`, `"fnv1_32"`, `"fnv1a_32"`, `"murmur"`,
-    /// `"jenkins"`, `"murmur3"`), `libmemcached` only; read when
-    /// `RING_OPTION_KEY_HASH` is set (default MD5 for the weighted
-    /// distributions, else one-at-a-time).
+    /// NUL-terminated key hash name (`"one_at_a_time"`, `"md5"`, `"crc16"`,
+    /// `"crc32"`, `"crc32a"`, `"fnv1_64"`, `"fnv1a_64"`, `"fnv1_32"`,
+    /// `"fnv1a_32"`, `"hsieh"`, `"murmur"`, `"jenkins"`, `"murmur3"`),
+    /// `libmemcached` (default MD5 for the weighted distributions, else
+    /// one-at-a-time; not hsieh, crc16, crc32a) and `twemproxy` (default
+    /// `"fnv1a_64"`; not murmur3) only; read when `RING_OPTION_KEY_HASH` is set.
     pub key_hash: *const c_char,
+    /// NUL-terminated `"address"` (ids are `host:port`, the default) or
+    /// `"label"` (ids are server names, used literally), `twemproxy` only;
+    /// read when `RING_OPTION_SERVER_IDS` is set.
+    pub server_ids: *const c_char,
+    /// NUL-terminated two-byte hash tag such as `"{}"`, `twemproxy` only;
+    /// read when `RING_OPTION_HASH_TAG` is set.
+    pub hash_tag: *const c_char,
 }
 
 /// Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
@@ -212,7 +230,7 @@ pub unsafe extern "C" fn ring_new_with_options(
                     format_args!(
                         "`options.fields` has unknown bits {unknown:#x} (defined: RING_OPTION_VNODES 0x1, \
                          RING_OPTION_SEED 0x2, RING_OPTION_TABLE_SIZE 0x4, RING_OPTION_DISTRIBUTION 0x8, \
-                         RING_OPTION_KEY_HASH 0x10)"
+                         RING_OPTION_KEY_HASH 0x10, RING_OPTION_SERVER_IDS 0x20, RING_OPTION_HASH_TAG 0x40)"
                     ),
                 ));
             }
@@ -250,6 +268,23 @@ pub unsafe extern "C" fn ring_new_with_options(
                     fail(RING_NULL_ARGUMENT, format_args!("`options.key_hash` is NULL but RING_OPTION_KEY_HASH is set"))
                 })?;
                 builder = builder.key_hash(name.parse::<KeyHash>().map_err(core_error)?);
+            }
+            if fields & RING_OPTION_SERVER_IDS != 0 {
+                // SAFETY: with its bit set, `server_ids` is a NUL-terminated string.
+                let name = unsafe { option_name((*options).server_ids, "server_ids") }?.ok_or_else(|| {
+                    fail(
+                        RING_NULL_ARGUMENT,
+                        format_args!("`options.server_ids` is NULL but RING_OPTION_SERVER_IDS is set"),
+                    )
+                })?;
+                builder = builder.server_ids(name.parse::<ServerIds>().map_err(core_error)?);
+            }
+            if fields & RING_OPTION_HASH_TAG != 0 {
+                // SAFETY: with its bit set, `hash_tag` is a NUL-terminated string.
+                let tag = unsafe { option_name((*options).hash_tag, "hash_tag") }?.ok_or_else(|| {
+                    fail(RING_NULL_ARGUMENT, format_args!("`options.hash_tag` is NULL but RING_OPTION_HASH_TAG is set"))
+                })?;
+                builder = builder.hash_tag(tag);
             }
         }
         hand_out(builder.build().map_err(core_error)?, out_ring);

@@ -209,11 +209,22 @@ int main(void) {
           "vnodes given to maglev, even the default value, is a parameter it does not take");
     CHECK(last_error_has("vnodes"), "names vnodes: %s", ring_last_error());
     defaults.algorithm = NULL;
-    defaults.fields = RING_OPTION_VNODES | 0x8u | 0x100u;
+    defaults.fields = RING_OPTION_VNODES | 0x100u | 0x200u;
     CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
           "bits no RING_OPTION_* defines");
-    CHECK(last_error_has("0x108"), "names the unknown bits: %s", ring_last_error());
+    CHECK(last_error_has("0x300"), "names the unknown bits: %s", ring_last_error());
     CHECK(RING_OPTION_VNODES == 1 && RING_OPTION_SEED == 2 && RING_OPTION_TABLE_SIZE == 4, "bit values are fixed");
+    CHECK(RING_OPTION_DISTRIBUTION == 8 && RING_OPTION_KEY_HASH == 16 && RING_OPTION_SERVER_IDS == 32 &&
+              RING_OPTION_HASH_TAG == 64,
+          "bit values are fixed");
+    /* A set bit with a NULL string is a NULL argument, naming the field. */
+    defaults.algorithm = "twemproxy";
+    defaults.fields = RING_OPTION_HASH_TAG;
+    defaults.hash_tag = NULL;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_NULL_ARGUMENT && !chosen,
+          "hash_tag bit with NULL");
+    CHECK(last_error_has("hash_tag"), "names hash_tag: %s", ring_last_error());
+    defaults.algorithm = NULL;
     ring_free(plain);
 
     /* Reference counting and messages. */

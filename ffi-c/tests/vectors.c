@@ -85,6 +85,16 @@ static void run_case(json_t *c) {
             options.fields |= RING_OPTION_KEY_HASH;
             options.key_hash = json_string_value(key_hash);
         }
+        json_t *server_ids = json_object_get(config, "server_ids");
+        json_t *hash_tag = json_object_get(config, "hash_tag");
+        if (server_ids) {
+            options.fields |= RING_OPTION_SERVER_IDS;
+            options.server_ids = json_string_value(server_ids);
+        }
+        if (hash_tag) {
+            options.fields |= RING_OPTION_HASH_TAG;
+            options.hash_tag = json_string_value(hash_tag);
+        }
         rc = ring_new_with_options(ids, lens, weights, zones, zone_lens, count, &options, &ring);
         CHECK(rc == RING_OK, "%s: ring_new_with_options -> %u (%s)", name, rc, ring_last_error());
     }

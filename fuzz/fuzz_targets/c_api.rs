@@ -36,11 +36,12 @@ use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use ring::ring_result::{self, *};
 use ring::{
-    RING_OPTION_DISTRIBUTION, RING_OPTION_KEY_HASH, RING_OPTION_SEED, RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES,
-    ring_diff_t, ring_options_t, ring_t, ring_tracker_t,
+    RING_OPTION_DISTRIBUTION, RING_OPTION_HASH_TAG, RING_OPTION_SERVER_IDS, RING_OPTION_KEY_HASH, RING_OPTION_SEED,
+    RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES, ring_diff_t, ring_options_t, ring_t, ring_tracker_t,
 };
 use shardring::{
     Algorithm, Distribution, KeyHash, Node, NodeConfig, PLACEMENT_FORMAT, Ring, RingConfig, RingDiff, RingError,
+    ServerIds,
 };
 use shardring_fuzz::budget;
 
@@ -50,11 +51,19 @@ use shardring_fuzz::budget;
 const UNDOCUMENTED: &[(&str, ring_result)] = &[];
 
 /// The `ring_options_t.fields` bits `include/ring.h` defines.
-const KNOWN_OPTION_BITS: u32 =
-    RING_OPTION_VNODES | RING_OPTION_SEED | RING_OPTION_TABLE_SIZE | RING_OPTION_DISTRIBUTION | RING_OPTION_KEY_HASH;
+const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
+    | RING_OPTION_SEED
+    | RING_OPTION_TABLE_SIZE
+    | RING_OPTION_DISTRIBUTION
+    | RING_OPTION_KEY_HASH
+    | RING_OPTION_SERVER_IDS
+    | RING_OPTION_HASH_TAG;
 /// The libmemcached parameters every input passes when their bits are set.
 const DISTRIBUTION: &CStr = c"consistent_ketama";
 const KEY_HASH: &CStr = c"fnv1a_32";
+/// The twemproxy parameters every input passes when their bits are set.
+const IDS_OPTION: &CStr = c"label";
+const HASH_TAG: &CStr = c"{}";
 
 /// Most calls per input.
 const MAX_CALLS: usize = 48;
@@ -99,7 +108,7 @@ const WEIGHTS: [f64; 20] = [
     100.0,
 ];
 
-const ALGORITHMS: [&str; 12] = [
+const ALGORITHMS: [&str; 13] = [
     "ring",
     "ketama",
     "ketama-spy",
@@ -110,6 +119,7 @@ const ALGORITHMS: [&str; 12] = [
     "maglev",
     "slots",
     "libmemcached",
+    "twemproxy",
     "Ring",
     "",
 ];
@@ -946,6 +956,12 @@ impl World {
             if given(RING_OPTION_KEY_HASH) {
                 builder = builder.key_hash(KeyHash::Fnv1a_32);
             }
+            if given(RING_OPTION_SERVER_IDS) {
+                builder = builder.server_ids(ServerIds::Label);
+            }
+            if given(RING_OPTION_HASH_TAG) {
+                builder = builder.hash_tag("{}");
+            }
         }
         // Skip valid but slow rings (before calling C, which would build them too).
         let config = RingConfig {
@@ -956,8 +972,8 @@ impl World {
             table_size: given(RING_OPTION_TABLE_SIZE).then_some(table_size),
             distribution: given(RING_OPTION_DISTRIBUTION).then_some(Distribution::ConsistentKetama),
             key_hash: given(RING_OPTION_KEY_HASH).then_some(KeyHash::Fnv1a_32),
-            ids: None,
-            hash_tag: None,
+            server_ids: given(RING_OPTION_SERVER_IDS).then_some(ServerIds::Label),
+            hash_tag: given(RING_OPTION_HASH_TAG).then(|| "{}".to_owned()),
             nodes: nodes
                 .iter()
                 .map(|n| NodeConfig {
@@ -987,6 +1003,8 @@ impl World {
             table_size,
             distribution: DISTRIBUTION.as_ptr(),
             key_hash: KEY_HASH.as_ptr(),
+            server_ids: IDS_OPTION.as_ptr(),
+            hash_tag: HASH_TAG.as_ptr(),
         };
         let mut out: *mut ring_t = ptr::null_mut();
         let out_ptr: *mut *mut ring_t = if out_null { ptr::null_mut() } else { &mut out };

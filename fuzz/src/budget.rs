@@ -38,6 +38,11 @@ pub fn build_work(config: &RingConfig) -> u64 {
         // At most 40 digests (160 points) per server on average.
         // libmemcached: 100 points per server unweighted, the same average weighted.
         Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama | Algorithm::Libmemcached => 160 * n + n,
+        // twemproxy: the continuum as ketama's, or a modula table of `sum of weights` entries.
+        Algorithm::Twemproxy => {
+            let total: f64 = weights.iter().sum();
+            if total > MAX_POINTS as f64 { 160 * n + n } else { total as u64 + 160 * n + n }
+        }
         Algorithm::Nginx => {
             let total: f64 = weights.iter().map(|&w| w * 160.0).sum();
             if total > MAX_POINTS as f64 { n } else { total as u64 + n }

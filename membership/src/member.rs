@@ -351,7 +351,7 @@ impl Admin {
             table_size: params.table_size,
             distribution: params.distribution,
             key_hash: params.key_hash,
-            ids: params.ids,
+            server_ids: params.server_ids,
             hash_tag: params.hash_tag.clone(),
             nodes: Vec::new(),
         };

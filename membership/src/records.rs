@@ -123,7 +123,7 @@ pub struct ParamsRecord {
     pub key_hash: Option<shardring::KeyHash>,
     /// What member ids are (`twemproxy` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ids: Option<shardring::ServerIds>,
+    pub server_ids: Option<shardring::ServerIds>,
     /// twemproxy's `hash_tag` (`twemproxy` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash_tag: Option<String>,
@@ -139,7 +139,7 @@ impl Default for ParamsRecord {
             table_size: None,
             distribution: None,
             key_hash: None,
-            ids: None,
+            server_ids: None,
             hash_tag: None,
         }
     }
@@ -347,7 +347,7 @@ impl Records {
             table_size: self.params.table_size,
             distribution: self.params.distribution,
             key_hash: self.params.key_hash,
-            ids: self.params.ids,
+            server_ids: self.params.server_ids,
             hash_tag: self.params.hash_tag.clone(),
             nodes: self
                 .members

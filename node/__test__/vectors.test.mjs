@@ -20,6 +20,8 @@ function build(config, configText) {
   if (config.table_size !== undefined) options.tableSize = config.table_size
   if (config.distribution !== undefined) options.distribution = config.distribution
   if (config.key_hash !== undefined) options.keyHash = config.key_hash
+  if (config.server_ids !== undefined) options.serverIds = config.server_ids
+  if (config.hash_tag !== undefined) options.hashTag = config.hash_tag
   return new Ring(config.nodes, options)
 }
 

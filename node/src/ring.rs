@@ -45,10 +45,11 @@ pub struct RingOptions {
     /// Placement algorithm: `"ring"` (default), `"ketama"`, `"ketama-spy"`,
     /// `"libketama"` (memcached clients; ids `host:port`, whole-number
     /// weights), `"nginx"`, `"jump"` (weights 1), `"rendezvous"`, `"maglev"`
-    /// `"slots"` (Redis Cluster) or `"libmemcached"` (exactly as
-    /// libmemcached places keys; weight 0 is read as 1). See core/SPEC.md.
+    /// `"slots"` (Redis Cluster), `"libmemcached"` (exactly as
+    /// libmemcached places keys; weight 0 is read as 1) or `"twemproxy"`
+    /// (exactly as nutcracker places keys; weights >= 1). See core/SPEC.md.
     #[napi(
-        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached'"
+        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy'"
     )]
     pub algorithm: Option<String>,
     /// Points per unit of weight (integer >= 1); default 160. `"ring"` only.
@@ -60,19 +61,27 @@ pub struct RingOptions {
     pub seed: Option<f64>,
     /// Maglev table size, a prime; default 65,537. `"maglev"` only.
     pub table_size: Option<f64>,
-    /// libmemcached distribution; default `"consistent_ketama"`.
-    /// `"libmemcached"` only.
+    /// The peer's distribution: `"libmemcached"` (default
+    /// `"consistent_ketama"`) and `"twemproxy"` (`"ketama"`, the default, or
+    /// `"modula"`) only.
     #[napi(
-        ts_type = "'modula' | 'consistent_ketama' | 'consistent_weighted' | 'consistent_ketama_spy' | 'consistent_ketama_spy_weighted'"
+        ts_type = "'modula' | 'ketama' | 'consistent_ketama' | 'consistent_weighted' | 'consistent_ketama_spy' | 'consistent_ketama_spy_weighted'"
     )]
     pub distribution: Option<String>,
-    /// Key hash; default `"md5"` for the weighted distributions, else
-    /// `"one_at_a_time"`. `"libmemcached"` only (which lacks `"hsieh"`,
-    /// `"crc16"` and `"crc32a"`).
+    /// Key hash: `"libmemcached"` (default `"md5"` for the weighted
+    /// distributions, else `"one_at_a_time"`; it lacks `"hsieh"`, `"crc16"`
+    /// and `"crc32a"`) and `"twemproxy"` (default `"fnv1a_64"`; no
+    /// `"murmur3"`) only.
     #[napi(
         ts_type = "'one_at_a_time' | 'md5' | 'crc16' | 'crc32' | 'crc32a' | 'fnv1_64' | 'fnv1a_64' | 'fnv1_32' | 'fnv1a_32' | 'hsieh' | 'murmur' | 'jenkins' | 'murmur3'"
     )]
     pub key_hash: Option<String>,
+    /// What node ids are: `"address"` (default; `host:port`) or `"label"`
+    /// (server names, used literally). `"twemproxy"` only.
+    #[napi(ts_type = "'address' | 'label'")]
+    pub server_ids: Option<String>,
+    /// twemproxy's `hash_tag`: two characters such as `"{}"`. `"twemproxy"` only.
+    pub hash_tag: Option<String>,
 }
 
 /// A node argument: an id string, or a `{ id, weight, zone }` object read by
@@ -145,8 +154,12 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
     if options.get_type()? == ValueType::Undefined {
         return Ok(builder);
     }
-    let fields =
-        Fields::read(env, options, "option", &["algorithm", "vnodes", "seed", "tableSize", "distribution", "keyHash"])?;
+    let fields = Fields::read(
+        env,
+        options,
+        "option",
+        &["algorithm", "vnodes", "seed", "tableSize", "distribution", "keyHash", "serverIds", "hashTag"],
+    )?;
     if let Some(name) = fields.get("algorithm")? {
         builder = builder.algorithm(text(env, name, "algorithm")?.parse().map_err(|e| throw(env, e))?);
     }
@@ -164,6 +177,12 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
     }
     if let Some(name) = fields.get("keyHash")? {
         builder = builder.key_hash(text(env, name, "keyHash")?.parse().map_err(|e| throw(env, e))?);
+    }
+    if let Some(name) = fields.get("serverIds")? {
+        builder = builder.server_ids(text(env, name, "serverIds")?.parse().map_err(|e| throw(env, e))?);
+    }
+    if let Some(tag) = fields.get("hashTag")? {
+        builder = builder.hash_tag(text(env, tag, "hashTag")?);
     }
     Ok(builder)
 }
@@ -304,7 +323,7 @@ impl Ring {
         self.current().table_size()
     }
 
-    /// The libmemcached distribution (`"libmemcached"` only; `null` otherwise).
+    /// The peer's distribution (`"libmemcached"` and `"twemproxy"` only; `null` otherwise).
     #[napi(getter)]
     pub fn distribution(&self) -> Option<&'static str> {
         self.current().distribution().map(shardring::Distribution::name)
@@ -316,6 +335,18 @@ impl Ring {
     #[napi(getter)]
     pub fn key_hash(&self) -> Option<&'static str> {
         self.current().named_key_hash().map(shardring::KeyHash::name)
+    }
+
+    /// What node ids are, `"address"` or `"label"` (`"twemproxy"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn server_ids(&self) -> Option<&'static str> {
+        self.current().server_ids().map(shardring::ServerIds::name)
+    }
+
+    /// twemproxy's hash tag (`"twemproxy"` only, when set; `null` otherwise).
+    #[napi(getter)]
+    pub fn hash_tag(&self) -> Option<String> {
+        self.current().hash_tag()
     }
 
     /// Seed of the key and point hashes.

@@ -44,7 +44,7 @@ impl Snapshot {
     }
 }
 
-/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=None, key_hash=None, ids=None, hash_tag=None)
+/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=...)
 ///
 /// A consistent-hash ring (placement format 1, core/SPEC.md).
 ///
@@ -67,7 +67,7 @@ impl Snapshot {
 /// "fnv1_64", "fnv1a_64", "fnv1_32", "fnv1a_32", "murmur", "jenkins" or
 /// "murmur3" (default md5 for the weighted distributions, else
 /// one_at_a_time); "twemproxy": its hash: values (default "fnv1a_64").
-/// ids: "twemproxy" only: "address" (default; ids are host:port) or "label"
+/// server_ids: "twemproxy" only: "address" (default; ids are host:port) or "label"
 /// (ids are server names, used literally). hash_tag: "twemproxy" only, two
 /// characters such as "{}".
 /// Leave a parameter out for its default: None is not a value, and a bool is
@@ -192,9 +192,9 @@ impl PyRing {
         signature = (
             nodes, *, algorithm = Argument::Absent, vnodes = Argument::Absent, seed = Argument::Absent,
             table_size = Argument::Absent, distribution = Argument::Absent, key_hash = Argument::Absent,
-            ids = Argument::Absent, hash_tag = Argument::Absent
+            server_ids = Argument::Absent, hash_tag = Argument::Absent
         ),
-        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=None, key_hash=None, ids=None, hash_tag=None)"
+        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=...)"
     )]
     #[allow(clippy::too_many_arguments, reason = "one argument per keyword of the Python constructor")]
     fn new(
@@ -206,7 +206,7 @@ impl PyRing {
         table_size: Argument<'_>,
         distribution: Argument<'_>,
         key_hash: Argument<'_>,
-        ids: Argument<'_>,
+        server_ids: Argument<'_>,
         hash_tag: Argument<'_>,
     ) -> PyResult<PyRing> {
         let u32_max = u64::from(u32::MAX);
@@ -216,13 +216,13 @@ impl PyRing {
         let algorithm = algorithm.map(|a| Ok(text_argument(a, "algorithm")?.parse::<Algorithm>()))?;
         let distribution = distribution.map(|d| Ok(text_argument(d, "distribution")?.parse::<Distribution>()))?;
         let key_hash = key_hash.map(|h| Ok(text_argument(h, "key_hash")?.parse::<KeyHash>()))?;
-        let ids = ids.map(|i| Ok(text_argument(i, "ids")?.parse::<ServerIds>()))?;
+        let server_ids = server_ids.map(|i| Ok(text_argument(i, "server_ids")?.parse::<ServerIds>()))?;
         let hash_tag = hash_tag.map(|t| text_argument(t, "hash_tag").map(|text| text.into_owned()))?;
         let nodes = to_nodes(nodes)?;
         let algorithm = algorithm.transpose().map_err(to_py_err)?.unwrap_or_default();
         let distribution = distribution.transpose().map_err(to_py_err)?;
         let key_hash = key_hash.transpose().map_err(to_py_err)?;
-        let ids = ids.transpose().map_err(to_py_err)?;
+        let server_ids = server_ids.transpose().map_err(to_py_err)?;
         let mut builder = Ring::builder().algorithm(algorithm).nodes(nodes);
         if let Some(seed) = seed {
             builder = builder.seed(seed);
@@ -239,8 +239,8 @@ impl PyRing {
         if let Some(key_hash) = key_hash {
             builder = builder.key_hash(key_hash);
         }
-        if let Some(ids) = ids {
-            builder = builder.ids(ids);
+        if let Some(server_ids) = server_ids {
+            builder = builder.server_ids(server_ids);
         }
         if let Some(tag) = hash_tag {
             builder = builder.hash_tag(tag);
@@ -298,8 +298,8 @@ impl PyRing {
 
     /// What node ids are, "address" or "label" ("twemproxy" only; None otherwise).
     #[getter]
-    fn ids(&self) -> Option<&'static str> {
-        self.current.load().ring.ids().map(ServerIds::name)
+    fn server_ids(&self) -> Option<&'static str> {
+        self.current.load().ring.server_ids().map(ServerIds::name)
     }
 
     /// twemproxy's hash tag ("twemproxy" only, when set; None otherwise).
@@ -505,7 +505,7 @@ impl PyRing {
             ring.table_size().map(|t| format!("table_size={t}")),
             ring.distribution().map(|d| format!("distribution='{d}'")),
             ring.distribution().and(ring.named_key_hash()).map(|h| format!("key_hash='{h}'")),
-            ring.ids().map(|i| format!("ids='{}'", i.name())),
+            ring.server_ids().map(|i| format!("server_ids='{}'", i.name())),
             ring.hash_tag().map(|t| format!("hash_tag={t:?}")),
         ];
         let parameters: String = parameters.into_iter().flatten().map(|p| format!(", {p}")).collect();

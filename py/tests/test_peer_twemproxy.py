@@ -77,12 +77,12 @@ def test_every_key_sits_where_twemproxy_put_it(servers):
             proxy.close()
         held = holders(servers)
         assert len(held) == len(KEYS), f"{hash} {distribution}: {len(KEYS) - len(held)} keys are on no server"
-        ids = NAMES if named else [s.address for s in servers]
-        options = {"distribution": distribution, "key_hash": hash, "ids": "label" if named else "address"}
+        server_ids = NAMES if named else [s.address for s in servers]
+        options = {"distribution": distribution, "key_hash": hash, "server_ids": "label" if named else "address"}
         if hash_tag:
             options["hash_tag"] = hash_tag
-        ring = shardring.Ring(dict(zip(ids, WEIGHTS)), algorithm="twemproxy", **options)
-        wrong = [key for key in KEYS if ring.get(key) != ids[held[key]]]
+        ring = shardring.Ring(dict(zip(server_ids, WEIGHTS)), algorithm="twemproxy", **options)
+        wrong = [key for key in KEYS if ring.get(key) != server_ids[held[key]]]
         compared += len(KEYS)
         matched += len(KEYS) - len(wrong)
         if wrong:

@@ -76,7 +76,7 @@ class Ring:
     ``distribution`` and ``key_hash``: "libmemcached" and "twemproxy" only,
     the distribution and key hash the peer is configured with (libmemcached:
     "consistent_ketama"; md5 for the weighted distributions, else
-    one_at_a_time; twemproxy: "ketama", "fnv1a_64"). ``ids`` ("address" or
+    one_at_a_time; twemproxy: "ketama", "fnv1a_64"). ``server_ids`` ("address" or
     "label") and ``hash_tag`` (two characters): "twemproxy" only. Leave a parameter out for its default: None is not a value and a bool is
     not a number (TypeError).
 
@@ -98,7 +98,7 @@ class Ring:
         table_size: int = ...,
         distribution: _Distribution = ...,
         key_hash: _KeyHash = ...,
-        ids: Literal["address", "label"] = ...,
+        server_ids: Literal["address", "label"] = ...,
         hash_tag: str = ...,
     ) -> Ring: ...
     @staticmethod
@@ -122,7 +122,7 @@ class Ring:
     def distribution(self) -> str | None:
         """The peer's distribution ("libmemcached" and "twemproxy" only; None otherwise)."""
     @property
-    def ids(self) -> str | None:
+    def server_ids(self) -> str | None:
         """What node ids are, "address" or "label" ("twemproxy" only; None otherwise)."""
     @property
     def hash_tag(self) -> str | None:
