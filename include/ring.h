@@ -50,6 +50,11 @@
 #define RING_OPTION_HASH_TAG 64
 
 /**
+ * `ring_options_t.fields` bit: `default_port` is given.
+ */
+#define RING_OPTION_DEFAULT_PORT 128
+
+/**
  * An event kind: the ring changed; `revision` and `fingerprint` are the new epoch's.
  */
 #define RING_FOLLOWER_CHANGED 1
@@ -278,7 +283,7 @@ typedef struct {
    * Which parameters are given: a bitwise OR of `RING_OPTION_VNODES`,
    * `RING_OPTION_SEED`, `RING_OPTION_TABLE_SIZE`,
    * `RING_OPTION_DISTRIBUTION`, `RING_OPTION_KEY_HASH`, `RING_OPTION_SERVER_IDS`
-   * and `RING_OPTION_HASH_TAG` (0: none, all
+   * `RING_OPTION_HASH_TAG` and `RING_OPTION_DEFAULT_PORT` (0: none, all
    * defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
    * only when its bit is set, so a program built against an older header
    * (a shorter struct, without the last fields) stays valid.
@@ -333,6 +338,11 @@ typedef struct {
    * read when `RING_OPTION_HASH_TAG` is set.
    */
   const char *hash_tag;
+  /**
+   * npm hashring's `default port`, 1-65535, `hashring-js` only; read when
+   * `RING_OPTION_DEFAULT_PORT` is set.
+   */
+  uint32_t default_port;
 } ring_options_t;
 
 /**

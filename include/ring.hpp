@@ -104,6 +104,8 @@ struct Options {
     std::optional<std::string> server_ids;
     /// Two-byte hash tag such as "{}" (twemproxy only).
     std::optional<std::string> hash_tag;
+    /// npm hashring's default port (hashring-js only).
+    std::optional<uint16_t> default_port;
 };
 
 /// One (from, to) flow of a Diff: `share` of the hash space moves from node
@@ -167,6 +169,10 @@ class Ring {
         if (options.hash_tag) {
             c_options.fields |= RING_OPTION_HASH_TAG;
             c_options.hash_tag = options.hash_tag->c_str();
+        }
+        if (options.default_port) {
+            c_options.fields |= RING_OPTION_DEFAULT_PORT;
+            c_options.default_port = *options.default_port;
         }
         Arrays a(nodes);
         detail::check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),

@@ -121,6 +121,8 @@ export declare class Ring {
   get keyHash(): string | null
   /** What node ids are, `"address"` or `"label"` (`"twemproxy"` only; `null` otherwise). */
   get serverIds(): string | null
+  /** npm hashring's default port (`"hashring-js"` only, when set; `null` otherwise). */
+  get defaultPort(): number | null
   /** twemproxy's hash tag (`"twemproxy"` only, when set; `null` otherwise). */
   get hashTag(): string | null
   /** Seed of the key and point hashes. */
@@ -397,7 +399,7 @@ export interface RingOptions {
    * libmemcached places keys; weight 0 is read as 1) or `"twemproxy"`
    * (exactly as nutcracker places keys; weights >= 1). See core/SPEC.md.
    */
-  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy'
+  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'uhashring-ketama' | 'hashring-js'
   /** Points per unit of weight (integer >= 1); default 160. `"ring"` only. */
   vnodes?: number
   /**
@@ -413,7 +415,7 @@ export interface RingOptions {
    * `"consistent_ketama"`) and `"twemproxy"` (`"ketama"`, the default, or
    * `"modula"`) only.
    */
-  distribution?: 'modula' | 'ketama' | 'consistent_ketama' | 'consistent_weighted' | 'consistent_ketama_spy' | 'consistent_ketama_spy_weighted'
+  distribution?: 'modula' | 'ketama' | 'hash_ring' | 'consistent_ketama' | 'consistent_weighted' | 'consistent_ketama_spy' | 'consistent_ketama_spy_weighted'
   /**
    * Key hash: `"libmemcached"` (default `"md5"` for the weighted
    * distributions, else `"one_at_a_time"`; it lacks `"hsieh"`, `"crc16"`
@@ -428,6 +430,8 @@ export interface RingOptions {
   serverIds?: 'address' | 'label'
   /** twemproxy's `hash_tag`: two characters such as `"{}"`. `"twemproxy"` only. */
   hashTag?: string
+  /** npm hashring's `default port` (1-65535). `"hashring-js"` only. */
+  defaultPort?: number
 }
 
 /** Spread of per-node loads against a reference (1.0 is perfect). */

@@ -27,6 +27,9 @@ use crate::error::RingError;
 /// | `slots`      | CRC16/XMODEM mod 16384    | any `>= 0`     | Redis Cluster key slots |
 /// | `libmemcached` | its `key_hash` (default one-at-a-time) | whole numbers, 0 read as 1 | libmemcached 1.1, every distribution |
 /// | `twemproxy`  | its `hash:` (default fnv1a_64) | whole numbers >= 1 | twemproxy 0.5 `ketama` and `modula` |
+/// | `uhashring`  | MD5, top 64 of 128 bits   | whole numbers  | uhashring 2.x default ring |
+/// | `uhashring-ketama` | MD5, 32 bits        | whole numbers  | uhashring 2.x `hash_fn="ketama"` |
+/// | `hashring-js` | MD5, 32 bits             | any `>= 0`, 0 read as 1 | npm hashring 3.2.0 |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -58,11 +61,19 @@ pub enum Algorithm {
     /// (`ketama` or `modula`), `hash:` as [`crate::KeyHash`], server names
     /// or addresses as ids, `hash_tag`.
     Twemproxy,
+    /// uhashring 2.x's default ring (128-bit MD5 points, `vnodes * weight`
+    /// per node): for moving off that library without emptying caches.
+    Uhashring,
+    /// uhashring 2.x with `hash_fn="ketama"`.
+    UhashringKetama,
+    /// npm `hashring` 3.2.0 (`ketama` or `hash_ring` compatibility,
+    /// `default port`): for moving off that package without emptying caches.
+    HashringJs,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order of this enum.
-    pub const ALL: [Algorithm; 11] = [
+    pub const ALL: [Algorithm; 14] = [
         Algorithm::Ring,
         Algorithm::Ketama,
         Algorithm::KetamaSpy,
@@ -74,6 +85,9 @@ impl Algorithm {
         Algorithm::Slots,
         Algorithm::Libmemcached,
         Algorithm::Twemproxy,
+        Algorithm::Uhashring,
+        Algorithm::UhashringKetama,
+        Algorithm::HashringJs,
     ];
 
     /// The name written in configs and accepted by every binding (`"ring"`,
@@ -96,6 +110,9 @@ impl Algorithm {
             Algorithm::Slots => c"slots",
             Algorithm::Libmemcached => c"libmemcached",
             Algorithm::Twemproxy => c"twemproxy",
+            Algorithm::Uhashring => c"uhashring",
+            Algorithm::UhashringKetama => c"uhashring-ketama",
+            Algorithm::HashringJs => c"hashring-js",
         }
     }
 
@@ -108,15 +125,29 @@ impl Algorithm {
             | Algorithm::Libketama
             | Algorithm::Nginx
             | Algorithm::Libmemcached
-            | Algorithm::Twemproxy => 32,
+            | Algorithm::Twemproxy
+            | Algorithm::UhashringKetama
+            | Algorithm::HashringJs => 32,
             Algorithm::Slots => 14,
-            Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => 64,
+            Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev | Algorithm::Uhashring => 64,
         }
     }
 
-    /// Whether `vnodes` (points per unit of weight) is a parameter.
+    /// Whether `vnodes` (points per unit of weight) is a parameter:
+    /// `ring`, and the migration modes, whose peers take one.
     pub fn uses_vnodes(self) -> bool {
-        self == Algorithm::Ring
+        self.default_vnodes().is_some()
+    }
+
+    /// The default `vnodes` where it is a parameter: 160 for `ring` and
+    /// `uhashring`, 40 for `uhashring-ketama` and `hashring-js` (their peers'
+    /// defaults).
+    pub fn default_vnodes(self) -> Option<u32> {
+        match self {
+            Algorithm::Ring | Algorithm::Uhashring => Some(160),
+            Algorithm::UhashringKetama | Algorithm::HashringJs => Some(40),
+            _ => None,
+        }
     }
 
     /// Whether node order places keys, and so enters the fingerprint: jump
@@ -125,7 +156,16 @@ impl Algorithm {
     /// value, then server index; `modula` takes list positions). Every other algorithm breaks ties by id
     /// bytes, so its placement is a function of the node set alone.
     pub fn order_places_keys(self) -> bool {
-        matches!(self, Algorithm::Jump | Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libmemcached)
+        matches!(
+            self,
+            Algorithm::Jump
+                | Algorithm::Ketama
+                | Algorithm::KetamaSpy
+                | Algorithm::Libmemcached
+                | Algorithm::Uhashring
+                | Algorithm::UhashringKetama
+                | Algorithm::HashringJs
+        )
     }
 
     /// Whether a node of weight 0 owns no keys. True except under `jump`
@@ -133,7 +173,7 @@ impl Algorithm {
     /// weight 0 as 1 as libmemcached does (remove a server to take it out),
     /// and `twemproxy`, which refuses weight 0 as twemproxy does.
     pub fn weight_zero_drains(self) -> bool {
-        !matches!(self, Algorithm::Jump | Algorithm::Libmemcached | Algorithm::Twemproxy)
+        !matches!(self, Algorithm::Jump | Algorithm::Libmemcached | Algorithm::Twemproxy | Algorithm::HashringJs)
     }
 
     /// Whether the seed is a parameter; the compatibility modes and `slots`

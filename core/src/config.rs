@@ -7,7 +7,7 @@ use crate::error::RingError;
 use crate::hash::KeyHash;
 use crate::ketama::Distribution;
 use crate::node::Node;
-use crate::ring::{DEFAULT_VNODES, Ring};
+use crate::ring::Ring;
 use crate::transition::NodeState;
 use crate::twemproxy::{self, ServerIds};
 use crate::{maglev, slots};
@@ -59,6 +59,9 @@ pub struct RingConfig {
     /// twemproxy's `hash_tag`, two bytes such as `"{}"` (`twemproxy` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash_tag: Option<String>,
+    /// npm hashring's `default port` (`hashring-js` only; none when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_port: Option<u16>,
     /// The nodes, in order.
     pub nodes: Vec<NodeConfig>,
 }
@@ -259,7 +262,8 @@ impl RingConfig {
     /// size (u32), for `libmemcached` only the distribution's and the key
     /// hash's names, for `twemproxy` only the distribution's, the key hash's
     /// and the server_ids' names and the hash tag (empty when none; each as length
-    /// u32 and bytes, defaults filled in), the node count (u64), then each node in ascending order
+    /// u32 and bytes, defaults filled in), for `hashring-js` only the
+    /// distribution's name and the default port (u32, 0 for none), the node count (u64), then each node in ascending order
     /// of id bytes (in list order for `jump`, `ketama` and `ketama-spy`,
     /// where order places keys: [`Algorithm::order_places_keys`]): id length (u32) and bytes, weight as IEEE-754 binary64
     /// bits (u64, with -0.0 written as 0.0), the zone as a byte 0 (none) or 1
@@ -280,7 +284,10 @@ impl RingConfig {
         bytes.extend_from_slice(b"shardring-config");
         bytes.extend_from_slice(&self.format_version.to_le_bytes());
         put_str(&mut bytes, self.algorithm.name());
-        let vnodes = if self.algorithm.uses_vnodes() { self.vnodes.unwrap_or(DEFAULT_VNODES) } else { 0 };
+        let vnodes = match self.algorithm.default_vnodes() {
+            Some(default) => self.vnodes.unwrap_or(default),
+            None => 0,
+        };
         bytes.extend_from_slice(&vnodes.to_le_bytes());
         bytes.extend_from_slice(&self.seed.unwrap_or(0).to_le_bytes());
         if self.algorithm == Algorithm::Maglev {
@@ -290,6 +297,10 @@ impl RingConfig {
             let distribution = self.distribution.unwrap_or(Distribution::ConsistentKetama);
             put_str(&mut bytes, distribution.name());
             put_str(&mut bytes, self.key_hash.unwrap_or(distribution.default_key_hash()).name());
+        }
+        if self.algorithm == Algorithm::HashringJs {
+            put_str(&mut bytes, self.distribution.unwrap_or(Distribution::Ketama).name());
+            bytes.extend_from_slice(&u32::from(self.default_port.unwrap_or(0)).to_le_bytes());
         }
         if self.algorithm == Algorithm::Twemproxy {
             put_str(&mut bytes, self.distribution.unwrap_or(Distribution::Ketama).name());
@@ -390,6 +401,9 @@ impl RingConfig {
         if let Some(tag) = &self.hash_tag {
             builder = builder.hash_tag(tag.clone());
         }
+        if let Some(port) = self.default_port {
+            builder = builder.default_port(port);
+        }
         for node in &self.nodes {
             if let Some(ranges) = &node.slots {
                 builder = builder.slot_ranges(node.id.clone(), ranges.iter().map(|&[first, last]| first..=last));
@@ -420,6 +434,7 @@ impl Ring {
             key_hash: self.distribution().and(self.named_key_hash()),
             server_ids: self.server_ids(),
             hash_tag: self.hash_tag(),
+            default_port: self.default_port(),
             nodes: self
                 .nodes()
                 .iter()

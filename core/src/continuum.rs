@@ -50,6 +50,9 @@ pub(crate) struct Continuum {
     owners: Vec<u32>,
     index: PointIndex,
     shift: u32,
+    /// 1 when a key belongs to the first point strictly above its hash
+    /// (uhashring), 0 for the first point at or above it.
+    above: u64,
 }
 
 impl Continuum {
@@ -61,7 +64,14 @@ impl Continuum {
             points.iter_mut().for_each(|p| *p <<= shift);
         }
         let index = PointIndex::new(&points);
-        Continuum { points, owners, index, shift }
+        Continuum { points, owners, index, shift, above: 0 }
+    }
+
+    /// This continuum with keys belonging to the first point strictly above
+    /// their hash (Python's `bisect_right`), wrapping past the end.
+    pub(crate) fn strictly_above(mut self) -> Continuum {
+        self.above = 1;
+        self
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
@@ -82,7 +92,7 @@ impl Continuum {
             }
         }
         let index = PointIndex::new(&points);
-        Continuum { points, owners, index, shift: self.shift }
+        Continuum { points, owners, index, shift: self.shift, above: self.above }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -99,18 +109,20 @@ impl Continuum {
     }
 
     /// Last position of each point's arc in the 64-bit space (a native point
-    /// `p` owns native hashes up to `p`, that is 64-bit positions up to
+    /// `p` owns native hashes up to `p`, or up to `p - 1` when keys take the
+    /// point strictly above them; that is 64-bit positions up to
     /// `((p + 1) << shift) - 1`), with its owner, in ring order.
     pub(crate) fn boundaries(&self) -> impl Iterator<Item = (u64, usize)> + '_ {
         let fill = if self.shift == 0 { 0 } else { (1u64 << self.shift) - 1 };
-        self.points.iter().zip(&self.owners).map(move |(&p, &o)| (p | fill, o as usize))
+        let step = self.above << self.shift;
+        self.points.iter().zip(&self.owners).map(move |(&p, &o)| (p.wrapping_sub(step) | fill, o as usize))
     }
 
     /// Index of the first point `>=` the native `hash`, wrapping to 0 past
     /// the end. The continuum must not be empty.
     #[inline(always)]
     pub(crate) fn start(&self, hash: u64) -> usize {
-        let i = self.index.first_at_or_after(&self.points, hash << self.shift);
+        let i = self.index.first_at_or_after(&self.points, hash.wrapping_add(self.above) << self.shift);
         if i == self.points.len() { 0 } else { i }
     }
 
@@ -127,13 +139,13 @@ impl Continuum {
     pub(crate) fn owners_of(&self, hashes: &[u64], out: &mut [usize]) {
         let mut ranges = [(0u32, 0u32); 32];
         for (range, &hash) in ranges.iter_mut().zip(hashes) {
-            *range = self.index.bucket(hash << self.shift);
+            *range = self.index.bucket(hash.wrapping_add(self.above) << self.shift);
         }
         // Most buckets hold 0 or 1 point: settle those without a loop, so
         // the point loads of all the hashes issue together.
         let mut found = [0usize; 32];
         for ((slot, &hash), &(start, end)) in found.iter_mut().zip(hashes).zip(&ranges) {
-            let (start, end, hash) = (start as usize, end as usize, hash << self.shift);
+            let (start, end, hash) = (start as usize, end as usize, hash.wrapping_add(self.above) << self.shift);
             *slot = if end - start <= 1 {
                 let point = self.points.get(start).copied().unwrap_or(u64::MAX);
                 start + usize::from(end > start && point < hash)

@@ -184,6 +184,14 @@ pub(crate) fn md5_words(bytes: &[u8]) -> [u32; 4] {
     std::array::from_fn(|w| u32::from_le_bytes(digest[4 * w..4 * w + 4].try_into().expect("4 bytes")))
 }
 
+/// The first 8 bytes of MD5(bytes) as a big-endian integer: the top 64 bits
+/// of uhashring's `int(md5(key).hexdigest(), 16)`.
+#[inline]
+pub(crate) fn md5_high64(bytes: &[u8]) -> u64 {
+    let digest = Md5::digest(bytes);
+    u64::from_be_bytes(digest[..8].try_into().expect("8 bytes"))
+}
+
 fn one_at_a_time(key: &[u8]) -> u32 {
     let mut v = 0u32;
     for &c in key {

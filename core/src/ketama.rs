@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::continuum::{Continuum, MAX_POINTS, sort_by_point_then_id, too_many};
 use crate::error::RingError;
-use crate::hash::{KeyHash, md5_words};
+use crate::hash::{KeyHash, md5_high64, md5_words};
 use crate::node::Node;
 
 /// A ketama key hash: the first 4 bytes of MD5(key), little-endian.
@@ -37,6 +37,9 @@ pub const LIBMEMCACHED_POINTS_PER_SERVER: u32 = 100;
 
 pub(crate) const WEIGHT_RULE: &str =
     "ketama weights are whole numbers from 0 to 4294967295 (libmemcached's uint32_t weight); 0 drains the server";
+
+const UHASHRING_WEIGHT_RULE: &str =
+    "uhashring weights are whole numbers (Python ints) from 0 to 4294967295; 0 keeps a node with no points";
 
 const TWEMPROXY_WEIGHT_RULE: &str =
     "twemproxy weights are whole numbers from 1 to 4294967295 (a weight of 0 is a twemproxy configuration error)";
@@ -57,8 +60,11 @@ pub enum Distribution {
     /// and pylibmc's default, no behaviours). twemproxy: `weight` entries per
     /// server in server order, entry `h mod total_weight`.
     Modula,
-    /// twemproxy's `distribution: ketama` (its default).
+    /// twemproxy's `distribution: ketama` (its default); npm hashring's
+    /// `ketama` compatibility (4 points per digest, its default).
     Ketama,
+    /// npm hashring's `hash_ring` compatibility: 3 points per digest.
+    HashRing,
     /// `MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA` (`BEHAVIOR_KETAMA=1`;
     /// pylibmc `{"ketama": True}` or `{"distribution": "consistent ketama"}`):
     /// 100 points per server hashed with the key hash while every weight is
@@ -82,9 +88,10 @@ pub enum Distribution {
 
 impl Distribution {
     /// Every distribution.
-    pub const ALL: [Distribution; 6] = [
+    pub const ALL: [Distribution; 7] = [
         Distribution::Modula,
         Distribution::Ketama,
+        Distribution::HashRing,
         Distribution::ConsistentKetama,
         Distribution::ConsistentWeighted,
         Distribution::ConsistentKetamaSpy,
@@ -96,6 +103,7 @@ impl Distribution {
         match self {
             Distribution::Modula => "modula",
             Distribution::Ketama => "ketama",
+            Distribution::HashRing => "hash_ring",
             Distribution::ConsistentKetama => "consistent_ketama",
             Distribution::ConsistentWeighted => "consistent_weighted",
             Distribution::ConsistentKetamaSpy => "consistent_ketama_spy",
@@ -155,6 +163,10 @@ enum LabelForm {
     /// twemproxy's unnamed servers: `host` when the port is 11211, else
     /// `host:port`; a Unix socket `/path` is `/path:`.
     Twemproxy,
+    /// npm hashring: the id as written, or the part before its first `:`
+    /// when the part after it, read as a JavaScript number, equals this
+    /// `default port`.
+    HashringJs(Option<u16>),
 }
 
 /// How many digests (weighted) or points (per server) a server gets.
@@ -167,6 +179,25 @@ enum Share {
     /// libmemcached unweighted: a fixed number of points, one per label,
     /// each the key hash of its label.
     PerServer(u32),
+    /// uhashring's ketama: `(vnodes * N * w) // total` digests in exact
+    /// integers, `N` counting every node (weight 0 too).
+    UhashringKetama(u32),
+    /// uhashring's default: `vnodes * w` labels, one 128-bit MD5 point each.
+    UhashringPlain(u32),
+    /// npm hashring: `Math.floor(w / total * vnodes * N)` digests in binary64,
+    /// `replicas` MD5 words each.
+    HashringJs { vnodes: u32, replicas: u32 },
+}
+
+impl Share {
+    /// Points per label.
+    fn per_label(self) -> u32 {
+        match self {
+            Share::PerServer(_) | Share::UhashringPlain(_) => 1,
+            Share::HashringJs { replicas, .. } => replicas,
+            _ => 4,
+        }
+    }
 }
 
 /// Whether equal points keep server order or id-byte order.
@@ -180,6 +211,9 @@ enum Ties {
     /// Sorted by (value, label base length, label base bytes): twemproxy
     /// sorts its servers that way and `qsort`s points by value only.
     ShortLabelFirst,
+    /// The later server first: uhashring keeps one owner per point value in
+    /// a dict, the last node written.
+    LaterServer,
 }
 
 /// What a weight of 0 means.
@@ -203,6 +237,11 @@ pub(crate) struct Member {
     zero: ZeroWeight,
     /// Ids starting with `/` are Unix sockets (libmemcached: port 0).
     unix_sockets: bool,
+    /// Weights must be whole numbers (all but npm hashring).
+    whole: bool,
+    /// A key belongs to the first point strictly above its hash (uhashring's
+    /// `bisect_right`), not at or above it.
+    strictly_above: bool,
 }
 
 impl Member {
@@ -214,6 +253,8 @@ impl Member {
         ties: Ties::ServerOrder,
         zero: ZeroWeight::Drains,
         unix_sockets: false,
+        whole: true,
+        strictly_above: false,
     };
     /// libmemcached's weighted ketama with spy labels, weight 0 draining.
     pub(crate) const KETAMA_SPY: Member = Member { label: LabelForm::Spy, ..Member::KETAMA };
@@ -233,6 +274,7 @@ impl Member {
             ties: Ties::ServerOrder,
             zero: ZeroWeight::ReadsAsOne,
             unix_sockets: true,
+            ..Member::KETAMA
         }
     }
 
@@ -247,6 +289,34 @@ impl Member {
             ties: Ties::ShortLabelFirst,
             zero: ZeroWeight::Refused,
             unix_sockets: true,
+            ..Member::KETAMA
+        }
+    }
+
+    /// uhashring 2.x with `hash_fn="ketama"` (`ketama`) or its default MD5
+    /// ring: ids are node names as written; weight 0 keeps a node with no
+    /// points; equal points go to the node listed later.
+    pub(crate) fn uhashring(ketama: bool, vnodes: u32) -> Member {
+        Member {
+            label: LabelForm::AsWritten,
+            share: if ketama { Share::UhashringKetama(vnodes) } else { Share::UhashringPlain(vnodes) },
+            key_hash: KeyHash::Md5,
+            ties: Ties::LaterServer,
+            strictly_above: true,
+            ..Member::KETAMA
+        }
+    }
+
+    /// npm hashring 3.2.0: `replicas` MD5 words per digest (4 for its
+    /// `ketama` compatibility, 3 for `hash_ring`), weight 0 read as 1, any
+    /// positive weights; equal points go to the node listed earlier.
+    pub(crate) fn hashring_js(vnodes: u32, replicas: u32, default_port: Option<u16>) -> Member {
+        Member {
+            label: LabelForm::HashringJs(default_port),
+            share: Share::HashringJs { vnodes, replicas },
+            zero: ZeroWeight::ReadsAsOne,
+            whole: false,
+            ..Member::KETAMA
         }
     }
 
@@ -272,30 +342,34 @@ impl Member {
         }
         let mut tagged: Vec<(u64, u32)> = Vec::with_capacity(total as usize);
         let mut label = String::new();
+        let per_label = self.share.per_label();
         for (index, (base, &count)) in bases.iter().zip(&counts).enumerate() {
-            let labels = match self.share {
-                Share::PerServer(_) => count,
-                _ => count / 4,
-            };
-            for i in 0..labels {
+            for i in 0..count / per_label {
                 label.clear();
                 write!(label, "{base}-{i}").expect("writing to a String cannot fail");
+                let owner = index as u32;
                 match self.share {
-                    Share::PerServer(_) => tagged.push((u64::from(self.key_hash.hash(label.as_bytes())), index as u32)),
-                    _ => tagged.extend(md5_words(label.as_bytes()).map(|p| (u64::from(p), index as u32))),
+                    Share::PerServer(_) => tagged.push((u64::from(self.key_hash.hash(label.as_bytes())), owner)),
+                    Share::UhashringPlain(_) => tagged.push((md5_high64(label.as_bytes()), owner)),
+                    _ => tagged.extend(
+                        md5_words(label.as_bytes())[..per_label as usize].iter().map(|&p| (u64::from(p), owner)),
+                    ),
                 }
             }
         }
         match self.ties {
             Ties::IdBytes => sort_by_point_then_id(&mut tagged, nodes),
             Ties::ServerOrder => tagged.sort_unstable(),
+            Ties::LaterServer => tagged.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1))),
             Ties::ShortLabelFirst => tagged.sort_unstable_by(|a, b| {
                 let (x, y) = (&bases[a.1 as usize], &bases[b.1 as usize]);
                 a.0.cmp(&b.0).then(x.len().cmp(&y.len())).then(x.as_bytes().cmp(y.as_bytes()))
             }),
         }
         let (points, owners) = tagged.into_iter().unzip();
-        Ok(Continuum::new(points, owners, 32))
+        let bits = if matches!(self.share, Share::UhashringPlain(_)) { 64 } else { 32 };
+        let continuum = Continuum::new(points, owners, bits);
+        Ok(if self.strictly_above { continuum.strictly_above() } else { continuum })
     }
 
     /// Checks every weight and address; returns each node's label base and
@@ -305,27 +379,28 @@ impl Member {
     /// one of them would silently own nothing: `h` and `h:11211` (the default
     /// port is left out), or `[::1]:2` and the bare IPv6 host `::1:2` (both
     /// `::1:2-i`). Such a pair is an [`RingError::InvalidAddress`] naming both.
-    fn validate(self, nodes: &[Node]) -> Result<(Vec<String>, Vec<u64>), RingError> {
-        let rule = match self.zero {
-            ZeroWeight::Drains => WEIGHT_RULE,
-            ZeroWeight::ReadsAsOne => LIBMEMCACHED_WEIGHT_RULE,
-            ZeroWeight::Refused => TWEMPROXY_WEIGHT_RULE,
+    fn validate(self, nodes: &[Node]) -> Result<(Vec<String>, Vec<f64>), RingError> {
+        let rule = match (self.zero, self.label) {
+            (_, LabelForm::AsWritten) if self.strictly_above => UHASHRING_WEIGHT_RULE,
+            (ZeroWeight::Drains, _) => WEIGHT_RULE,
+            (ZeroWeight::ReadsAsOne, _) => LIBMEMCACHED_WEIGHT_RULE,
+            (ZeroWeight::Refused, _) => TWEMPROXY_WEIGHT_RULE,
         };
         let mut seen = std::collections::HashMap::new();
         let mut bases = Vec::with_capacity(nodes.len());
         let mut weights = Vec::with_capacity(nodes.len());
         for node in nodes {
             let weight = node.weight();
-            if weight.fract() != 0.0
-                || weight > f64::from(u32::MAX)
-                || (weight == 0.0 && self.zero == ZeroWeight::Refused)
-            {
+            let whole_breach = self.whole && (weight.fract() != 0.0 || weight > f64::from(u32::MAX));
+            if whole_breach || (weight == 0.0 && self.zero == ZeroWeight::Refused) {
                 return Err(RingError::InvalidWeight { id: node.id().to_owned(), weight, rule });
             }
-            weights.push(if weight == 0.0 && self.zero == ZeroWeight::ReadsAsOne { 1 } else { weight as u64 });
+            weights.push(if weight == 0.0 && self.zero == ZeroWeight::ReadsAsOne { 1.0 } else { weight });
             let base = self.label_base(node.id())?;
-            // libketama's point strings are the ids as written, and ids are unique.
-            if self.label != LabelForm::AsWritten
+            // libketama's point strings are the ids as written, and ids are
+            // unique; npm hashring lets two servers share labels (the earlier
+            // one then owns their points), and so does this.
+            if !matches!(self.label, LabelForm::AsWritten | LabelForm::HashringJs(_))
                 && let Some(first) = seen.insert(base.clone(), node.id())
             {
                 return Err(RingError::InvalidAddress {
@@ -339,17 +414,29 @@ impl Member {
     }
 
     /// Points per server, in node order (0 for a drained server).
-    fn counts(self, weights: &[u64]) -> Vec<u32> {
-        let live = weights.iter().filter(|&&w| w > 0).count() as f32;
-        let total = weights.iter().sum::<u64>() as f32;
+    fn counts(self, weights: &[f64]) -> Vec<u32> {
+        let live = weights.iter().filter(|&&w| w > 0.0).count() as f32;
+        let total = weights.iter().sum::<f64>() as f32;
+        let every = weights.len() as u128;
         weights
             .iter()
             .map(|&weight| {
-                if weight == 0 {
+                if weight == 0.0 {
                     return 0;
                 }
                 let pct = weight as f32 / total;
+                let cap = |points: u128| points.min(u128::from(u32::MAX)) as u32;
                 match self.share {
+                    Share::UhashringKetama(vnodes) => {
+                        let sum: u128 = weights.iter().map(|&w| w as u128).sum();
+                        cap(4 * (u128::from(vnodes) * every * weight as u128 / sum))
+                    }
+                    Share::UhashringPlain(vnodes) => cap(u128::from(vnodes) * weight as u128),
+                    Share::HashringJs { vnodes, replicas } => {
+                        let total: f64 = weights.iter().sum();
+                        let digests = (weight / total * f64::from(vnodes) * weights.len() as f64).floor();
+                        cap(u128::from(replicas) * digests.max(0.0) as u128)
+                    }
                     Share::PerServer(points) => points,
                     // floorf(pct * 40.0 * (float)numservers), the product
                     // taken in double and rounded to float by floorf.
@@ -371,6 +458,14 @@ impl Member {
         }
         if self.label == LabelForm::Twemproxy && id.starts_with('/') {
             return Ok(format!("{id}:"));
+        }
+        if let LabelForm::HashringJs(default_port) = self.label {
+            let (host, port) = id.split_once(':').unwrap_or((id, ""));
+            let port = port.split(':').next().unwrap_or("");
+            return Ok(match default_port {
+                Some(wanted) if js_number(port) == f64::from(wanted) => host.to_owned(),
+                _ => id.to_owned(),
+            });
         }
         let (host, port) = if self.unix_sockets && id.starts_with('/') { (id, 0) } else { host_port(id)? };
         Ok(match (self.label, port) {
@@ -399,6 +494,32 @@ pub(crate) fn check_libmemcached_hash(hash: KeyHash) -> Result<(), RingError> {
     Err(RingError::InvalidConfig {
         message: format!("key_hash {:?} does not apply to algorithm \"libmemcached\": {why}", hash.name()),
     })
+}
+
+/// JavaScript's `Number(text)` for the port strings npm hashring compares:
+/// surrounding whitespace ignored, the empty string 0, decimal (with
+/// fraction and exponent), `0x`/`0o`/`0b` integers and `Infinity`; anything
+/// else NaN.
+fn js_number(text: &str) -> f64 {
+    let text = text.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    if text.is_empty() {
+        return 0.0;
+    }
+    for (prefix, radix) in [("0x", 16), ("0X", 16), ("0o", 8), ("0O", 8), ("0b", 2), ("0B", 2)] {
+        if let Some(digits) = text.strip_prefix(prefix) {
+            return u64::from_str_radix(digits, radix).map_or(f64::NAN, |v| v as f64);
+        }
+    }
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if unsigned == "Infinity" {
+        return if text.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY };
+    }
+    let decimal =
+        unsigned.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'E' || b == b'+' || b == b'-');
+    if !decimal || unsigned.starts_with(['e', 'E']) {
+        return f64::NAN;
+    }
+    text.parse::<f64>().unwrap_or(f64::NAN)
 }
 
 /// Host and port of a libmemcached server id: `host:port`, `[ipv6]:port`,

@@ -39,6 +39,8 @@ struct Params {
     distribution: Option<Distribution>,
     /// `twemproxy` only.
     server_ids: Option<ServerIds>,
+    /// `hashring-js` only.
+    default_port: Option<u16>,
     key: KeyRule,
 }
 
@@ -53,6 +55,8 @@ enum KeyRule {
     Slot,
     /// twemproxy's: a named hash of the key or of its hash tag; 0 for an empty key.
     Twemproxy(KeyHash, Option<[u8; 2]>),
+    /// uhashring's: the top 64 bits of the key's 128-bit MD5, big-endian.
+    Md5High64,
 }
 
 /// Arguments of [`Params::resolve`], each `None` when not given.
@@ -65,6 +69,7 @@ struct Given {
     key_hash: Option<KeyHash>,
     server_ids: Option<ServerIds>,
     hash_tag: Option<String>,
+    default_port: Option<u16>,
 }
 
 impl Params {
@@ -73,9 +78,10 @@ impl Params {
     /// [`RingError::InvalidConfig`] naming a parameter the algorithm does not
     /// take, [`RingError::InvalidTableSize`] (checked against the node count later).
     fn resolve(algorithm: Algorithm, given: Given) -> Result<Params, RingError> {
-        let Given { vnodes, seed, table_size, distribution, key_hash, server_ids, hash_tag } = given;
+        let Given { vnodes, seed, table_size, distribution, key_hash, server_ids, hash_tag, default_port } = given;
         let (distribution_given, server_ids_given) = (distribution, server_ids);
         let named = matches!(algorithm, Algorithm::Libmemcached | Algorithm::Twemproxy);
+        let distributed = named || algorithm == Algorithm::HashringJs;
         let unused = |what: String| RingError::InvalidConfig {
             message: format!("{what} does not apply to algorithm {:?}", algorithm.name()),
         };
@@ -93,7 +99,15 @@ impl Params {
         if let Some(t) = table_size.filter(|_| algorithm != Algorithm::Maglev) {
             return Err(unused(format!("table_size ({t})")));
         }
-        if let Some(d) = distribution.filter(|_| !named) {
+        if let Some(port) = default_port.filter(|_| algorithm != Algorithm::HashringJs) {
+            return Err(unused(format!("default_port ({port})")));
+        }
+        if default_port == Some(0) {
+            return Err(RingError::InvalidConfig {
+                message: "default_port 0 is no port (npm hashring reads 0 as none); leave default_port out".into(),
+            });
+        }
+        if let Some(d) = distribution.filter(|_| !distributed) {
             return Err(unused(format!("distribution ({:?})", d.name())));
         }
         if let Some(h) = key_hash.filter(|_| !named) {
@@ -115,6 +129,17 @@ impl Params {
                 }
                 d => Some(d),
             },
+            Algorithm::HashringJs => match distribution.unwrap_or(Distribution::Ketama) {
+                d @ (Distribution::Ketama | Distribution::HashRing) => Some(d),
+                d => {
+                    return Err(RingError::InvalidConfig {
+                        message: format!(
+                            "distribution {:?} does not apply to algorithm \"hashring-js\": its compatibility is \"ketama\" (4 points per digest, the default) or \"hash_ring\" (3)",
+                            d.name()
+                        ),
+                    });
+                }
+            },
             _ => None,
         };
         let key = match algorithm {
@@ -122,6 +147,8 @@ impl Params {
             Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama => KeyRule::Named(KeyHash::Md5),
             Algorithm::Nginx => KeyRule::Named(KeyHash::Crc32a),
             Algorithm::Slots => KeyRule::Slot,
+            Algorithm::UhashringKetama | Algorithm::HashringJs => KeyRule::Named(KeyHash::Md5),
+            Algorithm::Uhashring => KeyRule::Md5High64,
             Algorithm::Libmemcached => {
                 let hash = key_hash.unwrap_or_else(|| distribution.expect("set above").default_key_hash());
                 crate::ketama::check_libmemcached_hash(hash)?;
@@ -135,7 +162,7 @@ impl Params {
                 KeyRule::Twemproxy(params.key_hash, params.hash_tag)
             }
         };
-        let vnodes = vnodes.unwrap_or(DEFAULT_VNODES);
+        let vnodes = vnodes.or(algorithm.default_vnodes()).unwrap_or(DEFAULT_VNODES);
         if vnodes == 0 {
             return Err(RingError::ZeroVnodes);
         }
@@ -143,7 +170,16 @@ impl Params {
             Algorithm::Maglev => table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE),
             _ => 0,
         };
-        Ok(Params { algorithm, vnodes, seed: seed.unwrap_or(DEFAULT_SEED), table_size, distribution, server_ids, key })
+        Ok(Params {
+            algorithm,
+            vnodes,
+            seed: seed.unwrap_or(DEFAULT_SEED),
+            table_size,
+            distribution,
+            server_ids,
+            default_port,
+            key,
+        })
     }
 }
 
@@ -168,6 +204,7 @@ pub struct RingBuilder {
     key_hash: Option<KeyHash>,
     server_ids: Option<ServerIds>,
     hash_tag: Option<String>,
+    default_port: Option<u16>,
     nodes: Vec<Node>,
     slot_ranges: Vec<(String, Vec<RangeInclusive<u16>>)>,
 }
@@ -237,6 +274,13 @@ impl RingBuilder {
         self
     }
 
+    /// npm hashring's `default port`: a server whose port equals it is
+    /// labelled by its host alone. Only [`Algorithm::HashringJs`] takes it.
+    pub fn default_port(mut self, port: u16) -> Self {
+        self.default_port = Some(port);
+        self
+    }
+
     /// Adds a node with the given id and weight and no zone.
     pub fn node(mut self, id: impl Into<String>, weight: f64) -> Self {
         self.nodes.push(Node::new(id, weight));
@@ -282,6 +326,7 @@ impl RingBuilder {
             key_hash: self.key_hash,
             server_ids: self.server_ids,
             hash_tag: self.hash_tag,
+            default_port: self.default_port,
         };
         let params = Params::resolve(self.algorithm, given)?;
         let source = if self.slot_ranges.is_empty() {
@@ -381,6 +426,12 @@ impl Ring {
                     d => Placement::Continuum(Member::libmemcached(d, key_hash, &nodes).build(&nodes)?),
                 }
             }
+            Algorithm::Uhashring => Placement::Continuum(Member::uhashring(false, params.vnodes).build(&nodes)?),
+            Algorithm::UhashringKetama => Placement::Continuum(Member::uhashring(true, params.vnodes).build(&nodes)?),
+            Algorithm::HashringJs => {
+                let replicas = if params.distribution == Some(Distribution::HashRing) { 3 } else { 4 };
+                Placement::Continuum(Member::hashring_js(params.vnodes, replicas, params.default_port).build(&nodes)?)
+            }
             Algorithm::Twemproxy => {
                 let KeyRule::Twemproxy(key_hash, hash_tag) = params.key else { unreachable!("twemproxy's key rule") };
                 let distribution = params.distribution.expect("twemproxy has a distribution");
@@ -464,6 +515,11 @@ impl Ring {
     /// [`Algorithm::Twemproxy`] only.
     pub fn distribution(&self) -> Option<Distribution> {
         self.params.distribution
+    }
+
+    /// npm hashring's `default port`: `Some` for an [`Algorithm::HashringJs`] ring that has one.
+    pub fn default_port(&self) -> Option<u16> {
+        self.params.default_port
     }
 
     /// What node ids are: `Some` for [`Algorithm::Twemproxy`] only.
@@ -555,6 +611,7 @@ impl Ring {
             KeyRule::Named(hash) => u64::from(hash.hash(key)),
             KeyRule::Twemproxy(hash, tag) => u64::from(twemproxy::key_hash(hash, tag, key)),
             KeyRule::Slot => u64::from(slots::key_slot(key)),
+            KeyRule::Md5High64 => crate::hash::md5_high64(key),
             KeyRule::Xxh3 => hash_key(key, self.params.seed),
         }
     }

@@ -15,6 +15,7 @@ fn config(nodes: &[(&str, f64, NodeState)]) -> RingConfig {
         key_hash: None,
         server_ids: None,
         hash_tag: None,
+        default_port: None,
         nodes: nodes
             .iter()
             .map(|&(id, weight, state)| NodeConfig {

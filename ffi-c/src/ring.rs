@@ -118,6 +118,8 @@ pub const RING_OPTION_KEY_HASH: u32 = 16;
 pub const RING_OPTION_SERVER_IDS: u32 = 32;
 /// `ring_options_t.fields` bit: `hash_tag` is given.
 pub const RING_OPTION_HASH_TAG: u32 = 64;
+/// `ring_options_t.fields` bit: `default_port` is given.
+pub const RING_OPTION_DEFAULT_PORT: u32 = 128;
 /// Every bit `ring_options_t.fields` defines.
 const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_SEED
@@ -125,7 +127,8 @@ const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_DISTRIBUTION
     | RING_OPTION_KEY_HASH
     | RING_OPTION_SERVER_IDS
-    | RING_OPTION_HASH_TAG;
+    | RING_OPTION_HASH_TAG
+    | RING_OPTION_DEFAULT_PORT;
 
 /// Algorithm and parameters for `ring_new_with_options`. A parameter counts
 /// only when its bit is set in `fields`; a parameter left out gets its
@@ -145,7 +148,7 @@ pub struct ring_options_t {
     /// Which parameters are given: a bitwise OR of `RING_OPTION_VNODES`,
     /// `RING_OPTION_SEED`, `RING_OPTION_TABLE_SIZE`,
     /// `RING_OPTION_DISTRIBUTION`, `RING_OPTION_KEY_HASH`, `RING_OPTION_SERVER_IDS`
-    /// and `RING_OPTION_HASH_TAG` (0: none, all
+    /// `RING_OPTION_HASH_TAG` and `RING_OPTION_DEFAULT_PORT` (0: none, all
     /// defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
     /// only when its bit is set, so a program built against an older header
     /// (a shorter struct, without the last fields) stays valid.
@@ -183,6 +186,9 @@ pub struct ring_options_t {
     /// NUL-terminated two-byte hash tag such as `"{}"`, `twemproxy` only;
     /// read when `RING_OPTION_HASH_TAG` is set.
     pub hash_tag: *const c_char,
+    /// npm hashring's `default port`, 1-65535, `hashring-js` only; read when
+    /// `RING_OPTION_DEFAULT_PORT` is set.
+    pub default_port: u32,
 }
 
 /// Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
@@ -230,7 +236,8 @@ pub unsafe extern "C" fn ring_new_with_options(
                     format_args!(
                         "`options.fields` has unknown bits {unknown:#x} (defined: RING_OPTION_VNODES 0x1, \
                          RING_OPTION_SEED 0x2, RING_OPTION_TABLE_SIZE 0x4, RING_OPTION_DISTRIBUTION 0x8, \
-                         RING_OPTION_KEY_HASH 0x10, RING_OPTION_SERVER_IDS 0x20, RING_OPTION_HASH_TAG 0x40)"
+                         RING_OPTION_KEY_HASH 0x10, RING_OPTION_SERVER_IDS 0x20, RING_OPTION_HASH_TAG 0x40, \
+                         RING_OPTION_DEFAULT_PORT 0x80)"
                     ),
                 ));
             }
@@ -285,6 +292,14 @@ pub unsafe extern "C" fn ring_new_with_options(
                     fail(RING_NULL_ARGUMENT, format_args!("`options.hash_tag` is NULL but RING_OPTION_HASH_TAG is set"))
                 })?;
                 builder = builder.hash_tag(tag);
+            }
+            if fields & RING_OPTION_DEFAULT_PORT != 0 {
+                // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
+                let port = unsafe { (*options).default_port };
+                let port = u16::try_from(port).map_err(|_| {
+                    fail(RING_INVALID_CONFIG, format_args!("`options.default_port` {port} is not a port (1-65535)"))
+                })?;
+                builder = builder.default_port(port);
             }
         }
         hand_out(builder.build().map_err(core_error)?, out_ring);

@@ -215,7 +215,7 @@ int main(void) {
     CHECK(last_error_has("0x300"), "names the unknown bits: %s", ring_last_error());
     CHECK(RING_OPTION_VNODES == 1 && RING_OPTION_SEED == 2 && RING_OPTION_TABLE_SIZE == 4, "bit values are fixed");
     CHECK(RING_OPTION_DISTRIBUTION == 8 && RING_OPTION_KEY_HASH == 16 && RING_OPTION_SERVER_IDS == 32 &&
-              RING_OPTION_HASH_TAG == 64,
+              RING_OPTION_HASH_TAG == 64 && RING_OPTION_DEFAULT_PORT == 128,
           "bit values are fixed");
     /* A set bit with a NULL string is a NULL argument, naming the field. */
     defaults.algorithm = "twemproxy";

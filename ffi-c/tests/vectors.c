@@ -95,6 +95,11 @@ static void run_case(json_t *c) {
             options.fields |= RING_OPTION_HASH_TAG;
             options.hash_tag = json_string_value(hash_tag);
         }
+        json_t *default_port = json_object_get(config, "default_port");
+        if (default_port) {
+            options.fields |= RING_OPTION_DEFAULT_PORT;
+            options.default_port = (uint32_t)json_integer_value(default_port);
+        }
         rc = ring_new_with_options(ids, lens, weights, zones, zone_lens, count, &options, &ring);
         CHECK(rc == RING_OK, "%s: ring_new_with_options -> %u (%s)", name, rc, ring_last_error());
     }

@@ -36,8 +36,9 @@ use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use ring::ring_result::{self, *};
 use ring::{
-    RING_OPTION_DISTRIBUTION, RING_OPTION_HASH_TAG, RING_OPTION_SERVER_IDS, RING_OPTION_KEY_HASH, RING_OPTION_SEED,
-    RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES, ring_diff_t, ring_options_t, ring_t, ring_tracker_t,
+    RING_OPTION_DEFAULT_PORT, RING_OPTION_DISTRIBUTION, RING_OPTION_HASH_TAG, RING_OPTION_KEY_HASH, RING_OPTION_SEED,
+    RING_OPTION_SERVER_IDS, RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES, ring_diff_t, ring_options_t, ring_t,
+    ring_tracker_t,
 };
 use shardring::{
     Algorithm, Distribution, KeyHash, Node, NodeConfig, PLACEMENT_FORMAT, Ring, RingConfig, RingDiff, RingError,
@@ -57,7 +58,8 @@ const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_DISTRIBUTION
     | RING_OPTION_KEY_HASH
     | RING_OPTION_SERVER_IDS
-    | RING_OPTION_HASH_TAG;
+    | RING_OPTION_HASH_TAG
+    | RING_OPTION_DEFAULT_PORT;
 /// The libmemcached parameters every input passes when their bits are set.
 const DISTRIBUTION: &CStr = c"consistent_ketama";
 const KEY_HASH: &CStr = c"fnv1a_32";
@@ -108,7 +110,7 @@ const WEIGHTS: [f64; 20] = [
     100.0,
 ];
 
-const ALGORITHMS: [&str; 13] = [
+const ALGORITHMS: [&str; 16] = [
     "ring",
     "ketama",
     "ketama-spy",
@@ -120,6 +122,9 @@ const ALGORITHMS: [&str; 13] = [
     "slots",
     "libmemcached",
     "twemproxy",
+    "uhashring",
+    "uhashring-ketama",
+    "hashring-js",
     "Ring",
     "",
 ];
@@ -962,6 +967,9 @@ impl World {
             if given(RING_OPTION_HASH_TAG) {
                 builder = builder.hash_tag("{}");
             }
+            if given(RING_OPTION_DEFAULT_PORT) {
+                builder = builder.default_port(11211);
+            }
         }
         // Skip valid but slow rings (before calling C, which would build them too).
         let config = RingConfig {
@@ -974,6 +982,7 @@ impl World {
             key_hash: given(RING_OPTION_KEY_HASH).then_some(KeyHash::Fnv1a_32),
             server_ids: given(RING_OPTION_SERVER_IDS).then_some(ServerIds::Label),
             hash_tag: given(RING_OPTION_HASH_TAG).then(|| "{}".to_owned()),
+            default_port: given(RING_OPTION_DEFAULT_PORT).then_some(11211),
             nodes: nodes
                 .iter()
                 .map(|n| NodeConfig {
@@ -1005,6 +1014,7 @@ impl World {
             key_hash: KEY_HASH.as_ptr(),
             server_ids: IDS_OPTION.as_ptr(),
             hash_tag: HASH_TAG.as_ptr(),
+            default_port: 11211,
         };
         let mut out: *mut ring_t = ptr::null_mut();
         let out_ptr: *mut *mut ring_t = if out_null { ptr::null_mut() } else { &mut out };

@@ -176,9 +176,22 @@ struct Setup {
 
 impl Setup {
     fn from_input(input: &Input<'_>) -> Setup {
-        // `libmemcached` is left out: its oracle is the real libmemcached
-        // (py/tests/test_peer_libmemcached.py), not a model here.
-        let modelled: Vec<Algorithm> = Algorithm::ALL.into_iter().filter(|&a| a != Algorithm::Libmemcached).collect();
+        // The peer modes are left out: their oracles are the real peers
+        // (libmemcached, nutcracker, uhashring, npm hashring; py/tests/test_peer_*.py
+        // and node/__test__/peer.test.mjs), not a model here.
+        let modelled: Vec<Algorithm> = Algorithm::ALL
+            .into_iter()
+            .filter(|&a| {
+                !matches!(
+                    a,
+                    Algorithm::Libmemcached
+                        | Algorithm::Twemproxy
+                        | Algorithm::Uhashring
+                        | Algorithm::UhashringKetama
+                        | Algorithm::HashringJs
+                )
+            })
+            .collect();
         let algorithm = modelled[usize::from(input.algorithm) % modelled.len()];
         // Small primes keep Maglev tables cheap; 7 is below the node count
         // from 8 nodes on (InvalidTableSize); 65,537 is the default.

@@ -59,6 +59,12 @@ pub fn build_work(config: &RingConfig) -> u64 {
             (rounds * live as f64).min(u64::MAX as f64) as u64 + size
         }
         Algorithm::Slots => 16_384 + n,
+        // uhashring: vnodes x weight points per node; its ketama and npm hashring: about vnodes x 4 per node.
+        Algorithm::Uhashring | Algorithm::UhashringKetama | Algorithm::HashringJs => {
+            let vnodes = f64::from(config.vnodes.unwrap_or(160));
+            let total: f64 = weights.iter().map(|&w| vnodes * w.max(1.0) * 4.0).sum();
+            if total > MAX_POINTS as f64 { n } else { total as u64 + n }
+        }
         _ => n,
     }
 }

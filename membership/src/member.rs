@@ -353,6 +353,7 @@ impl Admin {
             key_hash: params.key_hash,
             server_ids: params.server_ids,
             hash_tag: params.hash_tag.clone(),
+            default_port: params.default_port,
             nodes: Vec::new(),
         };
         probe.build().map_err(|error| MembershipError::Record { key: key.clone(), error })?;

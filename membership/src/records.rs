@@ -127,6 +127,9 @@ pub struct ParamsRecord {
     /// twemproxy's `hash_tag` (`twemproxy` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash_tag: Option<String>,
+    /// npm hashring's `default port` (`hashring-js` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_port: Option<u16>,
 }
 
 impl Default for ParamsRecord {
@@ -141,6 +144,7 @@ impl Default for ParamsRecord {
             key_hash: None,
             server_ids: None,
             hash_tag: None,
+            default_port: None,
         }
     }
 }
@@ -349,6 +353,7 @@ impl Records {
             key_hash: self.params.key_hash,
             server_ids: self.params.server_ids,
             hash_tag: self.params.hash_tag.clone(),
+            default_port: self.params.default_port,
             nodes: self
                 .members
                 .iter()

@@ -22,6 +22,7 @@ function build(config, configText) {
   if (config.key_hash !== undefined) options.keyHash = config.key_hash
   if (config.server_ids !== undefined) options.serverIds = config.server_ids
   if (config.hash_tag !== undefined) options.hashTag = config.hash_tag
+  if (config.default_port !== undefined) options.defaultPort = config.default_port
   return new Ring(config.nodes, options)
 }
 

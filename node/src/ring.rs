@@ -49,7 +49,7 @@ pub struct RingOptions {
     /// libmemcached places keys; weight 0 is read as 1) or `"twemproxy"`
     /// (exactly as nutcracker places keys; weights >= 1). See core/SPEC.md.
     #[napi(
-        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy'"
+        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'uhashring-ketama' | 'hashring-js'"
     )]
     pub algorithm: Option<String>,
     /// Points per unit of weight (integer >= 1); default 160. `"ring"` only.
@@ -65,7 +65,7 @@ pub struct RingOptions {
     /// `"consistent_ketama"`) and `"twemproxy"` (`"ketama"`, the default, or
     /// `"modula"`) only.
     #[napi(
-        ts_type = "'modula' | 'ketama' | 'consistent_ketama' | 'consistent_weighted' | 'consistent_ketama_spy' | 'consistent_ketama_spy_weighted'"
+        ts_type = "'modula' | 'ketama' | 'hash_ring' | 'consistent_ketama' | 'consistent_weighted' | 'consistent_ketama_spy' | 'consistent_ketama_spy_weighted'"
     )]
     pub distribution: Option<String>,
     /// Key hash: `"libmemcached"` (default `"md5"` for the weighted
@@ -82,6 +82,8 @@ pub struct RingOptions {
     pub server_ids: Option<String>,
     /// twemproxy's `hash_tag`: two characters such as `"{}"`. `"twemproxy"` only.
     pub hash_tag: Option<String>,
+    /// npm hashring's `default port` (1-65535). `"hashring-js"` only.
+    pub default_port: Option<f64>,
 }
 
 /// A node argument: an id string, or a `{ id, weight, zone }` object read by
@@ -158,7 +160,7 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
         env,
         options,
         "option",
-        &["algorithm", "vnodes", "seed", "tableSize", "distribution", "keyHash", "serverIds", "hashTag"],
+        &["algorithm", "vnodes", "seed", "tableSize", "distribution", "keyHash", "serverIds", "hashTag", "defaultPort"],
     )?;
     if let Some(name) = fields.get("algorithm")? {
         builder = builder.algorithm(text(env, name, "algorithm")?.parse().map_err(|e| throw(env, e))?);
@@ -183,6 +185,9 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
     }
     if let Some(tag) = fields.get("hashTag")? {
         builder = builder.hash_tag(text(env, tag, "hashTag")?);
+    }
+    if let Some(port) = fields.get("defaultPort")? {
+        builder = builder.default_port(whole(env, port, "defaultPort", f64::from(u16::MAX))? as u16);
     }
     Ok(builder)
 }
@@ -341,6 +346,12 @@ impl Ring {
     #[napi(getter)]
     pub fn server_ids(&self) -> Option<&'static str> {
         self.current().server_ids().map(shardring::ServerIds::name)
+    }
+
+    /// npm hashring's default port (`"hashring-js"` only, when set; `null` otherwise).
+    #[napi(getter)]
+    pub fn default_port(&self) -> Option<u32> {
+        self.current().default_port().map(u32::from)
     }
 
     /// twemproxy's hash tag (`"twemproxy"` only, when set; `null` otherwise).

@@ -44,7 +44,7 @@ impl Snapshot {
     }
 }
 
-/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=...)
+/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=...)
 ///
 /// A consistent-hash ring (placement format 1, core/SPEC.md).
 ///
@@ -69,7 +69,10 @@ impl Snapshot {
 /// one_at_a_time); "twemproxy": its hash: values (default "fnv1a_64").
 /// server_ids: "twemproxy" only: "address" (default; ids are host:port) or "label"
 /// (ids are server names, used literally). hash_tag: "twemproxy" only, two
-/// characters such as "{}".
+/// characters such as "{}". "uhashring", "uhashring-ketama" and
+/// "hashring-js" (to move off those libraries without emptying caches) take
+/// vnodes (defaults 160, 40 and 40); "hashring-js" also distribution
+/// ("ketama", its default compatibility, or "hash_ring") and default_port.
 /// Leave a parameter out for its default: None is not a value, and a bool is
 /// not a number (both raise TypeError).
 ///
@@ -192,9 +195,9 @@ impl PyRing {
         signature = (
             nodes, *, algorithm = Argument::Absent, vnodes = Argument::Absent, seed = Argument::Absent,
             table_size = Argument::Absent, distribution = Argument::Absent, key_hash = Argument::Absent,
-            server_ids = Argument::Absent, hash_tag = Argument::Absent
+            server_ids = Argument::Absent, hash_tag = Argument::Absent, default_port = Argument::Absent
         ),
-        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=...)"
+        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=...)"
     )]
     #[allow(clippy::too_many_arguments, reason = "one argument per keyword of the Python constructor")]
     fn new(
@@ -208,11 +211,13 @@ impl PyRing {
         key_hash: Argument<'_>,
         server_ids: Argument<'_>,
         hash_tag: Argument<'_>,
+        default_port: Argument<'_>,
     ) -> PyResult<PyRing> {
         let u32_max = u64::from(u32::MAX);
         let vnodes = vnodes.map(|v| whole_argument(v, "vnodes", u32_max))?;
         let seed = seed.map(|s| whole_argument(s, "seed", u64::MAX))?;
         let table_size = table_size.map(|t| whole_argument(t, "table_size", u32_max))?;
+        let default_port = default_port.map(|p| whole_argument(p, "default_port", u64::from(u16::MAX)))?;
         let algorithm = algorithm.map(|a| Ok(text_argument(a, "algorithm")?.parse::<Algorithm>()))?;
         let distribution = distribution.map(|d| Ok(text_argument(d, "distribution")?.parse::<Distribution>()))?;
         let key_hash = key_hash.map(|h| Ok(text_argument(h, "key_hash")?.parse::<KeyHash>()))?;
@@ -244,6 +249,9 @@ impl PyRing {
         }
         if let Some(tag) = hash_tag {
             builder = builder.hash_tag(tag);
+        }
+        if let Some(port) = default_port {
+            builder = builder.default_port(port as u16);
         }
         let ring = py.detach(|| builder.build()).map_err(to_py_err)?;
         Ok(PyRing::from_ring(py, ring))
@@ -300,6 +308,12 @@ impl PyRing {
     #[getter]
     fn server_ids(&self) -> Option<&'static str> {
         self.current.load().ring.server_ids().map(ServerIds::name)
+    }
+
+    /// npm hashring's default port ("hashring-js" only, when set; None otherwise).
+    #[getter]
+    fn default_port(&self) -> Option<u16> {
+        self.current.load().ring.default_port()
     }
 
     /// twemproxy's hash tag ("twemproxy" only, when set; None otherwise).
@@ -507,6 +521,7 @@ impl PyRing {
             ring.distribution().and(ring.named_key_hash()).map(|h| format!("key_hash='{h}'")),
             ring.server_ids().map(|i| format!("server_ids='{}'", i.name())),
             ring.hash_tag().map(|t| format!("hash_tag={t:?}")),
+            ring.default_port().map(|p| format!("default_port={p}")),
         ];
         let parameters: String = parameters.into_iter().flatten().map(|p| format!(", {p}")).collect();
         Ok(format!(

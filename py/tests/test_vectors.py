@@ -21,7 +21,7 @@ def build(config):
     if any("slots" in n for n in config["nodes"]):
         return shardring.Ring.from_json(json.dumps(config))
     nodes = [shardring.Node(n["id"], n["weight"], n.get("zone")) for n in config["nodes"]]
-    options = {k: config[k] for k in ("algorithm", "vnodes", "seed", "table_size", "distribution", "key_hash", "server_ids", "hash_tag") if k in config}
+    options = {k: config[k] for k in ("algorithm", "vnodes", "seed", "table_size", "distribution", "key_hash", "server_ids", "hash_tag", "default_port") if k in config}
     return shardring.Ring(nodes, **options)
 
 

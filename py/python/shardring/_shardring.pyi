@@ -13,9 +13,9 @@ from ._node import Node
 _Key = Union[str, bytes, bytearray, memoryview]
 _NodeLike = Union[str, Node]
 _Algorithm = Literal["ring", "ketama", "ketama-spy", "libketama", "nginx", "jump", "rendezvous", "maglev", "slots", "libmemcached",
-                     "twemproxy"]
+                     "twemproxy", "uhashring", "uhashring-ketama", "hashring-js"]
 _Distribution = Literal[
-    "modula", "ketama", "consistent_ketama", "consistent_weighted", "consistent_ketama_spy", "consistent_ketama_spy_weighted"
+    "modula", "ketama", "hash_ring", "consistent_ketama", "consistent_weighted", "consistent_ketama_spy", "consistent_ketama_spy_weighted"
 ]
 _KeyHash = Literal[
     "one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64", "fnv1_32", "fnv1a_32", "hsieh",
@@ -77,7 +77,10 @@ class Ring:
     the distribution and key hash the peer is configured with (libmemcached:
     "consistent_ketama"; md5 for the weighted distributions, else
     one_at_a_time; twemproxy: "ketama", "fnv1a_64"). ``server_ids`` ("address" or
-    "label") and ``hash_tag`` (two characters): "twemproxy" only. Leave a parameter out for its default: None is not a value and a bool is
+    "label") and ``hash_tag`` (two characters): "twemproxy" only. The
+    migration modes "uhashring", "uhashring-ketama" and "hashring-js" place
+    exactly as those libraries do; "hashring-js" takes ``distribution``
+    ("ketama" or "hash_ring") and ``default_port``. Leave a parameter out for its default: None is not a value and a bool is
     not a number (TypeError).
 
     Keys are str (hashed as UTF-8) or bytes-like. Lookups read one whole
@@ -100,6 +103,7 @@ class Ring:
         key_hash: _KeyHash = ...,
         server_ids: Literal["address", "label"] = ...,
         hash_tag: str = ...,
+        default_port: int = ...,
     ) -> Ring: ...
     @staticmethod
     def from_json(config: str) -> Ring:
@@ -124,6 +128,9 @@ class Ring:
     @property
     def server_ids(self) -> str | None:
         """What node ids are, "address" or "label" ("twemproxy" only; None otherwise)."""
+    @property
+    def default_port(self) -> int | None:
+        """npm hashring's default port ("hashring-js" only, when set; None otherwise)."""
     @property
     def hash_tag(self) -> str | None:
         """twemproxy's hash tag ("twemproxy" only, when set; None otherwise)."""
