@@ -563,7 +563,8 @@ mod tests {
     use super::*;
 
     fn digests(member: Member, weights: &[u64]) -> Vec<u32> {
-        member.counts(weights).into_iter().map(|c| c / 4).collect()
+        let weights: Vec<f64> = weights.iter().map(|&w| w as f64).collect();
+        member.counts(&weights).into_iter().map(|c| c / 4).collect()
     }
 
     #[test]
