@@ -71,6 +71,13 @@ fn continuum_on(c: &mut Criterion, name: &str, keys: &[[u8; 30]]) {
     // pingora-ketama places keys as nginx does: the same points as our nginx mode.
     let nginx = ring(Algorithm::Nginx);
     bench(&mut group, "shardring nginx", keys, |k| nginx.get_index(k).unwrap());
+    // The peer modes of libmemcached (plain ketama: 100 points per server,
+    // one-at-a-time keys) and twemproxy (fnv1a_64 keys), on the same servers.
+    let nodes = || addresses().into_iter().map(|a| Node::new(a.to_string(), 1.0));
+    let libmemcached = Ring::builder().algorithm(Algorithm::Libmemcached).nodes(nodes()).build().unwrap();
+    bench(&mut group, "shardring libmemcached", keys, |k| libmemcached.get_index(k).unwrap());
+    let twemproxy = Ring::builder().algorithm(Algorithm::Twemproxy).nodes(nodes()).build().unwrap();
+    bench(&mut group, "shardring twemproxy", keys, |k| twemproxy.get_index(k).unwrap());
     let buckets: Vec<pingora_ketama::Bucket> =
         addresses().into_iter().map(|a| pingora_ketama::Bucket::new(a, 1)).collect();
     let pingora = pingora_ketama::Continuum::new(&buckets);
