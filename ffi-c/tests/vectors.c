@@ -71,6 +71,10 @@ static void run_case(json_t *c) {
             options.fields |= RING_OPTION_SEED;
             options.seed = seed;
         }
+        if (json_object_get(config, "vnodes")) {
+            options.fields |= RING_OPTION_VNODES;
+            options.vnodes = vnodes;
+        }
         if (table_size) {
             options.fields |= RING_OPTION_TABLE_SIZE;
             options.table_size = (uint32_t)json_integer_value(table_size);

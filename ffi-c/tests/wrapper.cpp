@@ -77,6 +77,11 @@ static void run_vector(json_t *c) {
     if (json_t *v = json_object_get(config, "vnodes")) options.vnodes = (uint32_t)json_integer_value(v);
     if (json_t *v = json_object_get(config, "seed")) options.seed = (uint64_t)json_integer_value(v);
     if (json_t *v = json_object_get(config, "table_size")) options.table_size = (uint32_t)json_integer_value(v);
+    if (json_t *v = json_object_get(config, "distribution")) options.distribution = text(v);
+    if (json_t *v = json_object_get(config, "key_hash")) options.key_hash = text(v);
+    if (json_t *v = json_object_get(config, "server_ids")) options.server_ids = text(v);
+    if (json_t *v = json_object_get(config, "hash_tag")) options.hash_tag = text(v);
+    if (json_t *v = json_object_get(config, "default_port")) options.default_port = (uint16_t)json_integer_value(v);
     // Listed slot ranges exist only in configs.
     shardring::Ring ring = listed_slots ? from_json : shardring::Ring(nodes, options);
     if (algorithm == "ring") {
