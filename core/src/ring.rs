@@ -938,9 +938,9 @@ impl Ring {
     /// `ring` algorithm only keys that the new node now owns move, and its
     /// points are merged into the sorted points (O(P + k log k) for P points
     /// and k new ones), not rebuilt. The other algorithms rebuild, with the
-    /// movement each promises (`slots` moves only the slots the new node
-    /// takes; the ketama modes move about the new node's share, as their
-    /// peers do).
+    /// movement each promises (`slots` moves the slots `redis-cli --cluster
+    /// rebalance --cluster-use-empty-masters` would; the ketama modes move
+    /// about the new node's share, as their peers do).
     ///
     /// Errors: [`RingError::DuplicateId`] when the id is taken, the errors
     /// of [`RingBuilder::build`].
@@ -988,7 +988,8 @@ impl Ring {
     /// A new ring with node `id` at `weight`. On the `ring` algorithm its
     /// points become `0..round(vnodes * weight)`, so raising the weight only
     /// moves keys to it and lowering it only moves keys away from it (costs
-    /// O(P + k log k)); `rendezvous` and `slots` keep the same promise.
+    /// O(P + k log k)); `rendezvous` keeps the same promise, and `slots`
+    /// moves what `redis-cli --cluster rebalance` would.
     ///
     /// Errors: [`RingError::UnknownNode`], [`RingError::InvalidWeight`]
     /// (including weights the algorithm cannot express),

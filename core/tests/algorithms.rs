@@ -124,11 +124,12 @@ proptest! {
     }
 
     /// Rendezvous, Maglev-free promises: adding, removing or re-weighting one
-    /// node moves keys only to or from that node (rendezvous and slots
-    /// exactly; jump when appending or removing the last node).
+    /// node moves keys only to or from that node (rendezvous exactly; jump
+    /// when appending or removing the last node). `slots` rebalances as
+    /// redis-cli does instead, which promises less: `slots_rebalance_as_redis_cli_does`.
     #[test]
     fn minimal_disruption_where_promised(
-        algorithm in prop::sample::select(vec![Algorithm::Rendezvous, Algorithm::Slots, Algorithm::Jump, Algorithm::Nginx]),
+        algorithm in prop::sample::select(vec![Algorithm::Rendezvous, Algorithm::Jump, Algorithm::Nginx]),
         nodes in nodes_for(Algorithm::Ring), weight in 1..WEIGHTS.len(), keys in keys(),
     ) {
         let nodes: Vec<Node> = if algorithm == Algorithm::Jump {
@@ -143,16 +144,7 @@ proptest! {
             prop_assert!(*old == new || new == "newcomer", "{} moved to {}", old, new);
         }
         let removed = added.without_node("newcomer").unwrap();
-        if algorithm == Algorithm::Slots {
-            // Slot rebalancing depends on history (as in Redis): the
-            // newcomer's slots go to nodes below target, not necessarily
-            // back to their donors; only its keys move.
-            for ((old, new), was) in owners(&added, &keys).iter().zip(owners(&removed, &keys)).zip(owners(&before, &keys)) {
-                prop_assert!(*old == new || old == "newcomer", "{} moved to {} (before: {})", old, new, was);
-            }
-        } else {
-            prop_assert_eq!(owners(&removed, &keys), owners(&before, &keys));
-        }
+        prop_assert_eq!(owners(&removed, &keys), owners(&before, &keys));
         if algorithm != Algorithm::Jump {
             let id = nodes[0].id();
             let reweighted = before.with_weight(id, nodes[0].weight() + 1.0).unwrap();
