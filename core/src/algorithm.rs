@@ -8,6 +8,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::RingError;
+use crate::hash::KeyHash;
+use crate::ketama::Distribution;
 
 /// Placement algorithm of a ring. Every algorithm answers the same calls
 /// (`get`, `get_n`, derivations, ownership, diff); they differ in how keys
@@ -166,6 +168,28 @@ impl Algorithm {
                 | Algorithm::UhashringKetama
                 | Algorithm::HashringJs
         )
+    }
+
+    /// The distribution used when a config gives none, for the algorithms
+    /// that take one: `consistent_ketama` (libmemcached), `ketama`
+    /// (twemproxy; npm hashring's default compatibility).
+    pub fn default_distribution(self) -> Option<Distribution> {
+        match self {
+            Algorithm::Libmemcached => Some(Distribution::ConsistentKetama),
+            Algorithm::Twemproxy | Algorithm::HashringJs => Some(Distribution::Ketama),
+            _ => None,
+        }
+    }
+
+    /// The key hash used when a config gives none, for the algorithms that
+    /// take one: libmemcached's depends on the distribution
+    /// ([`Distribution::default_key_hash`]), twemproxy's is `fnv1a_64`.
+    pub fn default_key_hash(self, distribution: Distribution) -> Option<KeyHash> {
+        match self {
+            Algorithm::Libmemcached => Some(distribution.default_key_hash()),
+            Algorithm::Twemproxy => Some(KeyHash::Fnv1a_64),
+            _ => None,
+        }
     }
 
     /// Whether a node of weight 0 owns no keys. True except under `jump`

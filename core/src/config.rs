@@ -9,7 +9,7 @@ use crate::ketama::Distribution;
 use crate::node::Node;
 use crate::ring::Ring;
 use crate::transition::NodeState;
-use crate::twemproxy::{self, ServerIds};
+use crate::twemproxy::ServerIds;
 use crate::{maglev, slots};
 
 /// The placement format this build implements (see `core/SPEC.md`).
@@ -293,18 +293,19 @@ impl RingConfig {
         if self.algorithm == Algorithm::Maglev {
             bytes.extend_from_slice(&self.table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE).to_le_bytes());
         }
-        if self.algorithm == Algorithm::Libmemcached {
-            let distribution = self.distribution.unwrap_or(Distribution::ConsistentKetama);
+        // The peers' parameters, defaults filled in; each algorithm writes
+        // the ones it takes, in this order.
+        if let Some(default) = self.algorithm.default_distribution() {
+            let distribution = self.distribution.unwrap_or(default);
             put_str(&mut bytes, distribution.name());
-            put_str(&mut bytes, self.key_hash.unwrap_or(distribution.default_key_hash()).name());
+            if let Some(default) = self.algorithm.default_key_hash(distribution) {
+                put_str(&mut bytes, self.key_hash.unwrap_or(default).name());
+            }
         }
         if self.algorithm == Algorithm::HashringJs {
-            put_str(&mut bytes, self.distribution.unwrap_or(Distribution::Ketama).name());
             bytes.extend_from_slice(&u32::from(self.default_port.unwrap_or(0)).to_le_bytes());
         }
         if self.algorithm == Algorithm::Twemproxy {
-            put_str(&mut bytes, self.distribution.unwrap_or(Distribution::Ketama).name());
-            put_str(&mut bytes, self.key_hash.unwrap_or(twemproxy::DEFAULT_KEY_HASH).name());
             put_str(&mut bytes, self.server_ids.unwrap_or_default().name());
             put_str(&mut bytes, self.hash_tag.as_deref().unwrap_or(""));
         }

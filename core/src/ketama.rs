@@ -320,9 +320,10 @@ impl Member {
         }
     }
 
-    /// Checks weights and addresses as [`Member::build`] does, building nothing.
-    pub(crate) fn check(self, nodes: &[Node]) -> Result<(), RingError> {
-        self.validate(nodes).map(drop)
+    /// Checks weights and addresses as [`Member::build`] does, building
+    /// nothing; returns each node's label base, in node order.
+    pub(crate) fn check(self, nodes: &[Node]) -> Result<Vec<String>, RingError> {
+        self.validate(nodes).map(|(bases, _)| bases)
     }
 
     /// The continuum of this member over `nodes`.
@@ -416,8 +417,10 @@ impl Member {
     /// Points per server, in node order (0 for a drained server).
     fn counts(self, weights: &[f64]) -> Vec<u32> {
         let live = weights.iter().filter(|&&w| w > 0.0).count() as f32;
-        let total = weights.iter().sum::<f64>() as f32;
+        let exact_total: f64 = weights.iter().sum();
+        let total = exact_total as f32;
         let every = weights.len() as u128;
+        let whole_total: u128 = weights.iter().map(|&w| w as u128).sum();
         weights
             .iter()
             .map(|&weight| {
@@ -428,13 +431,11 @@ impl Member {
                 let cap = |points: u128| points.min(u128::from(u32::MAX)) as u32;
                 match self.share {
                     Share::UhashringKetama(vnodes) => {
-                        let sum: u128 = weights.iter().map(|&w| w as u128).sum();
-                        cap(4 * (u128::from(vnodes) * every * weight as u128 / sum))
+                        cap(4 * (u128::from(vnodes) * every * weight as u128 / whole_total))
                     }
                     Share::UhashringPlain(vnodes) => cap(u128::from(vnodes) * weight as u128),
                     Share::HashringJs { vnodes, replicas } => {
-                        let total: f64 = weights.iter().sum();
-                        let digests = (weight / total * f64::from(vnodes) * weights.len() as f64).floor();
+                        let digests = (weight / exact_total * f64::from(vnodes) * weights.len() as f64).floor();
                         cap(u128::from(replicas) * digests.max(0.0) as u128)
                     }
                     Share::PerServer(points) => points,

@@ -121,7 +121,7 @@ impl Params {
         }
         let mut server_ids = None;
         let mut distribution = match algorithm {
-            Algorithm::Libmemcached => match distribution.unwrap_or(Distribution::ConsistentKetama) {
+            Algorithm::Libmemcached => match distribution.or(algorithm.default_distribution()).expect("it has one") {
                 Distribution::Ketama => {
                     return Err(RingError::InvalidConfig {
                         message: "distribution \"ketama\" is twemproxy's; libmemcached's is \"consistent_ketama\" (or another consistent_*)".into(),
@@ -129,7 +129,7 @@ impl Params {
                 }
                 d => Some(d),
             },
-            Algorithm::HashringJs => match distribution.unwrap_or(Distribution::Ketama) {
+            Algorithm::HashringJs => match distribution.or(algorithm.default_distribution()).expect("it has one") {
                 d @ (Distribution::Ketama | Distribution::HashRing) => Some(d),
                 d => {
                     return Err(RingError::InvalidConfig {
@@ -150,7 +150,8 @@ impl Params {
             Algorithm::UhashringKetama | Algorithm::HashringJs => KeyRule::Named(KeyHash::Md5),
             Algorithm::Uhashring => KeyRule::Md5High64,
             Algorithm::Libmemcached => {
-                let hash = key_hash.unwrap_or_else(|| distribution.expect("set above").default_key_hash());
+                let hash =
+                    key_hash.or(algorithm.default_key_hash(distribution.expect("set above"))).expect("it has one");
                 crate::ketama::check_libmemcached_hash(hash)?;
                 KeyRule::Named(hash)
             }

@@ -20,9 +20,6 @@ use crate::hash::KeyHash;
 use crate::ketama::{Distribution, Member};
 use crate::node::Node;
 
-/// twemproxy's default `hash:`.
-pub const DEFAULT_KEY_HASH: KeyHash = KeyHash::Fnv1a_64;
-
 /// What a twemproxy ring's node ids are (the `server_ids` parameter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -83,14 +80,15 @@ impl Params {
         hash_tag: Option<&str>,
     ) -> Result<Params, RingError> {
         let invalid = |message: String| RingError::InvalidConfig { message };
-        let distribution = distribution.unwrap_or(Distribution::Ketama);
+        let algorithm = crate::Algorithm::Twemproxy;
+        let distribution = distribution.or(algorithm.default_distribution()).expect("twemproxy has one");
         if !matches!(distribution, Distribution::Ketama | Distribution::Modula) {
             return Err(invalid(format!(
                 "distribution {:?} does not apply to algorithm \"twemproxy\": it takes \"ketama\" or \"modula\"",
                 distribution.name()
             )));
         }
-        let key_hash = key_hash.unwrap_or(DEFAULT_KEY_HASH);
+        let key_hash = key_hash.or(algorithm.default_key_hash(distribution)).expect("twemproxy has one");
         if key_hash == KeyHash::Murmur3 {
             return Err(invalid(
                 "key_hash \"murmur3\" does not apply to algorithm \"twemproxy\": twemproxy has no such hash".into(),
@@ -136,8 +134,7 @@ pub(crate) fn key_hash(hash: KeyHash, tag: Option<[u8; 2]>, key: &[u8]) -> u32 {
 /// then bytewise. Errors as [`Member::check`] (a weight of 0 is refused, two
 /// ids with one label base are an alias).
 fn server_order(member: Member, nodes: &[Node]) -> Result<Vec<usize>, RingError> {
-    member.check(nodes)?;
-    let bases = nodes.iter().map(|n| member.label_base(n.id())).collect::<Result<Vec<_>, _>>()?;
+    let bases = member.check(nodes)?;
     let mut order: Vec<usize> = (0..nodes.len()).collect();
     order.sort_by(|&a, &b| bases[a].len().cmp(&bases[b].len()).then(bases[a].as_bytes().cmp(bases[b].as_bytes())));
     Ok(order)
