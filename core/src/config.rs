@@ -432,9 +432,7 @@ impl Ring {
             seed: algorithm.uses_seed().then_some(self.seed()),
             table_size: self.table_size(),
             distribution: self.distribution(),
-            key_hash: matches!(algorithm, Algorithm::Libmemcached | Algorithm::Twemproxy)
-                .then(|| self.named_key_hash())
-                .flatten(),
+            key_hash: self.key_hash_parameter(),
             server_ids: self.server_ids(),
             hash_tag: self.hash_tag(),
             default_port: self.default_port(),

@@ -523,6 +523,14 @@ impl Ring {
         self.params.default_port
     }
 
+    /// The `key_hash` parameter as configured or defaulted: `Some` for the
+    /// algorithms that take one ([`Algorithm::Libmemcached`],
+    /// [`Algorithm::Twemproxy`]), which a config then writes.
+    pub fn key_hash_parameter(&self) -> Option<KeyHash> {
+        let distribution = self.params.distribution?;
+        self.params.algorithm.default_key_hash(distribution).and(self.named_key_hash())
+    }
+
     /// What node ids are: `Some` for [`Algorithm::Twemproxy`] only.
     pub fn server_ids(&self) -> Option<ServerIds> {
         self.params.server_ids

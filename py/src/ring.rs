@@ -518,7 +518,7 @@ impl PyRing {
             ring.algorithm().uses_seed().then(|| format!("seed={}", ring.seed())),
             ring.table_size().map(|t| format!("table_size={t}")),
             ring.distribution().map(|d| format!("distribution='{d}'")),
-            ring.distribution().and(ring.named_key_hash()).map(|h| format!("key_hash='{h}'")),
+            ring.key_hash_parameter().map(|h| format!("key_hash='{h}'")),
             ring.server_ids().map(|i| format!("server_ids='{}'", i.name())),
             ring.hash_tag().map(|t| format!("hash_tag={t:?}")),
             ring.default_port().map(|p| format!("default_port={p}")),
