@@ -259,39 +259,31 @@ pub unsafe extern "C" fn ring_new_with_options(
                 // SAFETY: `options` points to a ring_options_t by contract.
                 builder = builder.table_size(unsafe { (*options).table_size });
             }
+            // A string option whose bit is set must not be NULL.
+            let given = |text: *const c_char, field: &str| {
+                // SAFETY: with its bit set, the field is a NUL-terminated string by contract.
+                unsafe { option_name(text, field) }?.ok_or_else(|| {
+                    fail(RING_NULL_ARGUMENT, format_args!("`options.{field}` is NULL but its RING_OPTION_* bit is set"))
+                })
+            };
             if fields & RING_OPTION_DISTRIBUTION != 0 {
-                // SAFETY: with its bit set, `distribution` is a NUL-terminated string.
-                let name = unsafe { option_name((*options).distribution, "distribution") }?.ok_or_else(|| {
-                    fail(
-                        RING_NULL_ARGUMENT,
-                        format_args!("`options.distribution` is NULL but RING_OPTION_DISTRIBUTION is set"),
-                    )
-                })?;
+                // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
+                let name = given(unsafe { (*options).distribution }, "distribution")?;
                 builder = builder.distribution(name.parse::<Distribution>().map_err(core_error)?);
             }
             if fields & RING_OPTION_KEY_HASH != 0 {
-                // SAFETY: with its bit set, `key_hash` is a NUL-terminated string.
-                let name = unsafe { option_name((*options).key_hash, "key_hash") }?.ok_or_else(|| {
-                    fail(RING_NULL_ARGUMENT, format_args!("`options.key_hash` is NULL but RING_OPTION_KEY_HASH is set"))
-                })?;
+                // SAFETY: as above.
+                let name = given(unsafe { (*options).key_hash }, "key_hash")?;
                 builder = builder.key_hash(name.parse::<KeyHash>().map_err(core_error)?);
             }
             if fields & RING_OPTION_SERVER_IDS != 0 {
-                // SAFETY: with its bit set, `server_ids` is a NUL-terminated string.
-                let name = unsafe { option_name((*options).server_ids, "server_ids") }?.ok_or_else(|| {
-                    fail(
-                        RING_NULL_ARGUMENT,
-                        format_args!("`options.server_ids` is NULL but RING_OPTION_SERVER_IDS is set"),
-                    )
-                })?;
+                // SAFETY: as above.
+                let name = given(unsafe { (*options).server_ids }, "server_ids")?;
                 builder = builder.server_ids(name.parse::<ServerIds>().map_err(core_error)?);
             }
             if fields & RING_OPTION_HASH_TAG != 0 {
-                // SAFETY: with its bit set, `hash_tag` is a NUL-terminated string.
-                let tag = unsafe { option_name((*options).hash_tag, "hash_tag") }?.ok_or_else(|| {
-                    fail(RING_NULL_ARGUMENT, format_args!("`options.hash_tag` is NULL but RING_OPTION_HASH_TAG is set"))
-                })?;
-                builder = builder.hash_tag(tag);
+                // SAFETY: as above.
+                builder = builder.hash_tag(given(unsafe { (*options).hash_tag }, "hash_tag")?);
             }
             if fields & RING_OPTION_DEFAULT_PORT != 0 {
                 // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
