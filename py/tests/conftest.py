@@ -1,6 +1,6 @@
 import pytest
 
-from servers import Etcd
+from servers import Etcd, memcached_pool
 
 
 @pytest.fixture
@@ -11,3 +11,14 @@ def etcd():
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture(scope="module")
+def memcached_servers():
+    """Four real memcached servers, the first on port 11211, for a test module."""
+    servers = memcached_pool()
+    try:
+        yield servers
+    finally:
+        for server in servers:
+            server.close()

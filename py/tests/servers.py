@@ -246,3 +246,41 @@ class Nutcracker(Process):
             with open(path, "rb") as log:
                 text += log.read().decode(errors="replace")[-2000:]
         return text
+
+
+def memcached_pool():
+    """Four memcached servers, the first on port 11211 (which memcached
+    clients leave out of point labels) on a free loopback address. Stop
+    them with `close()` on each."""
+    started = []
+    try:
+        started.append(Memcached(host=free_loopback_host(11211), port=11211))
+        for _ in range(3):
+            started.append(Memcached())
+    except BaseException:
+        for server in started:
+            server.close()
+        raise
+    return started
+
+
+def flush_all(servers):
+    from pymemcache.client.base import Client
+    for server in servers:
+        client = Client((server.host, server.port))
+        client.flush_all()
+        client.close()
+
+
+def holders(servers, keys):
+    """Index in `servers` of the memcached holding each of `keys` (str,
+    sent as UTF-8), asked of each server alone; fails on a key held twice."""
+    from pymemcache.client.base import Client
+    held = {}
+    for index, server in enumerate(servers):
+        client = Client((server.host, server.port), allow_unicode_keys=True)
+        for key in client.get_many(keys):
+            assert key not in held, f"{key!r} is on two servers"
+            held[key] = index
+        client.close()
+    return held

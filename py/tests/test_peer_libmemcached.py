@@ -9,7 +9,7 @@ import pylibmc
 import pytest
 
 import shardring
-from servers import Memcached, free_loopback_host
+from servers import flush_all, holders
 
 # pylibmc's `hash` behaviour names -> our key_hash names (libhashkit's enum).
 HASHES = {
@@ -48,35 +48,8 @@ def configurations():
     yield {"ketama_weighted": True, "distribution": "consistent ketama spy"}, "consistent_ketama_spy_weighted", "md5"
 
 
-@pytest.fixture(scope="module")
-def servers():
-    host = free_loopback_host(11211)
-    started = []
-    try:
-        started.append(Memcached(host=host, port=11211))
-        for _ in range(3):
-            started.append(Memcached())
-        yield started
-    finally:
-        for server in started:
-            server.close()
-
-
-def holders(servers, keys):
-    """Index of the server holding each key, asked of each server alone."""
-    held = {}
-    for index, server in enumerate(servers):
-        single = pylibmc.Client([server.address])
-        for key in single.get_multi(keys):
-            assert key not in held, f"{key!r} is on two servers"
-            held[key] = index
-        single.disconnect_all()
-    return held
-
-
 def place_through_pylibmc(servers, weights, behaviors):
-    for server in servers:
-        pylibmc.Client([server.address]).flush_all()
+    flush_all(servers)
     specs = [f"{s.address}:{w}" for s, w in zip(servers, weights)]
     client = pylibmc.Client(specs, behaviors=behaviors)
     failed = client.set_multi({key: "v" for key in KEYS})
@@ -86,7 +59,8 @@ def place_through_pylibmc(servers, weights, behaviors):
 
 
 @pytest.mark.parametrize("weights", WEIGHTS.values(), ids=WEIGHTS.keys())
-def test_every_key_sits_where_libmemcached_put_it(servers, weights):
+def test_every_key_sits_where_libmemcached_put_it(memcached_servers, weights):
+    servers = memcached_servers
     compared = matched = 0
     mismatches = []
     for behaviors, distribution, key_hash in configurations():

@@ -8,7 +8,7 @@ import pytest
 from pymemcache.client.base import Client
 
 import shardring
-from servers import Memcached, Nutcracker, free_loopback_host
+from servers import Nutcracker, flush_all, holders
 
 HASHES = ["one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64", "fnv1_32", "fnv1a_32", "hsieh",
           "murmur", "jenkins"]
@@ -16,19 +16,6 @@ WEIGHTS = [1, 2, 1, 3]
 # Names that look like addresses are still literal labels in twemproxy.
 NAMES = ["alpha:11211", "[::1]:7", "b", "gamma-1"]
 KEYS = [f"user:{i}" for i in range(700)] + [f"é{i}" for i in range(100)] + [f"{{tag{i % 7}}}:{i}" for i in range(100)]
-
-
-@pytest.fixture(scope="module")
-def servers():
-    started = []
-    try:
-        started.append(Memcached(host=free_loopback_host(11211), port=11211))
-        for _ in range(3):
-            started.append(Memcached())
-        yield started
-    finally:
-        for server in started:
-            server.close()
 
 
 def pool(servers, hash, distribution, named, hash_tag):
@@ -41,17 +28,6 @@ def pool(servers, hash, distribution, named, hash_tag):
     return "\n".join(lines) + "\n"
 
 
-def holders(servers):
-    held = {}
-    for index, server in enumerate(servers):
-        client = Client((server.host, server.port), allow_unicode_keys=True)
-        for key in client.get_many(KEYS):
-            assert key not in held, f"{key!r} is on two servers"
-            held[key] = index
-        client.close()
-    return held
-
-
 def configurations():
     for hash in HASHES:
         for distribution in ("ketama", "modula"):
@@ -61,12 +37,12 @@ def configurations():
     yield "murmur", "modula", True, "{}"
 
 
-def test_every_key_sits_where_twemproxy_put_it(servers):
+def test_every_key_sits_where_twemproxy_put_it(memcached_servers):
+    servers = memcached_servers
     compared = matched = 0
     mismatches = []
     for hash, distribution, named, hash_tag in configurations():
-        for server in servers:
-            Client((server.host, server.port), allow_unicode_keys=True).flush_all()
+        flush_all(servers)
         proxy = Nutcracker(pool(servers, hash, distribution, named, hash_tag))
         try:
             client = Client((proxy.host, proxy.port), allow_unicode_keys=True)
@@ -75,7 +51,7 @@ def test_every_key_sits_where_twemproxy_put_it(servers):
             client.close()
         finally:
             proxy.close()
-        held = holders(servers)
+        held = holders(servers, KEYS)
         assert len(held) == len(KEYS), f"{hash} {distribution}: {len(KEYS) - len(held)} keys are on no server"
         server_ids = NAMES if named else [s.address for s in servers]
         options = {"distribution": distribution, "key_hash": hash, "server_ids": "label" if named else "address"}
