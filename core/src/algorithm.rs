@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::RingError;
 use crate::hash::KeyHash;
-use crate::ketama::Distribution;
+use crate::params::Distribution;
+use crate::scheme::{Facts, Scheme};
+use crate::{hashring_js, jump, ketama, libmemcached, maglev, nginx, rendezvous, slots, twemproxy, uhashring, vnode};
 
 /// Placement algorithm of a ring. Every algorithm answers the same calls
 /// (`get`, `get_n`, derivations, ownership, diff); they differ in how keys
@@ -118,21 +120,36 @@ impl Algorithm {
         }
     }
 
-    /// Width in bits of this algorithm's key hash: keys hash into
-    /// `[0, 2^bits)`. 64 for XXH3, 32 for MD5 and CRC-32, 14 for Redis slots.
-    pub fn hash_bits(self) -> u32 {
+    /// The algorithm's implementation, in its own file: the one registry
+    /// of algorithms, which every call of [`crate::Ring`] dispatches through.
+    pub(crate) fn scheme(self) -> &'static dyn Scheme {
         match self {
-            Algorithm::Ketama
-            | Algorithm::KetamaSpy
-            | Algorithm::Libketama
-            | Algorithm::Nginx
-            | Algorithm::Libmemcached
-            | Algorithm::Twemproxy
-            | Algorithm::UhashringKetama
-            | Algorithm::HashringJs => 32,
-            Algorithm::Slots => 14,
-            Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev | Algorithm::Uhashring => 64,
+            Algorithm::Ring => &vnode::Vnodes,
+            Algorithm::Ketama => &ketama::KETAMA,
+            Algorithm::KetamaSpy => &ketama::KETAMA_SPY,
+            Algorithm::Libketama => &ketama::LIBKETAMA,
+            Algorithm::Nginx => &nginx::Nginx,
+            Algorithm::Jump => &jump::JumpHash,
+            Algorithm::Rendezvous => &rendezvous::Hrw,
+            Algorithm::Maglev => &maglev::Maglev,
+            Algorithm::Slots => &slots::Slots,
+            Algorithm::Libmemcached => &libmemcached::Libmemcached,
+            Algorithm::Twemproxy => &twemproxy::Twemproxy,
+            Algorithm::Uhashring => &uhashring::UHASHRING,
+            Algorithm::UhashringKetama => &uhashring::UHASHRING_KETAMA,
+            Algorithm::HashringJs => &hashring_js::HashringJs,
         }
+    }
+
+    pub(crate) fn facts(self) -> &'static Facts {
+        self.scheme().facts()
+    }
+
+    /// Width in bits of this algorithm's key hash: keys hash into
+    /// `[0, 2^bits)`. 64 for XXH3 and uhashring's 64-bit MD5, 32 for the
+    /// other named hashes, 14 for Redis slots.
+    pub fn hash_bits(self) -> u32 {
+        self.facts().hash_bits
     }
 
     /// Whether `vnodes` (points per unit of weight) is a parameter:
@@ -145,65 +162,47 @@ impl Algorithm {
     /// `uhashring`, 40 for `uhashring-ketama` and `hashring-js` (their peers'
     /// defaults).
     pub fn default_vnodes(self) -> Option<u32> {
-        match self {
-            Algorithm::Ring | Algorithm::Uhashring => Some(160),
-            Algorithm::UhashringKetama | Algorithm::HashringJs => Some(40),
-            _ => None,
-        }
+        self.facts().vnodes
     }
 
     /// Whether node order places keys, and so enters the fingerprint: jump
-    /// (buckets are list positions) and libmemcached's modes (equal points
-    /// go to the earlier server, as libmemcached sorts its continuum by
-    /// value, then server index; `modula` takes list positions). Every other algorithm breaks ties by id
-    /// bytes, so its placement is a function of the node set alone.
+    /// (buckets are list positions), libmemcached's modes (equal points go
+    /// to the earlier server, as libmemcached sorts its continuum by value,
+    /// then server index; `modula` takes list positions), and the migration
+    /// modes (their peers keep one owner per point value by list order).
+    /// Every other algorithm breaks ties by id bytes or sorts its servers,
+    /// so its placement is a function of the node set alone.
     pub fn order_places_keys(self) -> bool {
-        matches!(
-            self,
-            Algorithm::Jump
-                | Algorithm::Ketama
-                | Algorithm::KetamaSpy
-                | Algorithm::Libmemcached
-                | Algorithm::Uhashring
-                | Algorithm::UhashringKetama
-                | Algorithm::HashringJs
-        )
+        self.facts().order_places_keys
     }
 
     /// The distribution used when a config gives none, for the algorithms
     /// that take one: `consistent_ketama` (libmemcached), `ketama`
     /// (twemproxy; npm hashring's default compatibility).
     pub fn default_distribution(self) -> Option<Distribution> {
-        match self {
-            Algorithm::Libmemcached => Some(Distribution::ConsistentKetama),
-            Algorithm::Twemproxy | Algorithm::HashringJs => Some(Distribution::Ketama),
-            _ => None,
-        }
+        self.scheme().default_distribution()
     }
 
     /// The key hash used when a config gives none, for the algorithms that
     /// take one: libmemcached's depends on the distribution
     /// ([`Distribution::default_key_hash`]), twemproxy's is `fnv1a_64`.
     pub fn default_key_hash(self, distribution: Distribution) -> Option<KeyHash> {
-        match self {
-            Algorithm::Libmemcached => Some(distribution.default_key_hash()),
-            Algorithm::Twemproxy => Some(KeyHash::Fnv1a_64),
-            _ => None,
-        }
+        self.scheme().default_key_hash(distribution)
     }
 
     /// Whether a node of weight 0 owns no keys. True except under `jump`
-    /// (no weights: every node is a bucket), `libmemcached`, which reads
-    /// weight 0 as 1 as libmemcached does (remove a server to take it out),
-    /// and `twemproxy`, which refuses weight 0 as twemproxy does.
+    /// (no weights: every node is a bucket), `libmemcached` and
+    /// `hashring-js`, which read weight 0 as 1 as their peers do (remove a
+    /// server to take it out), and `twemproxy`, which refuses weight 0 as
+    /// twemproxy does.
     pub fn weight_zero_drains(self) -> bool {
-        !matches!(self, Algorithm::Jump | Algorithm::Libmemcached | Algorithm::Twemproxy | Algorithm::HashringJs)
+        self.facts().weight_zero_drains
     }
 
     /// Whether the seed is a parameter; the compatibility modes and `slots`
     /// hash exactly as their peers do, with no seed.
     pub fn uses_seed(self) -> bool {
-        matches!(self, Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev)
+        self.facts().seeded
     }
 }
 

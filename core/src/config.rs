@@ -6,9 +6,8 @@ use crate::algorithm::Algorithm;
 use crate::error::RingError;
 use crate::hash::KeyHash;
 use crate::ketama::Distribution;
-use crate::node::Node;
+use crate::node::{Node, NodeState};
 use crate::ring::Ring;
-use crate::transition::NodeState;
 use crate::twemproxy::ServerIds;
 use crate::{maglev, slots};
 

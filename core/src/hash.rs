@@ -164,6 +164,98 @@ impl FromStr for KeyHash {
     }
 }
 
+/// MurmurHash3's 64-bit finaliser (`fmix64`, Appleby 2011): a bijection on
+/// `u64` whose output bits each depend on every input bit.
+#[inline]
+pub(crate) fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    h ^ (h >> 33)
+}
+
+/// How a ring hashes keys, resolved once from its algorithm and parameters
+/// (by each algorithm's scheme).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum KeyRule {
+    /// XXH3-64 under the ring's seed ([`hash_key`]).
+    Xxh3,
+    /// A peer's named 32-bit hash.
+    Named(KeyHash),
+    /// The Redis Cluster slot ([`key_slot`]).
+    Slot,
+    /// twemproxy's: a named hash of the key or of its hash tag
+    /// ([`tagged_key_hash`]); 0 for an empty key.
+    Tagged(KeyHash, Option<[u8; 2]>),
+    /// uhashring's: the top 64 bits of the key's 128-bit MD5, big-endian.
+    Md5High64,
+}
+
+impl KeyRule {
+    /// The key's hash under this rule; `seed` applies to [`KeyRule::Xxh3`] only.
+    #[inline(always)]
+    pub(crate) fn hash(self, key: &[u8], seed: u64) -> u64 {
+        match self {
+            KeyRule::Xxh3 => hash_key(key, seed),
+            peer => peer.peer_hash(key),
+        }
+    }
+
+    /// The peers' key hashes, kept out of line so the XXH3 path of
+    /// [`KeyRule::hash`] stays small enough to inline.
+    #[inline(never)]
+    fn peer_hash(self, key: &[u8]) -> u64 {
+        match self {
+            KeyRule::Named(hash) => u64::from(hash.hash(key)),
+            KeyRule::Tagged(hash, tag) => u64::from(tagged_key_hash(hash, tag, key)),
+            KeyRule::Slot => u64::from(key_slot(key)),
+            KeyRule::Md5High64 => md5_high64(key),
+            KeyRule::Xxh3 => hash_key(key, 0),
+        }
+    }
+
+    /// The named hash, for the rules that have one.
+    pub(crate) fn named(self) -> Option<KeyHash> {
+        match self {
+            KeyRule::Named(hash) | KeyRule::Tagged(hash, _) => Some(hash),
+            _ => None,
+        }
+    }
+}
+
+/// twemproxy's key hash: with a hash tag `ab`, only the bytes between the
+/// first `a` and the first `b` after it are hashed, when that `b` exists and
+/// is not right after the `a`; otherwise the whole key is. An empty key
+/// hashes to 0 (`nc_server.c`, `server_pool_hash`).
+pub(crate) fn tagged_key_hash(hash: KeyHash, tag: Option<[u8; 2]>, key: &[u8]) -> u32 {
+    if key.is_empty() {
+        return 0;
+    }
+    let tagged = tag.and_then(|[open, close]| {
+        let start = key.iter().position(|&b| b == open)? + 1;
+        let end = start + key[start..].iter().position(|&b| b == close)?;
+        (end > start).then(|| &key[start..end])
+    });
+    hash.hash(tagged.unwrap_or(key))
+}
+
+/// Number of Redis Cluster hash slots.
+pub const SLOT_COUNT: usize = 16_384;
+
+/// The Redis Cluster slot of a key, as `CLUSTER KEYSLOT` gives it:
+/// `CRC16/XMODEM mod 16384`; if the key has a `{` followed later by a `}`
+/// with at least one byte between the first `{` and the first `}` after it,
+/// only those bytes are hashed (Redis Cluster specification, "Keys
+/// distribution model").
+pub fn key_slot(key: &[u8]) -> u16 {
+    let tagged = key.iter().position(|&b| b == b'{').and_then(|open| {
+        let close = key[open + 1..].iter().position(|&b| b == b'}')?;
+        (close > 0).then(|| &key[open + 1..open + 1 + close])
+    });
+    crc16(tagged.unwrap_or(key)) % SLOT_COUNT as u16
+}
+
 /// A byte as x86-64 C reads a `char`: signed, sign-extended to 32 bits.
 #[inline(always)]
 fn signed(byte: u8) -> u32 {
@@ -394,6 +486,19 @@ fn murmur3(key: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hash_tags_follow_nc_server() {
+        let tag = Some(*b"{}");
+        let fnv = KeyHash::Fnv1a_64;
+        assert_eq!(tagged_key_hash(fnv, tag, b"user:{42}:name"), fnv.hash(b"42"));
+        // An empty tag, or no closing byte, hashes the whole key.
+        assert_eq!(tagged_key_hash(fnv, tag, b"a{}b"), fnv.hash(b"a{}b"));
+        assert_eq!(tagged_key_hash(fnv, tag, b"a{b"), fnv.hash(b"a{b"));
+        // A later closing byte is never looked for: `{}x1}y` hashes whole.
+        assert_eq!(tagged_key_hash(fnv, tag, b"{}x1}y"), fnv.hash(b"{}x1}y"));
+        assert_eq!(tagged_key_hash(fnv, None, b""), 0);
+    }
 
     #[test]
     fn key_hash_is_xxh3_64_of_the_bytes() {

@@ -8,7 +8,10 @@
 //! table needs no memory.
 
 use crate::error::RingError;
+use crate::hash::KeyRule;
 use crate::node::Node;
+use crate::params::{Given, Params};
+use crate::scheme::{Facts, GivenSlots, Lookup, Placement, PointHash, Scheme};
 
 pub(crate) const WEIGHT_RULE: &str =
     "jump has no weights: every node must have weight 1 (remove the last node to shrink, or use rendezvous or maglev)";
@@ -29,12 +32,62 @@ pub fn jump_hash(mut key: u64, buckets: u32) -> u32 {
     b as u32
 }
 
-pub(crate) fn validate(nodes: &[Node]) -> Result<(), RingError> {
-    match nodes.iter().find(|n| n.weight() != 1.0) {
-        Some(node) => {
-            Err(RingError::InvalidWeight { id: node.id().to_owned(), weight: node.weight(), rule: WEIGHT_RULE })
+/// The `jump` algorithm.
+pub(crate) struct JumpHash;
+
+static FACTS: Facts =
+    Facts { hash_bits: 64, vnodes: None, seeded: true, order_places_keys: true, weight_zero_drains: false, takes: &[] };
+
+impl Scheme for JumpHash {
+    fn facts(&self) -> &Facts {
+        &FACTS
+    }
+
+    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+        Params::base(given, None, KeyRule::Xxh3)
+    }
+
+    /// Errors: [`RingError::InvalidWeight`] for a weight other than 1.
+    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+        if let Some(node) = nodes.iter().find(|n| n.weight() != 1.0) {
+            return Err(RingError::InvalidWeight {
+                id: node.id().to_owned(),
+                weight: node.weight(),
+                rule: WEIGHT_RULE,
+            });
         }
-        None => Ok(()),
+        Ok(Placement::other(Buckets(nodes.len())))
+    }
+}
+
+/// Jump hash over this many buckets, bucket `b` being node `b`.
+#[derive(Debug)]
+struct Buckets(usize);
+
+impl Lookup for Buckets {
+    fn owner(&self, hash: u64) -> usize {
+        jump_hash(hash, self.0 as u32) as usize
+    }
+
+    fn walk(&self, hash: u64, visit: &mut dyn FnMut(usize) -> bool) {
+        walk(hash, self.0, visit)
+    }
+
+    fn mark_live(&self, live: &mut [bool]) {
+        live.fill(true);
+    }
+
+    fn heap_bytes(&self) -> usize {
+        0
+    }
+
+    fn arc_ends(&self) -> Option<Vec<(u64, usize)>> {
+        None
+    }
+
+    /// `1/n` each.
+    fn expected_shares(&self, shares: &mut [f64]) {
+        shares.fill(1.0 / self.0 as f64);
     }
 }
 
@@ -42,14 +95,14 @@ pub(crate) fn validate(nodes: &[Node]) -> Result<(), RingError> {
 /// MurmurHash3 64-bit finaliser, so each replica jumps independently.
 #[inline]
 fn replica_key(hash: u64, i: u64) -> u64 {
-    crate::rendezvous::fmix64(hash ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    crate::hash::fmix64(hash ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// Visits nodes in the preference order of `hash` over `n` nodes, each once,
 /// until `visit` returns true: first `jump(hash, n)`, then for `i = 1, 2, ...`
 /// the `jump(replica_key(hash, i), n - i)`-th of the nodes not yet visited,
 /// counted in list order.
-pub(crate) fn walk(hash: u64, n: usize, mut visit: impl FnMut(usize) -> bool) {
+fn walk(hash: u64, n: usize, mut visit: impl FnMut(usize) -> bool) {
     let mut taken: Vec<usize> = Vec::new();
     for i in 0..n {
         let key = if i == 0 { hash } else { replica_key(hash, i as u64) };

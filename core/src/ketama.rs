@@ -1,8 +1,10 @@
-//! The ketama family: one continuum builder parameterised by label form,
-//! points per server, point hash, key hash, tie rule and weight-0 rule,
-//! which gives libmemcached's every consistent distribution (`ketama`,
-//! `ketama-spy`, `libmemcached`) and the original last.fm libketama
-//! (`libketama`), bit-exact with each. Sources: awesomized/libmemcached
+//! The ketama family: one continuum builder (`Member`) parameterised by
+//! label form, points per server, point hash, key hash, tie rule and
+//! weight-0 rule, which every ketama-like peer mode declares in its own file
+//! (`libmemcached.rs`, `twemproxy.rs`, `uhashring.rs`, `hashring_js.rs`);
+//! and the three fixed modes here, bit-exact with their peers: `ketama` and
+//! `ketama-spy` (libmemcached's weighted ketama, weight 0 draining) and
+//! `libketama` (last.fm). Sources: awesomized/libmemcached
 //! `src/libmemcached/hosts.cc` (`update_continuum`), RJ/ketama
 //! `libketama/ketama.c`; rules in `core/SPEC.md` and
 //! `shared/specs/ketama-family.md`.
@@ -16,12 +18,13 @@
 
 use std::fmt::Write;
 
-use serde::{Deserialize, Serialize};
-
 use crate::continuum::{Continuum, MAX_POINTS, sort_by_point_then_id, too_many};
 use crate::error::RingError;
-use crate::hash::{KeyHash, md5_high64, md5_words};
+use crate::hash::{KeyHash, KeyRule, md5_high64, md5_words};
 use crate::node::Node;
+pub use crate::params::Distribution;
+use crate::params::{Given, Params};
+use crate::scheme::{Facts, GivenSlots, Placement, PointHash, Scheme};
 
 /// A ketama key hash: the first 4 bytes of MD5(key), little-endian.
 #[inline]
@@ -38,122 +41,55 @@ pub const LIBMEMCACHED_POINTS_PER_SERVER: u32 = 100;
 pub(crate) const WEIGHT_RULE: &str =
     "ketama weights are whole numbers from 0 to 4294967295 (libmemcached's uint32_t weight); 0 drains the server";
 
-const UHASHRING_WEIGHT_RULE: &str =
+pub(crate) const UHASHRING_WEIGHT_RULE: &str =
     "uhashring weights are whole numbers (Python ints) from 0 to 4294967295; 0 keeps a node with no points";
 
-const TWEMPROXY_WEIGHT_RULE: &str =
+pub(crate) const TWEMPROXY_WEIGHT_RULE: &str =
     "twemproxy weights are whole numbers from 1 to 4294967295 (a weight of 0 is a twemproxy configuration error)";
 
-const LIBMEMCACHED_WEIGHT_RULE: &str =
+pub(crate) const LIBMEMCACHED_WEIGHT_RULE: &str =
     "libmemcached weights are whole numbers from 0 to 4294967295 (its uint32_t weight; 0 is read as 1)";
 
-/// A libmemcached distribution, as `MEMCACHED_BEHAVIOR_DISTRIBUTION` and the
-/// ketama behaviours leave it when the servers are added (the `libmemcached`
-/// algorithm's `distribution` parameter). pylibmc equivalents are given in
-/// pylibmc's own order of applying behaviours (`hash`, `ketama`,
-/// `ketama_weighted`, `distribution`), whatever order its dict lists them in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Distribution {
-    /// libmemcached: `h mod server_count`, weights ignored (libmemcached's
-    /// and pylibmc's default, no behaviours). twemproxy: `weight` entries per
-    /// server in server order, entry `h mod total_weight`.
-    Modula,
-    /// twemproxy's `distribution: ketama` (its default); npm hashring's
-    /// `ketama` compatibility (4 points per digest, its default).
-    Ketama,
-    /// npm hashring's `hash_ring` compatibility: 3 points per digest.
-    HashRing,
-    /// `MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA` (`BEHAVIOR_KETAMA=1`;
-    /// pylibmc `{"ketama": True}` or `{"distribution": "consistent ketama"}`):
-    /// 100 points per server hashed with the key hash while every weight is
-    /// at most 1; a weight above 1 switches on weighted MD5 points, while
-    /// keys keep the key hash. Key hash default `one_at_a_time`.
-    ConsistentKetama,
-    /// `MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED`
-    /// (`BEHAVIOR_KETAMA_WEIGHTED=1`; pylibmc `{"ketama_weighted": True}`):
-    /// weighted MD5 points always. Key hash default `md5`, which the
-    /// behaviour sets (pylibmc always ends with MD5 here).
-    ConsistentWeighted,
-    /// `MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY` (pylibmc
-    /// `{"distribution": "consistent ketama spy"}`): labels `/host:port-i`,
-    /// otherwise as `consistent_ketama`. Key hash default `one_at_a_time`.
-    ConsistentKetamaSpy,
-    /// `BEHAVIOR_KETAMA_WEIGHTED=1` and then `DISTRIBUTION=CONSISTENT_KETAMA_SPY`
-    /// (pylibmc `{"ketama_weighted": True, "distribution": "consistent ketama
-    /// spy"}`): spy labels, weighted MD5 points always. Key hash default `md5`.
-    ConsistentKetamaSpyWeighted,
+/// `ketama`, `ketama-spy` and `libketama`: one family member each, no
+/// parameters, keys hashed by the first 4 bytes of MD5, little-endian.
+pub(crate) struct Fixed {
+    member: Member,
+    facts: Facts,
 }
 
-impl Distribution {
-    /// Every distribution.
-    pub const ALL: [Distribution; 7] = [
-        Distribution::Modula,
-        Distribution::Ketama,
-        Distribution::HashRing,
-        Distribution::ConsistentKetama,
-        Distribution::ConsistentWeighted,
-        Distribution::ConsistentKetamaSpy,
-        Distribution::ConsistentKetamaSpyWeighted,
-    ];
+/// libmemcached's weighted ketama (`CONSISTENT_KETAMA` with
+/// `KETAMA_WEIGHTED` and MD5), weight 0 draining the server.
+pub(crate) static KETAMA: Fixed = Fixed { member: Member::KETAMA, facts: fixed_facts(true) };
 
-    /// The name written in configs (`"consistent_ketama"`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            Distribution::Modula => "modula",
-            Distribution::Ketama => "ketama",
-            Distribution::HashRing => "hash_ring",
-            Distribution::ConsistentKetama => "consistent_ketama",
-            Distribution::ConsistentWeighted => "consistent_weighted",
-            Distribution::ConsistentKetamaSpy => "consistent_ketama_spy",
-            Distribution::ConsistentKetamaSpyWeighted => "consistent_ketama_spy_weighted",
-        }
-    }
+/// As [`KETAMA`], with spy labels `/host:port-i`.
+pub(crate) static KETAMA_SPY: Fixed = Fixed { member: Member::KETAMA_SPY, facts: fixed_facts(true) };
 
-    /// The key hash libmemcached ends with when no `HASH` behaviour follows:
-    /// MD5 when `KETAMA_WEIGHTED` was set, else one-at-a-time. (twemproxy's
-    /// default, whatever the distribution, is `fnv1a_64`.)
-    pub fn default_key_hash(self) -> KeyHash {
-        match self {
-            Distribution::ConsistentWeighted | Distribution::ConsistentKetamaSpyWeighted => KeyHash::Md5,
-            _ => KeyHash::OneAtATime,
-        }
-    }
+/// last.fm libketama.
+pub(crate) static LIBKETAMA: Fixed = Fixed { member: Member::LIBKETAMA, facts: fixed_facts(false) };
 
-    fn weighted(self) -> bool {
-        matches!(self, Distribution::ConsistentWeighted | Distribution::ConsistentKetamaSpyWeighted)
-    }
-
-    fn spy(self) -> bool {
-        matches!(self, Distribution::ConsistentKetamaSpy | Distribution::ConsistentKetamaSpyWeighted)
-    }
+/// Equal points keep server order under libmemcached's rule (`order_places_keys`), id-byte order under libketama's.
+const fn fixed_facts(order_places_keys: bool) -> Facts {
+    Facts { hash_bits: 32, vnodes: None, seeded: false, order_places_keys, weight_zero_drains: true, takes: &[] }
 }
 
-impl std::fmt::Display for Distribution {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+impl Scheme for Fixed {
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
-}
 
-impl std::str::FromStr for Distribution {
-    type Err = RingError;
+    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+        Params::base(given, None, KeyRule::Named(KeyHash::Md5))
+    }
 
-    /// Parses a name as written by [`Distribution::name`]. Errors:
-    /// [`RingError::InvalidConfig`] naming the unknown value and the known ones.
-    fn from_str(name: &str) -> Result<Distribution, RingError> {
-        Distribution::ALL.into_iter().find(|d| d.name() == name).ok_or_else(|| RingError::InvalidConfig {
-            message: format!(
-                "unknown distribution {name:?}; expected one of {}",
-                Distribution::ALL.map(Distribution::name).join(", ")
-            ),
-        })
+    /// Errors: those of [`Member::build`].
+    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+        self.member.build(nodes).map(Placement::Continuum)
     }
 }
 
 /// How the part of a point label before `-i` is written.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum LabelForm {
+pub(crate) enum LabelForm {
     /// The id as written (libketama).
     AsWritten,
     /// `host` when the port is 11211, else `host:port` (libmemcached).
@@ -171,7 +107,7 @@ enum LabelForm {
 
 /// How many digests (weighted) or points (per server) a server gets.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Share {
+pub(crate) enum Share {
     /// libketama: `floorf(pct * 40.0 * (float)N)`, product in double.
     LibketamaDigests,
     /// libmemcached: `floorf((float)(pct * 160 / 4 * (float)N + 1e-10))`.
@@ -202,7 +138,7 @@ impl Share {
 
 /// Whether equal points keep server order or id-byte order.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Ties {
+pub(crate) enum Ties {
     /// Sorted by (value, server index): the earlier server wins (libmemcached).
     ServerOrder,
     /// Sorted by (value, id bytes): libketama's `qsort` leaves ties
@@ -218,7 +154,7 @@ enum Ties {
 
 /// What a weight of 0 means.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum ZeroWeight {
+pub(crate) enum ZeroWeight {
     /// The server is drained: left out.
     Drains,
     /// Stored as 1 (libmemcached).
@@ -230,18 +166,18 @@ enum ZeroWeight {
 /// One member of the ketama family, fully resolved for a node list.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Member {
-    label: LabelForm,
-    share: Share,
-    key_hash: KeyHash,
-    ties: Ties,
-    zero: ZeroWeight,
+    pub(crate) label: LabelForm,
+    pub(crate) share: Share,
+    pub(crate) key_hash: KeyHash,
+    pub(crate) ties: Ties,
+    pub(crate) zero: ZeroWeight,
     /// Ids starting with `/` are Unix sockets (libmemcached: port 0).
-    unix_sockets: bool,
+    pub(crate) unix_sockets: bool,
     /// Weights must be whole numbers (all but npm hashring).
-    whole: bool,
+    pub(crate) whole: bool,
     /// A key belongs to the first point strictly above its hash (uhashring's
     /// `bisect_right`), not at or above it.
-    strictly_above: bool,
+    pub(crate) strictly_above: bool,
 }
 
 impl Member {
@@ -257,68 +193,10 @@ impl Member {
         strictly_above: false,
     };
     /// libmemcached's weighted ketama with spy labels, weight 0 draining.
-    pub(crate) const KETAMA_SPY: Member = Member { label: LabelForm::Spy, ..Member::KETAMA };
+    const KETAMA_SPY: Member = Member { label: LabelForm::Spy, ..Member::KETAMA };
     /// last.fm libketama.
-    pub(crate) const LIBKETAMA: Member =
+    const LIBKETAMA: Member =
         Member { label: LabelForm::AsWritten, share: Share::LibketamaDigests, ties: Ties::IdBytes, ..Member::KETAMA };
-
-    /// libmemcached with a consistent `distribution` and `key_hash`, for
-    /// these nodes: the weighted flag is on when the distribution sets it or
-    /// any weight (0 read as 1) is above 1.
-    pub(crate) fn libmemcached(distribution: Distribution, key_hash: KeyHash, nodes: &[Node]) -> Member {
-        let weighted = distribution.weighted() || nodes.iter().any(|n| n.weight() > 1.0);
-        Member {
-            label: if distribution.spy() { LabelForm::Spy } else { LabelForm::HostPort },
-            share: if weighted { Share::LibmemcachedDigests } else { Share::PerServer(LIBMEMCACHED_POINTS_PER_SERVER) },
-            key_hash,
-            ties: Ties::ServerOrder,
-            zero: ZeroWeight::ReadsAsOne,
-            unix_sockets: true,
-            ..Member::KETAMA
-        }
-    }
-
-    /// twemproxy's `distribution: ketama`: ids are label bases as written
-    /// (server `name`s) when `literal`, else addresses; MD5 points always,
-    /// weights whole and above 0.
-    pub(crate) fn twemproxy(key_hash: KeyHash, literal: bool) -> Member {
-        Member {
-            label: if literal { LabelForm::AsWritten } else { LabelForm::Twemproxy },
-            share: Share::LibmemcachedDigests,
-            key_hash,
-            ties: Ties::ShortLabelFirst,
-            zero: ZeroWeight::Refused,
-            unix_sockets: true,
-            ..Member::KETAMA
-        }
-    }
-
-    /// uhashring 2.x with `hash_fn="ketama"` (`ketama`) or its default MD5
-    /// ring: ids are node names as written; weight 0 keeps a node with no
-    /// points; equal points go to the node listed later.
-    pub(crate) fn uhashring(ketama: bool, vnodes: u32) -> Member {
-        Member {
-            label: LabelForm::AsWritten,
-            share: if ketama { Share::UhashringKetama(vnodes) } else { Share::UhashringPlain(vnodes) },
-            key_hash: KeyHash::Md5,
-            ties: Ties::LaterServer,
-            strictly_above: true,
-            ..Member::KETAMA
-        }
-    }
-
-    /// npm hashring 3.2.0: `replicas` MD5 words per digest (4 for its
-    /// `ketama` compatibility, 3 for `hash_ring`), weight 0 read as 1, any
-    /// positive weights; equal points go to the node listed earlier.
-    pub(crate) fn hashring_js(vnodes: u32, replicas: u32, default_port: Option<u16>) -> Member {
-        Member {
-            label: LabelForm::HashringJs(default_port),
-            share: Share::HashringJs { vnodes, replicas },
-            zero: ZeroWeight::ReadsAsOne,
-            whole: false,
-            ..Member::KETAMA
-        }
-    }
 
     /// Checks weights and addresses as [`Member::build`] does, building
     /// nothing; returns each node's label base, in node order.
@@ -380,7 +258,7 @@ impl Member {
     /// one of them would silently own nothing: `h` and `h:11211` (the default
     /// port is left out), or `[::1]:2` and the bare IPv6 host `::1:2` (both
     /// `::1:2-i`). Such a pair is an [`RingError::InvalidAddress`] naming both.
-    fn validate(self, nodes: &[Node]) -> Result<(Vec<String>, Vec<f64>), RingError> {
+    pub(crate) fn validate(self, nodes: &[Node]) -> Result<(Vec<String>, Vec<f64>), RingError> {
         let rule = match (self.zero, self.label) {
             (_, LabelForm::AsWritten) if self.strictly_above => UHASHRING_WEIGHT_RULE,
             (ZeroWeight::Drains, _) => WEIGHT_RULE,
@@ -415,7 +293,7 @@ impl Member {
     }
 
     /// Points per server, in node order (0 for a drained server).
-    fn counts(self, weights: &[f64]) -> Vec<u32> {
+    pub(crate) fn counts(self, weights: &[f64]) -> Vec<u32> {
         let live = weights.iter().filter(|&&w| w > 0.0).count() as f32;
         let exact_total: f64 = weights.iter().sum();
         let total = exact_total as f32;
@@ -475,26 +353,6 @@ impl Member {
             _ => format!("{host}:{port}"),
         })
     }
-}
-
-/// Checks that libhashkit, as Debian's libmemcached 1.1.4 builds it, has
-/// this key hash.
-///
-/// Errors: [`RingError::InvalidConfig`] for `hsieh` (built only with
-/// `ENABLE_HASH_HSIEH`, which neither Debian's 1.1.4 nor the 1.0.16 in
-/// pylibmc's wheel has: pylibmc refuses it) and for twemproxy's `crc16` and
-/// `crc32a`, which libhashkit does not have.
-pub(crate) fn check_libmemcached_hash(hash: KeyHash) -> Result<(), RingError> {
-    let why = match hash {
-        KeyHash::Hsieh => {
-            "libmemcached is built without it (ENABLE_HASH_HSIEH is off in Debian's 1.1.4 and in the 1.0.16 of pylibmc's wheel, which refuses it)"
-        }
-        KeyHash::Crc16 | KeyHash::Crc32a => "it is twemproxy's; libhashkit has no such hash (its \"crc\" is crc32)",
-        _ => return Ok(()),
-    };
-    Err(RingError::InvalidConfig {
-        message: format!("key_hash {:?} does not apply to algorithm \"libmemcached\": {why}", hash.name()),
-    })
 }
 
 /// JavaScript's `Number(text)` for the port strings npm hashring compares:
@@ -583,21 +441,6 @@ mod tests {
     }
 
     #[test]
-    fn libmemcached_weights_choose_points_and_zero_reads_as_one() {
-        let nodes = |weights: &[f64]| -> Vec<Node> {
-            weights.iter().enumerate().map(|(i, &w)| Node::new(format!("10.0.0.{i}"), w)).collect()
-        };
-        let plain = Member::libmemcached(Distribution::ConsistentKetama, KeyHash::OneAtATime, &nodes(&[1.0, 0.0, 1.0]));
-        assert_eq!(plain.share, Share::PerServer(100));
-        assert_eq!(plain.counts(&plain.validate(&nodes(&[1.0, 0.0, 1.0])).unwrap().1), [100, 100, 100]);
-        let heavy = Member::libmemcached(Distribution::ConsistentKetama, KeyHash::OneAtATime, &nodes(&[1.0, 2.0]));
-        assert_eq!(heavy.share, Share::LibmemcachedDigests);
-        assert_eq!(heavy.key_hash, KeyHash::OneAtATime);
-        let weighted = Member::libmemcached(Distribution::ConsistentWeighted, KeyHash::Md5, &nodes(&[0.0, 1.0]));
-        assert_eq!(weighted.counts(&weighted.validate(&nodes(&[0.0, 1.0])).unwrap().1), [160, 160]);
-    }
-
-    #[test]
     fn addresses_split_like_libmemcached_servers() {
         assert_eq!(host_port("10.0.1.1").unwrap(), ("10.0.1.1", 11211));
         assert_eq!(host_port("10.0.1.1:11212").unwrap(), ("10.0.1.1", 11212));
@@ -638,10 +481,5 @@ mod tests {
         assert_eq!(label(Member::KETAMA, "10.0.1.1:11212"), "10.0.1.1:11212-3");
         assert_eq!(label(Member::KETAMA_SPY, "10.0.1.1"), "/10.0.1.1:11211-3");
         assert_eq!(label(Member::LIBKETAMA, "10.0.1.1:11211"), "10.0.1.1:11211-3");
-        let memcached = Member::libmemcached(Distribution::ConsistentKetama, KeyHash::OneAtATime, &[]);
-        assert_eq!(label(memcached, "/tmp/mc.sock"), "/tmp/mc.sock:0-3");
-        let spy = Member::libmemcached(Distribution::ConsistentKetamaSpy, KeyHash::OneAtATime, &[]);
-        assert_eq!(label(spy, "/tmp/mc.sock"), "//tmp/mc.sock:0-3");
-        assert_eq!(label(spy, "[::1]:11211"), "/::1:11211-3");
     }
 }

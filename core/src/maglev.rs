@@ -15,16 +15,77 @@ use xxhash_rust::xxh3::xxh3_128_with_seed;
 
 use crate::continuum::MAX_POINTS;
 use crate::error::RingError;
+use crate::hash::KeyRule;
 use crate::node::Node;
+use crate::params::{Given, Params};
+use crate::scheme::{
+    Facts, GivenSlots, Lookup, Param, Placement, PointHash, Scheme, mark_table, table_arc_ends, walk_table,
+};
 
 /// Default table size: 65,537, the prime the Maglev paper uses in its
 /// evaluation. Keep it well above 100 x the node count for balance.
 pub const DEFAULT_TABLE_SIZE: u32 = 65_537;
 
+/// The `maglev` algorithm.
+pub(crate) struct Maglev;
+
+static FACTS: Facts = Facts {
+    hash_bits: 64,
+    vnodes: None,
+    seeded: true,
+    order_places_keys: false,
+    weight_zero_drains: true,
+    takes: &[Param::TableSize],
+};
+
+impl Scheme for Maglev {
+    fn facts(&self) -> &Facts {
+        &FACTS
+    }
+
+    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+        let table_size = given.table_size.unwrap_or(DEFAULT_TABLE_SIZE);
+        Ok(Params { table_size, ..Params::base(given, None, KeyRule::Xxh3)? })
+    }
+
+    /// Errors: [`RingError::InvalidTableSize`] (see [`validate`]).
+    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+        validate(params.table_size, nodes.len())?;
+        Ok(Placement::other(Table(build(nodes, params.seed, params.table_size))))
+    }
+}
+
+/// A built Maglev table: `0[slot]` is a node index; empty when no node has weight > 0.
+#[derive(Debug)]
+struct Table(Vec<u32>);
+
+impl Lookup for Table {
+    fn owner(&self, hash: u64) -> usize {
+        self.0[slot(hash, self.0.len())] as usize
+    }
+
+    /// Forward through the table from the key's slot.
+    fn walk(&self, hash: u64, visit: &mut dyn FnMut(usize) -> bool) {
+        walk_table(&self.0, slot(hash, self.0.len()), visit)
+    }
+
+    fn mark_live(&self, live: &mut [bool]) {
+        mark_table(&self.0, live)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.0.len() * size_of::<u32>()
+    }
+
+    fn arc_ends(&self) -> Option<Vec<(u64, usize)>> {
+        Some(table_arc_ends(&self.0, |s| slot_end(s, self.0.len())))
+    }
+}
+
 /// Checks a table size: prime, at least the node count, at most [`MAX_POINTS`].
 ///
 /// Errors: [`RingError::InvalidTableSize`] naming the size and the rule.
-pub(crate) fn validate(size: u32, nodes: usize) -> Result<(), RingError> {
+fn validate(size: u32, nodes: usize) -> Result<(), RingError> {
     let invalid = |reason: String| RingError::InvalidTableSize { size: u64::from(size), reason };
     if u64::from(size) > MAX_POINTS {
         return Err(invalid(format!("the largest table is {MAX_POINTS} slots")));
@@ -51,7 +112,7 @@ fn is_prime(n: u32) -> bool {
 
 /// Builds the table: `table[slot]` is a node index. Empty when no node has
 /// weight > 0. `size` must have passed [`validate`].
-pub(crate) fn build(nodes: &[Node], seed: u64, size: u32) -> Vec<u32> {
+fn build(nodes: &[Node], seed: u64, size: u32) -> Vec<u32> {
     let mut live: Vec<u32> = (0..nodes.len() as u32).filter(|&i| nodes[i as usize].weight() > 0.0).collect();
     if live.is_empty() {
         return Vec::new();
@@ -105,13 +166,13 @@ pub(crate) fn build(nodes: &[Node], seed: u64, size: u32) -> Vec<u32> {
 
 /// The slot of a 64-bit key hash in a table of `size` slots: `(hash * size) >> 64`.
 #[inline]
-pub(crate) fn slot(hash: u64, size: usize) -> usize {
+fn slot(hash: u64, size: usize) -> usize {
     ((u128::from(hash) * size as u128) >> 64) as usize
 }
 
 /// Last 64-bit hash of each slot's range: slot `s` holds the hashes up to
 /// `ceil((s + 1) * 2^64 / size) - 1`.
-pub(crate) fn slot_end(s: usize, size: usize) -> u64 {
+fn slot_end(s: usize, size: usize) -> u64 {
     (((s as u128 + 1) << 64).div_ceil(size as u128) - 1) as u64
 }
 

@@ -12,7 +12,10 @@
 
 use crate::continuum::{Continuum, MAX_POINTS, sort_by_point_then_id, too_many};
 use crate::error::RingError;
+use crate::hash::{KeyHash, KeyRule};
 use crate::node::Node;
+use crate::params::{Given, Params};
+use crate::scheme::{Facts, GivenSlots, Placement, PointHash, Scheme};
 
 /// Points per unit of weight, fixed by nginx.
 pub const NGINX_POINTS_PER_WEIGHT: u64 = 160;
@@ -56,7 +59,7 @@ fn point_count(node: &Node) -> Result<u64, RingError> {
 }
 
 /// Checks weights and the total point count.
-pub(crate) fn validate(nodes: &[Node]) -> Result<(), RingError> {
+fn validate(nodes: &[Node]) -> Result<(), RingError> {
     let mut total = 0u64;
     let mut servers = std::collections::HashMap::new();
     for node in nodes {
@@ -75,7 +78,36 @@ pub(crate) fn validate(nodes: &[Node]) -> Result<(), RingError> {
     Ok(())
 }
 
-pub(crate) fn build(nodes: &[Node]) -> Result<Continuum, RingError> {
+/// The `nginx` algorithm.
+pub(crate) struct Nginx;
+
+static FACTS: Facts = Facts {
+    hash_bits: 32,
+    vnodes: None,
+    seeded: false,
+    order_places_keys: false,
+    weight_zero_drains: true,
+    takes: &[],
+};
+
+impl Scheme for Nginx {
+    fn facts(&self) -> &Facts {
+        &FACTS
+    }
+
+    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+        Params::base(given, None, KeyRule::Named(KeyHash::Crc32a))
+    }
+
+    /// Errors: [`RingError::InvalidWeight`] (not a whole number),
+    /// [`RingError::InvalidAddress`] (two ids nginx hashes alike),
+    /// [`RingError::TooManyPoints`].
+    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+        build(nodes).map(Placement::Continuum)
+    }
+}
+
+fn build(nodes: &[Node]) -> Result<Continuum, RingError> {
     validate(nodes)?;
     let mut tagged: Vec<(u64, u32)> = Vec::new();
     for (index, node) in nodes.iter().enumerate() {

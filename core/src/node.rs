@@ -1,5 +1,7 @@
 //! Ring members: id, weight and optional zone.
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::RingError;
 
 /// A member of a ring: an id, a weight and an optional zone.
@@ -81,5 +83,29 @@ pub(crate) fn check_unique(nodes: &[Node]) -> Result<(), RingError> {
     match ids.windows(2).find(|w| w[0] == w[1]) {
         Some(w) => Err(RingError::DuplicateId { id: w[0].to_owned() }),
         None => Ok(()),
+    }
+}
+
+/// A member's part in a transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeState {
+    /// Takes reads and writes for the keys it owns.
+    #[default]
+    Active,
+    /// Joining: takes writes for the keys it will own, no reads.
+    Warming,
+    /// Leaving: takes no writes; serves reads as a fallback for the keys it owned.
+    Draining,
+}
+
+impl NodeState {
+    /// `"active"`, `"warming"` or `"draining"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeState::Active => "active",
+            NodeState::Warming => "warming",
+            NodeState::Draining => "draining",
+        }
     }
 }

@@ -13,29 +13,42 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
+use crate::error::RingError;
+use crate::hash::{KeyRule, fmix64};
 use crate::node::Node;
+use crate::params::{Given, Params};
+use crate::scheme::{Facts, GivenSlots, Lookup, Placement, PointHash, Scheme};
 
-/// MurmurHash3's 64-bit finaliser (`fmix64`, Appleby 2011): a bijection on
-/// `u64` whose output bits each depend on every input bit.
-#[inline]
-pub(crate) fn fmix64(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
-    h ^ (h >> 33)
+/// The `rendezvous` algorithm.
+pub(crate) struct Hrw;
+
+static FACTS: Facts =
+    Facts { hash_bits: 64, vnodes: None, seeded: true, order_places_keys: false, weight_zero_drains: true, takes: &[] };
+
+impl Scheme for Hrw {
+    fn facts(&self) -> &Facts {
+        &FACTS
+    }
+
+    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+        Params::base(given, None, KeyRule::Xxh3)
+    }
+
+    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+        Ok(Placement::other(Rendezvous::new(nodes, params.seed)))
+    }
 }
 
 /// Per node: XXH3-64 of its id under the ring's seed, and its weight over
 /// the largest weight (in (0, 1], so scores stay finite).
 #[derive(Debug, Clone)]
-pub(crate) struct Rendezvous {
+struct Rendezvous {
     /// `(node hash, weight, index)` for nodes of weight > 0, ascending by id bytes.
     candidates: Vec<(u64, f64, u32)>,
 }
 
 impl Rendezvous {
-    pub(crate) fn new(nodes: &[Node], seed: u64) -> Rendezvous {
+    fn new(nodes: &[Node], seed: u64) -> Rendezvous {
         // Weights relative to the largest keep every score finite.
         let max_weight = nodes.iter().map(Node::weight).fold(0.0, f64::max);
         let mut candidates: Vec<(u64, f64, u32)> = (0..nodes.len())
@@ -45,10 +58,6 @@ impl Rendezvous {
         candidates
             .sort_unstable_by(|a, b| nodes[a.2 as usize].id().as_bytes().cmp(nodes[b.2 as usize].id().as_bytes()));
         Rendezvous { candidates }
-    }
-
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.candidates.len() * size_of::<(u64, f64, u32)>()
     }
 
     /// The score of a node for a key hash: `u = (top 53 bits of
@@ -63,7 +72,7 @@ impl Rendezvous {
     /// Index of the winning node; ties (equal scores) go to the smaller id.
     /// Must not be empty.
     #[inline]
-    pub(crate) fn owner(&self, key_hash: u64) -> usize {
+    fn owner(&self, key_hash: u64) -> usize {
         let mut best = (f64::NEG_INFINITY, 0u32);
         for &(node_hash, weight, index) in &self.candidates {
             let score = Self::score(key_hash, node_hash, weight);
@@ -77,7 +86,7 @@ impl Rendezvous {
 
     /// Node indices by descending score (ties by id), visited until `visit`
     /// returns true.
-    pub(crate) fn walk(&self, key_hash: u64, mut visit: impl FnMut(usize) -> bool) {
+    fn walk(&self, key_hash: u64, mut visit: impl FnMut(usize) -> bool) {
         let mut ranked: Vec<(f64, usize, u32)> = self
             .candidates
             .iter()
@@ -91,10 +100,33 @@ impl Rendezvous {
             }
         }
     }
+}
 
-    /// The nodes of weight > 0 with their weights, for expected shares.
-    pub(crate) fn weights(&self) -> impl Iterator<Item = (usize, f64)> + '_ {
-        self.candidates.iter().map(|&(_, weight, index)| (index as usize, weight))
+impl Lookup for Rendezvous {
+    fn owner(&self, hash: u64) -> usize {
+        Rendezvous::owner(self, hash)
+    }
+
+    fn walk(&self, hash: u64, visit: &mut dyn FnMut(usize) -> bool) {
+        Rendezvous::walk(self, hash, visit)
+    }
+
+    fn mark_live(&self, live: &mut [bool]) {
+        self.candidates.iter().for_each(|&(_, _, index)| live[index as usize] = true);
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.candidates.len() * size_of::<(u64, f64, u32)>()
+    }
+
+    fn arc_ends(&self) -> Option<Vec<(u64, usize)>> {
+        None
+    }
+
+    /// `weight / total weight` each.
+    fn expected_shares(&self, shares: &mut [f64]) {
+        let total: f64 = self.candidates.iter().map(|&(_, weight, _)| weight).sum();
+        self.candidates.iter().for_each(|&(_, weight, index)| shares[index as usize] = weight / total);
     }
 }
 

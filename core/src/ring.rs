@@ -1,197 +1,61 @@
-//! [`Ring`]: the one placement interface over every [`Algorithm`], and the
-//! "ring" algorithm itself, consistent hashing with weighted virtual nodes
-//! (Karger et al., 1997; virtual nodes and preference lists as in Dynamo,
-//! DeCandia et al., 2007). Byte-exact rules: `core/SPEC.md`.
+//! [`Ring`]: the one placement interface over every [`Algorithm`]. Each
+//! algorithm is a [`Scheme`] in its own file, reached through
+//! [`Algorithm::scheme`]; this facade validates nodes and parameters once,
+//! hashes keys by the [`KeyRule`] the scheme chose, and looks keys up in
+//! its [`Placement`]. Byte-exact rules: `core/SPEC.md`.
 
-use std::cmp::Ordering;
 use std::ops::RangeInclusive;
 
 use crate::algorithm::Algorithm;
-use crate::continuum::{Continuum, MAX_POINTS, points_for, sort_by_point_then_id, too_many};
+use crate::continuum::Continuum;
 use crate::error::RingError;
-use crate::hash::{KeyHash, hash_key, hash_point};
-use crate::ketama::{Distribution, Member};
+use crate::hash::{KeyHash, KeyRule, hash_point};
 use crate::node::{Node, check_unique, check_weight};
-use crate::rendezvous::Rendezvous;
-use crate::twemproxy::{self, ServerIds};
-use crate::{jump, maglev, nginx, slots};
+use crate::params::{Distribution, Given, Params, ServerIds};
+use crate::scheme::{Change, Param, Placement, PointHash};
+use crate::slots;
 
-/// Default points per unit of weight. At 160 points, 10 equal nodes hold
-/// between about 0.9x and 1.1x of the mean load (see the README's balance
-/// table); 160 is also libketama's and nginx's count per server.
-pub const DEFAULT_VNODES: u32 = 160;
-
-/// Default ring seed for key and point hashes.
-pub const DEFAULT_SEED: u64 = 0;
-
-/// Hash of point `index` of node `id` under a seed. Always [`hash_point`]
-/// except in the crate's own collision tests, which force a tiny hash.
-type PointHash = fn(&[u8], u32, u64) -> u64;
-
-/// A ring's parameters, each applying to some algorithms only.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Params {
-    algorithm: Algorithm,
-    vnodes: u32,
-    seed: u64,
-    table_size: u32,
-    /// `libmemcached` and `twemproxy` only.
-    distribution: Option<Distribution>,
-    /// `twemproxy` only.
-    server_ids: Option<ServerIds>,
-    /// `hashring-js` only.
-    default_port: Option<u16>,
-    key: KeyRule,
-}
-
-/// How a ring hashes keys, resolved once from its algorithm and parameters.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum KeyRule {
-    /// XXH3-64 under the seed.
-    Xxh3,
-    /// A peer's named 32-bit hash.
-    Named(KeyHash),
-    /// The Redis Cluster slot.
-    Slot,
-    /// twemproxy's: a named hash of the key or of its hash tag; 0 for an empty key.
-    Twemproxy(KeyHash, Option<[u8; 2]>),
-    /// uhashring's: the top 64 bits of the key's 128-bit MD5, big-endian.
-    Md5High64,
-}
-
-/// Arguments of [`Params::resolve`], each `None` when not given.
-#[derive(Debug, Clone, Default)]
-struct Given {
-    vnodes: Option<u32>,
-    seed: Option<u64>,
-    table_size: Option<u32>,
-    distribution: Option<Distribution>,
-    key_hash: Option<KeyHash>,
-    server_ids: Option<ServerIds>,
-    hash_tag: Option<String>,
-    default_port: Option<u16>,
-}
-
-impl Params {
-    /// Checks that each given parameter applies to the algorithm and fills
-    /// in defaults. Errors: [`RingError::ZeroVnodes`],
-    /// [`RingError::InvalidConfig`] naming a parameter the algorithm does not
-    /// take, [`RingError::InvalidTableSize`] (checked against the node count later).
-    fn resolve(algorithm: Algorithm, given: Given) -> Result<Params, RingError> {
-        let Given { vnodes, seed, table_size, distribution, key_hash, server_ids, hash_tag, default_port } = given;
-        let (distribution_given, server_ids_given) = (distribution, server_ids);
-        let named = matches!(algorithm, Algorithm::Libmemcached | Algorithm::Twemproxy);
-        let distributed = named || algorithm == Algorithm::HashringJs;
-        let unused = |what: String| RingError::InvalidConfig {
-            message: format!("{what} does not apply to algorithm {:?}", algorithm.name()),
-        };
-        if let Some(v) = vnodes.filter(|_| !algorithm.uses_vnodes()) {
-            return Err(unused(format!("vnodes ({v})")));
-        }
-        if let Some(s) = seed.filter(|&s| s != 0 && !algorithm.uses_seed()) {
-            return Err(RingError::InvalidConfig {
-                message: format!(
-                    "seed ({s}) does not apply to algorithm {:?}: it hashes exactly as its peer system does, unseeded",
-                    algorithm.name()
-                ),
-            });
-        }
-        if let Some(t) = table_size.filter(|_| algorithm != Algorithm::Maglev) {
-            return Err(unused(format!("table_size ({t})")));
-        }
-        if let Some(port) = default_port.filter(|_| algorithm != Algorithm::HashringJs) {
-            return Err(unused(format!("default_port ({port})")));
-        }
-        if default_port == Some(0) {
-            return Err(RingError::InvalidConfig {
-                message: "default_port 0 is no port (npm hashring reads 0 as none); leave default_port out".into(),
-            });
-        }
-        if let Some(d) = distribution.filter(|_| !distributed) {
-            return Err(unused(format!("distribution ({:?})", d.name())));
-        }
-        if let Some(h) = key_hash.filter(|_| !named) {
-            return Err(unused(format!("key_hash ({:?})", h.name())));
-        }
-        if let Some(i) = server_ids.filter(|_| algorithm != Algorithm::Twemproxy) {
-            return Err(unused(format!("server_ids ({:?})", i.name())));
-        }
-        if let Some(tag) = hash_tag.as_ref().filter(|_| algorithm != Algorithm::Twemproxy) {
-            return Err(unused(format!("hash_tag ({tag:?})")));
-        }
-        let mut server_ids = None;
-        let mut distribution = match algorithm {
-            Algorithm::Libmemcached => match distribution.or(algorithm.default_distribution()).expect("it has one") {
-                Distribution::Ketama => {
-                    return Err(RingError::InvalidConfig {
-                        message: "distribution \"ketama\" is twemproxy's; libmemcached's is \"consistent_ketama\" (or another consistent_*)".into(),
-                    });
-                }
-                d => Some(d),
-            },
-            Algorithm::HashringJs => match distribution.or(algorithm.default_distribution()).expect("it has one") {
-                d @ (Distribution::Ketama | Distribution::HashRing) => Some(d),
-                d => {
-                    return Err(RingError::InvalidConfig {
-                        message: format!(
-                            "distribution {:?} does not apply to algorithm \"hashring-js\": its compatibility is \"ketama\" (4 points per digest, the default) or \"hash_ring\" (3)",
-                            d.name()
-                        ),
-                    });
-                }
-            },
-            _ => None,
-        };
-        let key = match algorithm {
-            Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => KeyRule::Xxh3,
-            Algorithm::Ketama | Algorithm::KetamaSpy | Algorithm::Libketama => KeyRule::Named(KeyHash::Md5),
-            Algorithm::Nginx => KeyRule::Named(KeyHash::Crc32a),
-            Algorithm::Slots => KeyRule::Slot,
-            Algorithm::UhashringKetama | Algorithm::HashringJs => KeyRule::Named(KeyHash::Md5),
-            Algorithm::Uhashring => KeyRule::Md5High64,
-            Algorithm::Libmemcached => {
-                let hash =
-                    key_hash.or(algorithm.default_key_hash(distribution.expect("set above"))).expect("it has one");
-                crate::ketama::check_libmemcached_hash(hash)?;
-                KeyRule::Named(hash)
-            }
-            Algorithm::Twemproxy => {
-                let params =
-                    twemproxy::Params::resolve(distribution_given, key_hash, server_ids_given, hash_tag.as_deref())?;
-                distribution = Some(params.distribution);
-                server_ids = Some(params.server_ids);
-                KeyRule::Twemproxy(params.key_hash, params.hash_tag)
-            }
-        };
-        let vnodes = vnodes.or(algorithm.default_vnodes()).unwrap_or(DEFAULT_VNODES);
-        if vnodes == 0 {
-            return Err(RingError::ZeroVnodes);
-        }
-        let table_size = match algorithm {
-            Algorithm::Maglev => table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE),
-            _ => 0,
-        };
-        Ok(Params {
-            algorithm,
-            vnodes,
-            seed: seed.unwrap_or(DEFAULT_SEED),
-            table_size,
-            distribution,
-            server_ids,
-            default_port,
-            key,
-        })
+/// Checks that each given parameter applies to `algorithm` (naming the
+/// first that does not), then resolves them by its scheme.
+///
+/// Errors: [`RingError::InvalidConfig`] naming a parameter the algorithm
+/// does not take, or a value it refuses; [`RingError::ZeroVnodes`].
+fn resolve(algorithm: Algorithm, given: &Given) -> Result<Params, RingError> {
+    let facts = algorithm.facts();
+    let unused = |what: String| RingError::InvalidConfig {
+        message: format!("{what} does not apply to algorithm {:?}", algorithm.name()),
+    };
+    if let Some(v) = given.vnodes.filter(|_| facts.vnodes.is_none()) {
+        return Err(unused(format!("vnodes ({v})")));
     }
-}
-
-/// Where a `slots` ring's assignment comes from.
-enum SlotSource {
-    /// Contiguous ranges as `redis-cli --cluster create` makes them.
-    Fresh,
-    /// Ranges per node, parallel to the nodes.
-    Explicit(Vec<Vec<RangeInclusive<u16>>>),
-    /// A previous assignment to rebalance (`None`: the slot's node left).
-    Rebalance(Vec<Option<u32>>),
+    if let Some(s) = given.seed.filter(|&s| s != 0 && !facts.seeded) {
+        return Err(RingError::InvalidConfig {
+            message: format!(
+                "seed ({s}) does not apply to algorithm {:?}: it hashes exactly as its peer system does, unseeded",
+                algorithm.name()
+            ),
+        });
+    }
+    let refused = |param| !facts.takes(param);
+    if let Some(t) = given.table_size.filter(|_| refused(Param::TableSize)) {
+        return Err(unused(format!("table_size ({t})")));
+    }
+    if let Some(port) = given.default_port.filter(|_| refused(Param::DefaultPort)) {
+        return Err(unused(format!("default_port ({port})")));
+    }
+    if let Some(d) = given.distribution.filter(|_| refused(Param::Distribution)) {
+        return Err(unused(format!("distribution ({:?})", d.name())));
+    }
+    if let Some(h) = given.key_hash.filter(|_| refused(Param::KeyHash)) {
+        return Err(unused(format!("key_hash ({:?})", h.name())));
+    }
+    if let Some(i) = given.server_ids.filter(|_| refused(Param::ServerIds)) {
+        return Err(unused(format!("server_ids ({:?})", i.name())));
+    }
+    if let Some(tag) = given.hash_tag.as_ref().filter(|_| refused(Param::HashTag)) {
+        return Err(unused(format!("hash_tag ({tag:?})")));
+    }
+    algorithm.scheme().resolve(given)
 }
 
 /// Collects the algorithm, parameters and nodes, then builds an immutable [`Ring`].
@@ -217,7 +81,7 @@ impl RingBuilder {
         self
     }
 
-    /// Points per unit of weight (default [`DEFAULT_VNODES`] = 160). Must be
+    /// Points per unit of weight (default [`DEFAULT_VNODES`](crate::DEFAULT_VNODES) = 160). Must be
     /// at least 1. Only [`Algorithm::Ring`] takes it.
     pub fn vnodes(mut self, vnodes: u32) -> Self {
         self.vnodes = Some(vnodes);
@@ -234,7 +98,8 @@ impl RingBuilder {
     }
 
     /// Maglev lookup table size: a prime, at least the node count, at most
-    /// [`MAX_POINTS`] (default [`maglev::DEFAULT_TABLE_SIZE`] = 65,537).
+    /// [`MAX_POINTS`](crate::MAX_POINTS) (default
+    /// [`DEFAULT_TABLE_SIZE`](crate::maglev::DEFAULT_TABLE_SIZE) = 65,537).
     /// Only [`Algorithm::Maglev`] takes it.
     pub fn table_size(mut self, size: u32) -> Self {
         self.table_size = Some(size);
@@ -329,12 +194,12 @@ impl RingBuilder {
             hash_tag: self.hash_tag,
             default_port: self.default_port,
         };
-        let params = Params::resolve(self.algorithm, given)?;
-        let source = if self.slot_ranges.is_empty() {
-            SlotSource::Fresh
-        } else if params.algorithm != Algorithm::Slots {
+        let params = resolve(self.algorithm, &given)?;
+        let slot_ranges = if self.slot_ranges.is_empty() {
+            None
+        } else if !self.algorithm.facts().takes(Param::SlotRanges) {
             return Err(RingError::InvalidConfig {
-                message: format!("slot ranges do not apply to algorithm {:?}", params.algorithm.name()),
+                message: format!("slot ranges do not apply to algorithm {:?}", self.algorithm.name()),
             });
         } else {
             let mut per_node = vec![Vec::new(); self.nodes.len()];
@@ -342,25 +207,30 @@ impl RingBuilder {
                 let index = self.nodes.iter().position(|n| n.id() == id).ok_or(RingError::UnknownNode { id })?;
                 per_node[index].extend(ranges);
             }
-            SlotSource::Explicit(per_node)
+            Some(per_node)
         };
-        Ring::build_with(params, self.nodes, source, hash_point)
+        check_nodes(&self.nodes)?;
+        let placement = self.algorithm.scheme().build(&params, &self.nodes, hash_point, slot_ranges)?;
+        Ok(Ring::assemble(self.nodes, self.algorithm, params, placement, hash_point))
     }
 }
 
-/// How a ring places keys.
-#[derive(Debug, Clone)]
-enum Placement {
-    /// `ring` and the compatibility modes: sorted points.
-    Continuum(Continuum),
-    /// Jump hash over the node list.
-    Jump,
-    /// `modula` (libmemcached, twemproxy): `table[hash mod len]` is a node index.
-    Modula(Vec<u32>),
-    /// Scores per node.
-    Rendezvous(Rendezvous),
-    /// `maglev` and `slots`: `table[slot]` is a node index.
-    Table(Vec<u32>),
+/// Checks every node (id, weight, zone), that ids are unique and that the
+/// weights sum to a finite number.
+///
+/// Errors: [`RingError::EmptyId`], [`RingError::InvalidWeight`],
+/// [`RingError::EmptyZone`], [`RingError::DuplicateId`].
+fn check_nodes(nodes: &[Node]) -> Result<(), RingError> {
+    let mut total_weight = 0.0;
+    for (position, node) in nodes.iter().enumerate() {
+        node.validate(position)?;
+        total_weight += node.weight();
+        if !total_weight.is_finite() {
+            let rule = "the weights must sum to a finite number (below about 1.8e308)";
+            return Err(RingError::InvalidWeight { id: node.id().to_owned(), weight: node.weight(), rule });
+        }
+    }
+    check_unique(nodes)
 }
 
 /// An immutable placement snapshot: nodes, an [`Algorithm`] and its
@@ -378,6 +248,7 @@ enum Placement {
 #[derive(Debug, Clone)]
 pub struct Ring {
     nodes: Vec<Node>,
+    algorithm: Algorithm,
     params: Params,
     /// Per node, its zone class: nodes share a class iff they share a zone;
     /// a node without a zone has a class of its own. Empty when no node has a zone.
@@ -396,84 +267,15 @@ impl Ring {
         RingBuilder::default()
     }
 
-    fn build_with(
-        params: Params,
+    fn assemble(
         nodes: Vec<Node>,
-        slots: SlotSource,
+        algorithm: Algorithm,
+        params: Params,
+        placement: Placement,
         point_hash: PointHash,
-    ) -> Result<Ring, RingError> {
-        let mut total_weight = 0.0;
-        for (position, node) in nodes.iter().enumerate() {
-            node.validate(position)?;
-            total_weight += node.weight();
-            if !total_weight.is_finite() {
-                let rule = "the weights must sum to a finite number (below about 1.8e308)";
-                return Err(RingError::InvalidWeight { id: node.id().to_owned(), weight: node.weight(), rule });
-            }
-        }
-        check_unique(&nodes)?;
-        let placement = match params.algorithm {
-            Algorithm::Ring => Placement::Continuum(vnode_continuum(&nodes, params, point_hash)?),
-            Algorithm::Ketama => Placement::Continuum(Member::KETAMA.build(&nodes)?),
-            Algorithm::KetamaSpy => Placement::Continuum(Member::KETAMA_SPY.build(&nodes)?),
-            Algorithm::Libketama => Placement::Continuum(Member::LIBKETAMA.build(&nodes)?),
-            Algorithm::Libmemcached => {
-                let KeyRule::Named(key_hash) = params.key else { unreachable!("libmemcached hashes are named") };
-                match params.distribution.expect("libmemcached has a distribution") {
-                    Distribution::Modula => {
-                        Member::libmemcached(Distribution::Modula, key_hash, &nodes).check(&nodes)?;
-                        Placement::Modula((0..nodes.len() as u32).collect())
-                    }
-                    d => Placement::Continuum(Member::libmemcached(d, key_hash, &nodes).build(&nodes)?),
-                }
-            }
-            Algorithm::Uhashring => Placement::Continuum(Member::uhashring(false, params.vnodes).build(&nodes)?),
-            Algorithm::UhashringKetama => Placement::Continuum(Member::uhashring(true, params.vnodes).build(&nodes)?),
-            Algorithm::HashringJs => {
-                let replicas = if params.distribution == Some(Distribution::HashRing) { 3 } else { 4 };
-                Placement::Continuum(Member::hashring_js(params.vnodes, replicas, params.default_port).build(&nodes)?)
-            }
-            Algorithm::Twemproxy => {
-                let KeyRule::Twemproxy(key_hash, hash_tag) = params.key else { unreachable!("twemproxy's key rule") };
-                let distribution = params.distribution.expect("twemproxy has a distribution");
-                let server_ids = params.server_ids.expect("twemproxy has server_ids");
-                let twemproxy = twemproxy::Params { distribution, key_hash, server_ids, hash_tag };
-                match distribution {
-                    Distribution::Modula => Placement::Modula(twemproxy::modula_table(twemproxy, &nodes)?),
-                    _ => Placement::Continuum(twemproxy.member().build(&nodes)?),
-                }
-            }
-            Algorithm::Nginx => Placement::Continuum(nginx::build(&nodes)?),
-            Algorithm::Jump => {
-                jump::validate(&nodes)?;
-                Placement::Jump
-            }
-            Algorithm::Rendezvous => Placement::Rendezvous(Rendezvous::new(&nodes, params.seed)),
-            Algorithm::Maglev => {
-                maglev::validate(params.table_size, nodes.len())?;
-                Placement::Table(maglev::build(&nodes, params.seed, params.table_size))
-            }
-            Algorithm::Slots => Placement::Table({
-                slots::validate(&nodes)?;
-                match slots {
-                    SlotSource::Fresh => slots::contiguous(&nodes),
-                    SlotSource::Explicit(ranges) => slots::explicit(&nodes, &ranges)?,
-                    SlotSource::Rebalance(previous) => slots::rebalance(&nodes, &previous),
-                }
-            }),
-        };
-        Ok(Ring::assemble(nodes, params, placement, point_hash))
-    }
-
-    fn assemble(nodes: Vec<Node>, params: Params, placement: Placement, point_hash: PointHash) -> Ring {
+    ) -> Ring {
         let mut live = vec![false; nodes.len()];
-        match &placement {
-            Placement::Continuum(c) => c.owners().iter().for_each(|&o| live[o as usize] = true),
-            Placement::Jump => live.fill(true),
-            Placement::Modula(table) => table.iter().for_each(|&o| live[o as usize] = true),
-            Placement::Rendezvous(r) => r.weights().for_each(|(i, _)| live[i] = true),
-            Placement::Table(table) => table.iter().for_each(|&o| live[o as usize] = true),
-        }
+        placement.lookup().mark_live(&mut live);
         let zone_class = zone_classes(&nodes);
         let live_zones = if zone_class.is_empty() {
             0
@@ -484,7 +286,7 @@ impl Ring {
             classes.len()
         };
         let live_nodes = live.iter().filter(|&&l| l).count();
-        Ring { nodes, params, zone_class, live_nodes, live_zones, placement, point_hash }
+        Ring { nodes, algorithm, params, zone_class, live_nodes, live_zones, placement, point_hash }
     }
 
     /// The nodes, in order (drained ones included).
@@ -499,12 +301,12 @@ impl Ring {
 
     /// The placement algorithm.
     pub fn algorithm(&self) -> Algorithm {
-        self.params.algorithm
+        self.algorithm
     }
 
     /// Points per unit of weight: `Some` for [`Algorithm::Ring`] only.
     pub fn vnodes(&self) -> Option<u32> {
-        self.params.algorithm.uses_vnodes().then_some(self.params.vnodes)
+        self.algorithm.uses_vnodes().then_some(self.params.vnodes)
     }
 
     /// Seed of the key and node hashes (0 for the unseeded algorithms).
@@ -528,7 +330,7 @@ impl Ring {
     /// [`Algorithm::Twemproxy`]), which a config then writes.
     pub fn key_hash_parameter(&self) -> Option<KeyHash> {
         let distribution = self.params.distribution?;
-        self.params.algorithm.default_key_hash(distribution).and(self.named_key_hash())
+        self.algorithm.default_key_hash(distribution).and(self.named_key_hash())
     }
 
     /// What node ids are: `Some` for [`Algorithm::Twemproxy`] only.
@@ -539,7 +341,7 @@ impl Ring {
     /// twemproxy's hash tag: `Some` when a [`Algorithm::Twemproxy`] ring has one.
     pub fn hash_tag(&self) -> Option<String> {
         match self.params.key {
-            KeyRule::Twemproxy(_, Some(tag)) => Some(String::from_utf8_lossy(&tag).into_owned()),
+            KeyRule::Tagged(_, Some(tag)) => Some(String::from_utf8_lossy(&tag).into_owned()),
             _ => None,
         }
     }
@@ -548,15 +350,12 @@ impl Ring {
     /// ketama modes, `crc32a` for nginx, the configured one for
     /// libmemcached); `None` for the XXH3 algorithms and `slots`.
     pub fn named_key_hash(&self) -> Option<KeyHash> {
-        match self.params.key {
-            KeyRule::Named(hash) | KeyRule::Twemproxy(hash, _) => Some(hash),
-            _ => None,
-        }
+        self.params.key.named()
     }
 
     /// Maglev table size: `Some` for [`Algorithm::Maglev`] only.
     pub fn table_size(&self) -> Option<u32> {
-        (self.params.algorithm == Algorithm::Maglev).then_some(self.params.table_size)
+        self.algorithm.facts().takes(Param::TableSize).then_some(self.params.table_size)
     }
 
     /// Number of nodes that can own keys: nodes with weight > 0 (under
@@ -578,13 +377,7 @@ impl Ring {
     /// Heap bytes of the placement structure (points, owners and index, or
     /// the lookup table, or per-node scores), excluding the node list.
     pub fn placement_bytes(&self) -> usize {
-        match &self.placement {
-            Placement::Continuum(c) => c.heap_bytes(),
-            Placement::Jump => 0,
-            Placement::Modula(table) => table.len() * size_of::<u32>(),
-            Placement::Rendezvous(r) => r.heap_bytes(),
-            Placement::Table(table) => table.len() * size_of::<u32>(),
-        }
+        self.placement.lookup().heap_bytes()
     }
 
     /// The continuum's points in ring order as (position in the algorithm's
@@ -600,29 +393,12 @@ impl Ring {
 
     /// The key's hash under this ring's algorithm, in `[0, 2^bits)` for
     /// `bits` = [`Algorithm::hash_bits`]: XXH3-64 under the seed (`ring`,
-    /// `jump`, `rendezvous`, `maglev`; see [`hash_key`]), the first 4 bytes
+    /// `jump`, `rendezvous`, `maglev`; see [`hash_key`](crate::hash_key)), the first 4 bytes
     /// of MD5 little-endian (ketama modes), CRC-32 (`nginx`), or the Redis
     /// Cluster slot (`slots`).
     #[inline(always)]
     pub fn hash_key(&self, key: impl AsRef<[u8]>) -> u64 {
-        let key = key.as_ref();
-        match self.params.key {
-            KeyRule::Xxh3 => hash_key(key, self.params.seed),
-            _ => self.peer_hash(key),
-        }
-    }
-
-    /// The compatibility modes' and slots' key hashes, kept out of line so
-    /// the XXH3 path of [`Ring::hash_key`] stays small enough to inline.
-    #[inline(never)]
-    fn peer_hash(&self, key: &[u8]) -> u64 {
-        match self.params.key {
-            KeyRule::Named(hash) => u64::from(hash.hash(key)),
-            KeyRule::Twemproxy(hash, tag) => u64::from(twemproxy::key_hash(hash, tag, key)),
-            KeyRule::Slot => u64::from(slots::key_slot(key)),
-            KeyRule::Md5High64 => crate::hash::md5_high64(key),
-            KeyRule::Xxh3 => hash_key(key, self.params.seed),
-        }
+        self.params.key.hash(key.as_ref(), self.params.seed)
     }
 
     /// The node owning `key` (bytes; a string is its UTF-8 bytes). On a
@@ -660,7 +436,7 @@ impl Ring {
     }
 
     fn check_hash(&self, hash: u64) -> Result<(), RingError> {
-        let bits = self.params.algorithm.hash_bits();
+        let bits = self.algorithm.hash_bits();
         if bits < 64 && hash >> bits != 0 {
             return Err(RingError::HashOutOfRange { hash, bits });
         }
@@ -682,21 +458,7 @@ impl Ring {
         if self.live_nodes == 0 {
             return Err(RingError::EmptyRing);
         }
-        Ok(match &self.placement {
-            Placement::Continuum(c) => c.owner(hash),
-            Placement::Jump => jump::jump_hash(hash, self.nodes.len() as u32) as usize,
-            Placement::Modula(table) => table[(hash % table.len() as u64) as usize] as usize,
-            Placement::Rendezvous(r) => r.owner(hash),
-            Placement::Table(table) => table[self.table_slot(hash, table.len())] as usize,
-        })
-    }
-
-    #[inline]
-    fn table_slot(&self, hash: u64, size: usize) -> usize {
-        match self.params.algorithm {
-            Algorithm::Slots => hash as usize,
-            _ => maglev::slot(hash, size),
-        }
+        Ok(self.placement.lookup().owner(hash))
     }
 
     /// Places many keys: writes the index in [`Ring::nodes`] of the owner of
@@ -850,96 +612,38 @@ impl Ring {
     /// the continuum's walk stays small.
     #[inline(never)]
     fn walk_elsewhere(&self, hash: u64, visit: &mut dyn FnMut(usize) -> bool) {
-        match &self.placement {
-            Placement::Continuum(c) => c.walk(c.start(hash), visit),
-            Placement::Jump => jump::walk(hash, self.nodes.len(), visit),
-            Placement::Modula(table) => {
-                // libmemcached's replicas: servers (h mod n) + 1, + 2, ... in
-                // list order; twemproxy has none, and its table is walked alike.
-                let first = (hash % table.len() as u64) as usize;
-                let (after, before) = table.split_at(first);
-                for &owner in before.iter().chain(after) {
-                    if visit(owner as usize) {
-                        return;
-                    }
-                }
-            }
-            Placement::Rendezvous(r) => r.walk(hash, visit),
-            Placement::Table(table) => {
-                // Visit each run of equal owners once: Redis slot ranges are
-                // thousands of slots long.
-                let (after, before) = table.split_at(self.table_slot(hash, table.len()));
-                for part in [before, after] {
-                    let mut rest = part;
-                    while let Some(&owner) = rest.first() {
-                        if visit(owner as usize) {
-                            return;
-                        }
-                        let run = rest.iter().position(|&o| o != owner).unwrap_or(rest.len());
-                        rest = &rest[run..];
-                    }
-                }
-            }
-        }
+        self.placement.lookup().walk(hash, visit)
     }
 
     /// Last 64-bit position of each arc with its owner, in order, when the
     /// algorithm has arcs: a native hash `h` of `bits` bits sits at
     /// positions `h << (64 - bits) ..= (h << (64 - bits)) | (2^(64 - bits) - 1)`.
     pub(crate) fn arc_ends(&self) -> Option<Vec<(u64, usize)>> {
-        match &self.placement {
-            Placement::Continuum(c) => Some(c.boundaries().collect()),
-            Placement::Table(table) => {
-                let end = |s: usize| match self.params.algorithm {
-                    Algorithm::Slots => (((s as u64) + 1) << 50).wrapping_sub(1),
-                    _ => maglev::slot_end(s, table.len()),
-                };
-                let mut ends: Vec<(u64, usize)> = Vec::new();
-                for (s, &owner) in table.iter().enumerate() {
-                    match ends.last_mut() {
-                        Some(last) if last.1 == owner as usize => last.0 = end(s),
-                        _ => ends.push((end(s), owner as usize)),
-                    }
-                }
-                Some(ends)
-            }
-            Placement::Jump | Placement::Modula(_) | Placement::Rendezvous(_) => None,
-        }
+        self.placement.lookup().arc_ends()
     }
 
     /// Expected share of keys per node for the algorithms without arcs:
-    /// `1/n` each under jump, `weight / total weight` under rendezvous.
+    /// `1/n` each under jump, `weight / total weight` under rendezvous,
+    /// entries over table length under modula.
     pub(crate) fn expected_shares(&self) -> Vec<f64> {
         let mut shares = vec![0.0; self.nodes.len()];
-        match &self.placement {
-            Placement::Jump => shares.fill(1.0 / self.nodes.len() as f64),
-            Placement::Modula(table) => table.iter().for_each(|&o| shares[o as usize] += 1.0 / table.len() as f64),
-            Placement::Rendezvous(r) => {
-                let total: f64 = r.weights().map(|(_, w)| w).sum();
-                r.weights().for_each(|(i, w)| shares[i] = w / total);
-            }
-            _ => {}
-        }
+        self.placement.lookup().expected_shares(&mut shares);
         shares
     }
 
     /// For `slots`: each node's slots as inclusive ranges, parallel to
     /// [`Ring::nodes`]; `None` for other algorithms.
     pub fn slot_ranges(&self) -> Option<Vec<Vec<RangeInclusive<u16>>>> {
-        match (&self.placement, self.params.algorithm) {
-            (Placement::Table(table), Algorithm::Slots) => Some(slots::ranges(table, self.nodes.len())),
-            _ => None,
-        }
+        let table = self.placement.lookup().slot_table()?;
+        Some(slots::ranges(table, self.nodes.len()))
     }
 
     /// Whether this `slots` ring's assignment is the fresh contiguous one
     /// for its nodes (so a config need not list ranges).
     pub(crate) fn slots_are_fresh(&self) -> bool {
-        match &self.placement {
-            Placement::Table(table) if self.params.algorithm == Algorithm::Slots => {
-                *table == slots::contiguous(&self.nodes)
-            }
-            _ => true,
+        match self.placement.lookup().slot_table() {
+            Some(table) => *table == slots::contiguous(&self.nodes),
+            None => true,
         }
     }
 
@@ -960,14 +664,7 @@ impl Ring {
         }
         let mut nodes = self.nodes.clone();
         nodes.push(node);
-        let index = nodes.len() - 1;
-        let Some(continuum) = self.mergeable() else {
-            return self.rebuild(nodes, Some);
-        };
-        let count = self.checked_total(nodes[index].id(), nodes[index].weight(), 0)?;
-        let (points, owners) = self.merged(continuum, &nodes, index, count, |_| true);
-        let continuum = Continuum::new(points, owners, 64);
-        Ok(Ring::assemble(nodes, self.params, Placement::Continuum(continuum), self.point_hash))
+        self.derived(nodes, Change::Added)
     }
 
     /// A new ring without the node `id`; the nodes after it shift down one
@@ -977,21 +674,10 @@ impl Ring {
     ///
     /// Errors: [`RingError::UnknownNode`] when no node has this id.
     pub fn without_node(&self, id: &str) -> Result<Ring, RingError> {
-        let removed = self.position(id).ok_or_else(|| RingError::UnknownNode { id: id.to_owned() })? as u32;
+        let removed = self.position(id).ok_or_else(|| RingError::UnknownNode { id: id.to_owned() })?;
         let mut nodes = self.nodes.clone();
-        nodes.remove(removed as usize);
-        let shifted = |owner: u32| match owner.cmp(&removed) {
-            Ordering::Less => Some(owner),
-            Ordering::Equal => None,
-            Ordering::Greater => Some(owner - 1),
-        };
-        match self.mergeable() {
-            Some(continuum) => {
-                let continuum = continuum.without_owner(removed);
-                Ok(Ring::assemble(nodes, self.params, Placement::Continuum(continuum), self.point_hash))
-            }
-            None => self.rebuild(nodes, shifted),
-        }
+        nodes.remove(removed);
+        self.derived(nodes, Change::Removed(removed as u32))
     }
 
     /// A new ring with node `id` at `weight`. On the `ring` algorithm its
@@ -1007,124 +693,27 @@ impl Ring {
         let index = self.position(id).ok_or_else(|| RingError::UnknownNode { id: id.to_owned() })?;
         check_weight(id, weight)?;
         let mut nodes = self.nodes.clone();
+        let old_weight = nodes[index].weight();
         nodes[index].set_weight(weight);
-        match self.mergeable() {
-            Some(continuum) => {
-                let old = points_for(id, self.nodes[index].weight(), self.params.vnodes)?;
-                let count = self.checked_total(id, weight, old)?;
-                let (points, owners) = self.merged(continuum, &nodes, index, count, |owner| owner != index as u32);
-                let continuum = Continuum::new(points, owners, 64);
-                Ok(Ring::assemble(nodes, self.params, Placement::Continuum(continuum), self.point_hash))
-            }
-            None => self.rebuild(nodes, Some),
-        }
+        self.derived(nodes, Change::Reweighted(index, old_weight))
     }
 
-    /// The continuum when derivations can edit it in place: on the `ring`
-    /// algorithm a node's points depend only on itself. (The ketama modes'
-    /// points depend on every weight, so they rebuild.)
-    fn mergeable(&self) -> Option<&Continuum> {
-        match &self.placement {
-            Placement::Continuum(continuum) if self.params.algorithm == Algorithm::Ring => Some(continuum),
-            _ => None,
-        }
-    }
-
-    /// Builds a ring of the same algorithm and parameters over `nodes`; a
-    /// `slots` ring rebalances its assignment, with `owner_now` mapping an
-    /// old node index to its new one (`None` when it left).
-    fn rebuild(&self, nodes: Vec<Node>, owner_now: impl Fn(u32) -> Option<u32>) -> Result<Ring, RingError> {
-        let source = match &self.placement {
-            Placement::Table(table) if self.params.algorithm == Algorithm::Slots => {
-                let previous = if table.is_empty() {
-                    vec![None; slots::SLOT_COUNT]
-                } else {
-                    table.iter().map(|&owner| owner_now(owner)).collect()
-                };
-                SlotSource::Rebalance(previous)
-            }
-            _ => SlotSource::Fresh,
-        };
-        Ring::build_with(self.params, nodes, source, self.point_hash)
-    }
-
-    /// Point count of a node of `weight` replacing `old` points, checked
-    /// against [`MAX_POINTS`].
-    fn checked_total(&self, id: &str, weight: f64, old: u64) -> Result<u64, RingError> {
-        let count = points_for(id, weight, self.params.vnodes)?;
-        let total = self.point_count() as u64 - old + count;
-        if total > MAX_POINTS {
-            return Err(too_many(id, total));
-        }
-        Ok(count)
-    }
-
-    /// The continuum's points for which `keep(owner)` holds, merged with
-    /// `count` fresh points of `nodes[index]`, in ring order.
-    fn merged(
-        &self,
-        continuum: &Continuum,
-        nodes: &[Node],
-        index: usize,
-        count: u64,
-        keep: impl Fn(u32) -> bool,
-    ) -> (Vec<u64>, Vec<u32>) {
-        let id = nodes[index].id().as_bytes();
-        let mut fresh: Vec<u64> = (0..count as u32).map(|i| (self.point_hash)(id, i, self.params.seed)).collect();
-        fresh.sort_unstable();
-        let capacity = continuum.len() + fresh.len();
-        let (mut points, mut owners) = (Vec::with_capacity(capacity), Vec::with_capacity(capacity));
-        let mut fresh = fresh.into_iter().peekable();
-        for (point, owner) in continuum.points() {
-            let owner = owner as u32;
-            if !keep(owner) {
-                continue;
-            }
-            while let Some(&new) = fresh.peek() {
-                let before = new.cmp(&point).then_with(|| id.cmp(nodes[owner as usize].id().as_bytes()));
-                if before == Ordering::Greater {
-                    break;
-                }
-                points.push(new);
-                owners.push(index as u32);
-                fresh.next();
-            }
-            points.push(point);
-            owners.push(owner);
-        }
-        for new in fresh {
-            points.push(new);
-            owners.push(index as u32);
-        }
-        (points, owners)
+    /// A ring of the same algorithm and parameters over `nodes`, which differ
+    /// from this ring's by `change`: the scheme edits or rebuilds the placement.
+    fn derived(&self, nodes: Vec<Node>, change: Change) -> Result<Ring, RingError> {
+        check_nodes(&nodes)?;
+        let placement =
+            self.algorithm.scheme().derive(&self.params, &self.placement, &nodes, change, self.point_hash)?;
+        Ok(Ring::assemble(nodes, self.algorithm, self.params, placement, self.point_hash))
     }
 
     #[cfg(test)]
     pub(crate) fn with_point_hash(nodes: Vec<Node>, vnodes: u32, point_hash: PointHash) -> Result<Ring, RingError> {
-        let params = Params::resolve(Algorithm::Ring, Given { vnodes: Some(vnodes), ..Given::default() })?;
-        Ring::build_with(params, nodes, SlotSource::Fresh, point_hash)
+        let params = resolve(Algorithm::Ring, &Given { vnodes: Some(vnodes), ..Given::default() })?;
+        check_nodes(&nodes)?;
+        let placement = Algorithm::Ring.scheme().build(&params, &nodes, point_hash, None)?;
+        Ok(Ring::assemble(nodes, Algorithm::Ring, params, placement, point_hash))
     }
-}
-
-/// The `ring` algorithm's continuum: `round(vnodes * weight)` points per
-/// node at [`hash_point`], equal points ordered by owner id bytes.
-fn vnode_continuum(nodes: &[Node], params: Params, point_hash: PointHash) -> Result<Continuum, RingError> {
-    let mut total: u64 = 0;
-    for node in nodes {
-        total = total.saturating_add(points_for(node.id(), node.weight(), params.vnodes)?);
-        if total > MAX_POINTS {
-            return Err(too_many(node.id(), total));
-        }
-    }
-    let mut tagged: Vec<(u64, u32)> = Vec::with_capacity(total as usize);
-    for (index, node) in nodes.iter().enumerate() {
-        let count = points_for(node.id(), node.weight(), params.vnodes)? as u32;
-        let id = node.id().as_bytes();
-        tagged.extend((0..count).map(|point| (point_hash(id, point, params.seed), index as u32)));
-    }
-    sort_by_point_then_id(&mut tagged, nodes);
-    let (points, owners) = tagged.into_iter().unzip();
-    Ok(Continuum::new(points, owners, 64))
 }
 
 /// Which nodes (or zones) a preference walk has taken: a scan of the output

@@ -13,30 +13,106 @@
 use std::ops::RangeInclusive;
 
 use crate::error::RingError;
+use crate::hash::KeyRule;
 use crate::node::Node;
-
-/// Number of Redis Cluster hash slots.
-pub const SLOT_COUNT: usize = 16_384;
+use crate::params::{Given, Params};
+use crate::scheme::{
+    Change, Facts, GivenSlots, Lookup, Param, Placement, PointHash, Scheme, mark_table, table_arc_ends, walk_table,
+};
 
 const NONE: u32 = u32::MAX;
 
-pub use crate::hash::crc16;
+pub use crate::hash::{SLOT_COUNT, crc16, key_slot};
 
-/// The Redis Cluster slot of a key, as `CLUSTER KEYSLOT` gives it: if the key
-/// has a `{` followed later by a `}` with at least one byte between the first
-/// `{` and the first `}` after it, only those bytes are hashed.
-pub fn key_slot(key: &[u8]) -> u16 {
-    let tagged = key.iter().position(|&b| b == b'{').and_then(|open| {
-        let close = key[open + 1..].iter().position(|&b| b == b'}')?;
-        (close > 0).then(|| &key[open + 1..open + 1 + close])
-    });
-    crc16(tagged.unwrap_or(key)) % SLOT_COUNT as u16
+/// The `slots` algorithm.
+pub(crate) struct Slots;
+
+static FACTS: Facts = Facts {
+    hash_bits: 14,
+    vnodes: None,
+    seeded: false,
+    order_places_keys: false,
+    weight_zero_drains: true,
+    takes: &[Param::SlotRanges],
+};
+
+impl Scheme for Slots {
+    fn facts(&self) -> &Facts {
+        &FACTS
+    }
+
+    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+        Params::base(given, None, KeyRule::Slot)
+    }
+
+    /// The ranges given per node, else [`contiguous`] ones. Errors: those of
+    /// [`validate`] and [`explicit`].
+    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, slot_ranges: GivenSlots) -> Result<Placement, RingError> {
+        validate(nodes)?;
+        let table = match slot_ranges {
+            None => contiguous(nodes),
+            Some(ranges) => explicit(nodes, &ranges)?,
+        };
+        Ok(Placement::other(SlotTable(table)))
+    }
+
+    /// Rebalances the parent's assignment ([`rebalance`]), as `redis-cli
+    /// --cluster rebalance --cluster-use-empty-masters` would after the change.
+    fn derive(
+        &self,
+        _: &Params,
+        parent: &Placement,
+        nodes: &[Node],
+        change: Change,
+        _: PointHash,
+    ) -> Result<Placement, RingError> {
+        validate(nodes)?;
+        let parent = parent.lookup().slot_table().expect("a slots ring has a slot table");
+        let previous = if parent.is_empty() {
+            vec![None; SLOT_COUNT]
+        } else {
+            parent.iter().map(|&owner| change.owner_now(owner)).collect()
+        };
+        Ok(Placement::other(SlotTable(rebalance(nodes, &previous))))
+    }
+}
+
+/// A slot -> node index table of 16,384 entries; empty when no node holds a slot.
+#[derive(Debug)]
+struct SlotTable(Vec<u32>);
+
+impl Lookup for SlotTable {
+    fn owner(&self, hash: u64) -> usize {
+        self.0[hash as usize] as usize
+    }
+
+    /// Forward through the slots from the key's, each range once.
+    fn walk(&self, hash: u64, visit: &mut dyn FnMut(usize) -> bool) {
+        walk_table(&self.0, hash as usize, visit)
+    }
+
+    fn mark_live(&self, live: &mut [bool]) {
+        mark_table(&self.0, live)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.0.len() * size_of::<u32>()
+    }
+
+    /// Slot `s` holds the 64-bit positions up to `((s + 1) << 50) - 1`.
+    fn arc_ends(&self) -> Option<Vec<(u64, usize)>> {
+        Some(table_arc_ends(&self.0, |s| (((s as u64) + 1) << 50).wrapping_sub(1)))
+    }
+
+    fn slot_table(&self) -> Option<&[u32]> {
+        Some(&self.0)
+    }
 }
 
 /// Checks that every node of weight > 0 can hold a slot.
 ///
 /// Errors: [`RingError::InvalidConfig`] for more than 16,384 such nodes.
-pub(crate) fn validate(nodes: &[Node]) -> Result<(), RingError> {
+fn validate(nodes: &[Node]) -> Result<(), RingError> {
     let live = nodes.iter().filter(|n| n.weight() > 0.0).count();
     if live > SLOT_COUNT {
         return Err(RingError::InvalidConfig {
@@ -78,7 +154,7 @@ pub(crate) fn contiguous(nodes: &[Node]) -> Vec<u32> {
 ///
 /// Errors: [`RingError::InvalidConfig`] naming a slot above 16383, an
 /// inverted range, a slot given twice, or a slot no node holds.
-pub(crate) fn explicit(nodes: &[Node], ranges: &[Vec<RangeInclusive<u16>>]) -> Result<Vec<u32>, RingError> {
+fn explicit(nodes: &[Node], ranges: &[Vec<RangeInclusive<u16>>]) -> Result<Vec<u32>, RingError> {
     let invalid = |message: String| RingError::InvalidConfig { message };
     let mut table = vec![NONE; SLOT_COUNT];
     for (i, node_ranges) in ranges.iter().enumerate() {
@@ -127,7 +203,7 @@ pub(crate) fn explicit(nodes: &[Node], ranges: &[Vec<RangeInclusive<u16>>]) -> R
 /// balance ascending (stably, as glibc's merge-sorting `qsort` does), and
 /// the most negative takes from the most positive, each move taking the
 /// source's lowest-numbered slots, until all balances are 0.
-pub(crate) fn rebalance(nodes: &[Node], previous: &[Option<u32>]) -> Vec<u32> {
+fn rebalance(nodes: &[Node], previous: &[Option<u32>]) -> Vec<u32> {
     const THRESHOLD: f64 = 2.0;
     if nodes.iter().all(|n| n.weight() == 0.0) {
         return Vec::new();

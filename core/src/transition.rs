@@ -13,37 +13,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
 use crate::analysis::RingDiff;
 use crate::config::RingConfig;
 use crate::error::RingError;
-use crate::node::Node;
+use crate::node::{Node, NodeState};
 use crate::ring::Ring;
-
-/// A member's part in a transition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NodeState {
-    /// Takes reads and writes for the keys it owns.
-    #[default]
-    Active,
-    /// Joining: takes writes for the keys it will own, no reads.
-    Warming,
-    /// Leaving: takes no writes; serves reads as a fallback for the keys it owned.
-    Draining,
-}
-
-impl NodeState {
-    /// `"active"`, `"warming"` or `"draining"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            NodeState::Active => "active",
-            NodeState::Warming => "warming",
-            NodeState::Draining => "draining",
-        }
-    }
-}
 
 /// A ring in transition: the read, old and new rings of its members'
 /// states, and per key the nodes to read from and to write to.

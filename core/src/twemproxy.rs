@@ -12,89 +12,64 @@
 //! then bytewise: that order breaks ties between equal points and lays out
 //! the modula table, so the order servers are listed in never places keys.
 
-use serde::{Deserialize, Serialize};
-
 use crate::continuum::{MAX_POINTS, too_many};
 use crate::error::RingError;
-use crate::hash::KeyHash;
-use crate::ketama::{Distribution, Member};
+use crate::hash::{KeyHash, KeyRule};
+use crate::ketama::{LabelForm, Member, Share, Ties, ZeroWeight};
+use crate::modula::Modula;
 use crate::node::Node;
+pub use crate::params::ServerIds;
+use crate::params::{Distribution, Given, Params};
+use crate::scheme::{Facts, GivenSlots, Param, Placement, PointHash, Scheme};
 
-/// What a twemproxy ring's node ids are (the `server_ids` parameter).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ServerIds {
-    /// Server addresses, `host:port` (`[ipv6]:port`, `/socket`), as a
-    /// server line without a name: the label base is `host` at port 11211,
-    /// else `host:port`.
-    #[default]
-    Address,
-    /// Label bases used literally: a server line's `name` (or, for a server
-    /// without one, the base twemproxy would derive, written out).
-    Label,
-}
+/// The `twemproxy` algorithm.
+pub(crate) struct Twemproxy;
 
-impl ServerIds {
-    /// The name written in configs: `"address"` or `"label"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ServerIds::Address => "address",
-            ServerIds::Label => "label",
-        }
+static FACTS: Facts = Facts {
+    hash_bits: 32,
+    vnodes: None,
+    seeded: false,
+    // twemproxy sorts its servers by label base: list order never places keys.
+    order_places_keys: false,
+    weight_zero_drains: false,
+    takes: &[Param::Distribution, Param::KeyHash, Param::ServerIds, Param::HashTag],
+};
+
+impl Scheme for Twemproxy {
+    fn facts(&self) -> &Facts {
+        &FACTS
     }
-}
 
-impl std::str::FromStr for ServerIds {
-    type Err = RingError;
-
-    /// Parses `"address"` or `"label"`. Errors: [`RingError::InvalidConfig`]
-    /// naming the value.
-    fn from_str(name: &str) -> Result<ServerIds, RingError> {
-        [ServerIds::Address, ServerIds::Label].into_iter().find(|i| i.name() == name).ok_or_else(|| {
-            RingError::InvalidConfig {
-                message: format!("unknown server_ids {name:?}; expected \"address\" or \"label\""),
-            }
-        })
+    /// `ketama`, twemproxy's default.
+    fn default_distribution(&self) -> Option<Distribution> {
+        Some(Distribution::Ketama)
     }
-}
 
-/// twemproxy's parameters, checked.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Params {
-    pub(crate) distribution: Distribution,
-    pub(crate) key_hash: KeyHash,
-    pub(crate) server_ids: ServerIds,
-    pub(crate) hash_tag: Option<[u8; 2]>,
-}
+    /// `fnv1a_64`, whatever the distribution.
+    fn default_key_hash(&self, _: Distribution) -> Option<KeyHash> {
+        Some(KeyHash::Fnv1a_64)
+    }
 
-impl Params {
     /// Errors: [`RingError::InvalidConfig`] for a distribution other than
     /// `ketama` and `modula` (`random` places no key predictably), for
     /// `murmur3` (twemproxy has no such hash), or a `hash_tag` that is not
     /// two bytes (twemproxy's own rule).
-    pub(crate) fn resolve(
-        distribution: Option<Distribution>,
-        key_hash: Option<KeyHash>,
-        server_ids: Option<ServerIds>,
-        hash_tag: Option<&str>,
-    ) -> Result<Params, RingError> {
+    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
         let invalid = |message: String| RingError::InvalidConfig { message };
-        let algorithm = crate::Algorithm::Twemproxy;
-        let distribution = distribution.or(algorithm.default_distribution()).expect("twemproxy has one");
+        let distribution = given.distribution.unwrap_or(Distribution::Ketama);
         if !matches!(distribution, Distribution::Ketama | Distribution::Modula) {
             return Err(invalid(format!(
                 "distribution {:?} does not apply to algorithm \"twemproxy\": it takes \"ketama\" or \"modula\"",
                 distribution.name()
             )));
         }
-        let key_hash = key_hash.or(algorithm.default_key_hash(distribution)).expect("twemproxy has one");
+        let key_hash = given.key_hash.unwrap_or(KeyHash::Fnv1a_64);
         if key_hash == KeyHash::Murmur3 {
             return Err(invalid(
                 "key_hash \"murmur3\" does not apply to algorithm \"twemproxy\": twemproxy has no such hash".into(),
             ));
         }
-        let hash_tag = match hash_tag {
+        let hash_tag = match given.hash_tag.as_deref() {
             None => None,
             Some(tag) => match tag.as_bytes() {
                 &[open, close] => Some([open, close]),
@@ -105,29 +80,39 @@ impl Params {
                 }
             },
         };
-        Ok(Params { distribution, key_hash, server_ids: server_ids.unwrap_or_default(), hash_tag })
+        Ok(Params {
+            distribution: Some(distribution),
+            server_ids: Some(given.server_ids.unwrap_or_default()),
+            ..Params::base(given, None, KeyRule::Tagged(key_hash, hash_tag))?
+        })
     }
 
-    /// The ketama family member of these parameters.
-    pub(crate) fn member(self) -> Member {
-        Member::twemproxy(self.key_hash, self.server_ids == ServerIds::Label)
+    /// Errors: [`RingError::InvalidWeight`] (0, or not a whole number in
+    /// u32), [`RingError::InvalidAddress`] (a bad address, or two ids with
+    /// one label base), [`RingError::TooManyPoints`].
+    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+        let key_hash = params.key.named().expect("twemproxy hashes are named");
+        let member = member(key_hash, params.server_ids == Some(ServerIds::Label));
+        match params.distribution.expect("twemproxy has a distribution") {
+            Distribution::Modula => Ok(Placement::other(Modula(modula_table(member, nodes)?))),
+            _ => member.build(nodes).map(Placement::Continuum),
+        }
     }
 }
 
-/// twemproxy's key hash: with a hash tag `ab`, only the bytes between the
-/// first `a` and the first `b` after it are hashed, when that `b` exists and
-/// is not right after the `a`; otherwise the whole key is. An empty key
-/// hashes to 0 (`nc_server.c`, `server_pool_hash`).
-pub(crate) fn key_hash(hash: KeyHash, tag: Option<[u8; 2]>, key: &[u8]) -> u32 {
-    if key.is_empty() {
-        return 0;
+/// twemproxy's `distribution: ketama`: ids are label bases as written
+/// (server `name`s) when `literal`, else addresses; MD5 points always,
+/// weights whole and above 0.
+fn member(key_hash: KeyHash, literal: bool) -> Member {
+    Member {
+        label: if literal { LabelForm::AsWritten } else { LabelForm::Twemproxy },
+        share: Share::LibmemcachedDigests,
+        key_hash,
+        ties: Ties::ShortLabelFirst,
+        zero: ZeroWeight::Refused,
+        unix_sockets: true,
+        ..Member::KETAMA
     }
-    let tagged = tag.and_then(|[open, close]| {
-        let start = key.iter().position(|&b| b == open)? + 1;
-        let end = start + key[start..].iter().position(|&b| b == close)?;
-        (end > start).then(|| &key[start..end])
-    });
-    hash.hash(tagged.unwrap_or(key))
 }
 
 /// Node indices in twemproxy's server order: by label base, shorter first,
@@ -145,8 +130,8 @@ fn server_order(member: Member, nodes: &[Node]) -> Result<Vec<usize>, RingError>
 ///
 /// Errors: those of [`server_order`], [`RingError::TooManyPoints`] for more
 /// than 2^24 entries.
-pub(crate) fn modula_table(params: Params, nodes: &[Node]) -> Result<Vec<u32>, RingError> {
-    let order = server_order(params.member(), nodes)?;
+fn modula_table(member: Member, nodes: &[Node]) -> Result<Vec<u32>, RingError> {
+    let order = server_order(member, nodes)?;
     let mut total = 0u64;
     for node in nodes {
         total += node.weight() as u64;
@@ -166,38 +151,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hash_tags_follow_nc_server() {
-        let tag = Some(*b"{}");
-        let fnv = KeyHash::Fnv1a_64;
-        assert_eq!(key_hash(fnv, tag, b"user:{42}:name"), fnv.hash(b"42"));
-        // An empty tag, or no closing byte, hashes the whole key.
-        assert_eq!(key_hash(fnv, tag, b"a{}b"), fnv.hash(b"a{}b"));
-        assert_eq!(key_hash(fnv, tag, b"a{b"), fnv.hash(b"a{b"));
-        // A later closing byte is never looked for: `{}x1}y` hashes whole.
-        assert_eq!(key_hash(fnv, tag, b"{}x1}y"), fnv.hash(b"{}x1}y"));
-        assert_eq!(key_hash(fnv, None, b""), 0);
-    }
-
-    #[test]
     fn servers_sort_shorter_first_then_bytewise() {
-        let member = Member::twemproxy(KeyHash::Md5, false);
+        let addressed = member(KeyHash::Md5, false);
         let nodes = ["10.0.0.10:11211", "10.0.0.9:11211", "10.0.0.1:11212", "/tmp/s"].map(|id| Node::new(id, 1.0));
-        assert_eq!(server_order(member, &nodes).unwrap(), [3, 1, 0, 2]);
-        assert_eq!(member.label_base("/tmp/s").unwrap(), "/tmp/s:");
-        assert_eq!(member.label_base("[::1]:22122").unwrap(), "::1:22122");
-        let named = Member::twemproxy(KeyHash::Md5, true);
+        assert_eq!(server_order(addressed, &nodes).unwrap(), [3, 1, 0, 2]);
+        assert_eq!(addressed.label_base("/tmp/s").unwrap(), "/tmp/s:");
+        assert_eq!(addressed.label_base("[::1]:22122").unwrap(), "::1:22122");
+        let named = member(KeyHash::Md5, true);
         assert_eq!(named.label_base("alpha:11211").unwrap(), "alpha:11211");
     }
 
     #[test]
     fn parameters_are_checked() {
-        assert!(Params::resolve(Some(Distribution::ConsistentKetama), None, None, None).is_err());
-        assert!(Params::resolve(None, Some(KeyHash::Murmur3), None, None).is_err());
-        assert!(Params::resolve(None, None, None, Some("{")).is_err());
-        let params = Params::resolve(None, None, None, Some("{}")).unwrap();
+        let given = |distribution, key_hash, hash_tag: Option<&str>| Given {
+            distribution,
+            key_hash,
+            hash_tag: hash_tag.map(str::to_owned),
+            ..Given::default()
+        };
+        assert!(Twemproxy.resolve(&given(Some(Distribution::ConsistentKetama), None, None)).is_err());
+        assert!(Twemproxy.resolve(&given(None, Some(KeyHash::Murmur3), None)).is_err());
+        assert!(Twemproxy.resolve(&given(None, None, Some("{"))).is_err());
+        let params = Twemproxy.resolve(&given(None, None, Some("{}"))).unwrap();
         assert_eq!(
-            (params.distribution, params.key_hash, params.hash_tag),
-            (Distribution::Ketama, KeyHash::Fnv1a_64, Some(*b"{}"))
+            (params.distribution, params.key, params.server_ids),
+            (Some(Distribution::Ketama), KeyRule::Tagged(KeyHash::Fnv1a_64, Some(*b"{}")), Some(ServerIds::Address))
         );
     }
 }

@@ -143,7 +143,8 @@ fn preference_lists_are_distinct_and_start_with_the_owner() {
 
 #[test]
 fn ring_is_send_sync_and_config_round_trips() {
-    fn shareable<T: Send + Sync>() {}
+    // Unwind-safe too: the C and Node bindings catch panics around lookups.
+    fn shareable<T: Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
     shareable::<Ring>();
     let r = Ring::builder().vnodes(7).seed(99).nodes([Node::new("é", 1.5), Node::new("b", 0.0)]).build().unwrap();
     let json = r.to_config().to_json();

@@ -1,0 +1,217 @@
+//! A ring's parameters besides its nodes: the peer parameter types
+//! ([`Distribution`], [`ServerIds`]), the parameters as given ([`Given`]),
+//! and as each algorithm resolves them ([`Params`]). Which algorithm takes
+//! which is stated by each algorithm's scheme (`Facts::takes`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::RingError;
+use crate::hash::{KeyHash, KeyRule};
+
+/// A libmemcached distribution, as `MEMCACHED_BEHAVIOR_DISTRIBUTION` and the
+/// ketama behaviours leave it when the servers are added (the `libmemcached`
+/// algorithm's `distribution` parameter). pylibmc equivalents are given in
+/// pylibmc's own order of applying behaviours (`hash`, `ketama`,
+/// `ketama_weighted`, `distribution`), whatever order its dict lists them in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Distribution {
+    /// libmemcached: `h mod server_count`, weights ignored (libmemcached's
+    /// and pylibmc's default, no behaviours). twemproxy: `weight` entries per
+    /// server in server order, entry `h mod total_weight`.
+    Modula,
+    /// twemproxy's `distribution: ketama` (its default); npm hashring's
+    /// `ketama` compatibility (4 points per digest, its default).
+    Ketama,
+    /// npm hashring's `hash_ring` compatibility: 3 points per digest.
+    HashRing,
+    /// `MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA` (`BEHAVIOR_KETAMA=1`;
+    /// pylibmc `{"ketama": True}` or `{"distribution": "consistent ketama"}`):
+    /// 100 points per server hashed with the key hash while every weight is
+    /// at most 1; a weight above 1 switches on weighted MD5 points, while
+    /// keys keep the key hash. Key hash default `one_at_a_time`.
+    ConsistentKetama,
+    /// `MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED`
+    /// (`BEHAVIOR_KETAMA_WEIGHTED=1`; pylibmc `{"ketama_weighted": True}`):
+    /// weighted MD5 points always. Key hash default `md5`, which the
+    /// behaviour sets (pylibmc always ends with MD5 here).
+    ConsistentWeighted,
+    /// `MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY` (pylibmc
+    /// `{"distribution": "consistent ketama spy"}`): labels `/host:port-i`,
+    /// otherwise as `consistent_ketama`. Key hash default `one_at_a_time`.
+    ConsistentKetamaSpy,
+    /// `BEHAVIOR_KETAMA_WEIGHTED=1` and then `DISTRIBUTION=CONSISTENT_KETAMA_SPY`
+    /// (pylibmc `{"ketama_weighted": True, "distribution": "consistent ketama
+    /// spy"}`): spy labels, weighted MD5 points always. Key hash default `md5`.
+    ConsistentKetamaSpyWeighted,
+}
+
+impl Distribution {
+    /// Every distribution.
+    pub const ALL: [Distribution; 7] = [
+        Distribution::Modula,
+        Distribution::Ketama,
+        Distribution::HashRing,
+        Distribution::ConsistentKetama,
+        Distribution::ConsistentWeighted,
+        Distribution::ConsistentKetamaSpy,
+        Distribution::ConsistentKetamaSpyWeighted,
+    ];
+
+    /// The name written in configs (`"consistent_ketama"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Distribution::Modula => "modula",
+            Distribution::Ketama => "ketama",
+            Distribution::HashRing => "hash_ring",
+            Distribution::ConsistentKetama => "consistent_ketama",
+            Distribution::ConsistentWeighted => "consistent_weighted",
+            Distribution::ConsistentKetamaSpy => "consistent_ketama_spy",
+            Distribution::ConsistentKetamaSpyWeighted => "consistent_ketama_spy_weighted",
+        }
+    }
+
+    /// The key hash libmemcached ends with when no `HASH` behaviour follows:
+    /// MD5 when `KETAMA_WEIGHTED` was set, else one-at-a-time. (twemproxy's
+    /// default, whatever the distribution, is `fnv1a_64`.)
+    pub fn default_key_hash(self) -> KeyHash {
+        match self {
+            Distribution::ConsistentWeighted | Distribution::ConsistentKetamaSpyWeighted => KeyHash::Md5,
+            _ => KeyHash::OneAtATime,
+        }
+    }
+
+    pub(crate) fn weighted(self) -> bool {
+        matches!(self, Distribution::ConsistentWeighted | Distribution::ConsistentKetamaSpyWeighted)
+    }
+
+    pub(crate) fn spy(self) -> bool {
+        matches!(self, Distribution::ConsistentKetamaSpy | Distribution::ConsistentKetamaSpyWeighted)
+    }
+}
+
+impl std::fmt::Display for Distribution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Distribution {
+    type Err = RingError;
+
+    /// Parses a name as written by [`Distribution::name`]. Errors:
+    /// [`RingError::InvalidConfig`] naming the unknown value and the known ones.
+    fn from_str(name: &str) -> Result<Distribution, RingError> {
+        Distribution::ALL.into_iter().find(|d| d.name() == name).ok_or_else(|| RingError::InvalidConfig {
+            message: format!(
+                "unknown distribution {name:?}; expected one of {}",
+                Distribution::ALL.map(Distribution::name).join(", ")
+            ),
+        })
+    }
+}
+
+/// What a twemproxy ring's node ids are (the `server_ids` parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ServerIds {
+    /// Server addresses, `host:port` (`[ipv6]:port`, `/socket`), as a
+    /// server line without a name: the label base is `host` at port 11211,
+    /// else `host:port`.
+    #[default]
+    Address,
+    /// Label bases used literally: a server line's `name` (or, for a server
+    /// without one, the base twemproxy would derive, written out).
+    Label,
+}
+
+impl ServerIds {
+    /// The name written in configs: `"address"` or `"label"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerIds::Address => "address",
+            ServerIds::Label => "label",
+        }
+    }
+}
+
+impl std::str::FromStr for ServerIds {
+    type Err = RingError;
+
+    /// Parses `"address"` or `"label"`. Errors: [`RingError::InvalidConfig`]
+    /// naming the value.
+    fn from_str(name: &str) -> Result<ServerIds, RingError> {
+        [ServerIds::Address, ServerIds::Label].into_iter().find(|i| i.name() == name).ok_or_else(|| {
+            RingError::InvalidConfig {
+                message: format!("unknown server_ids {name:?}; expected \"address\" or \"label\""),
+            }
+        })
+    }
+}
+
+/// Default points per unit of weight. At 160 points, 10 equal nodes hold
+/// between about 0.9x and 1.1x of the mean load (see the README's balance
+/// table); 160 is also libketama's and nginx's count per server.
+pub const DEFAULT_VNODES: u32 = 160;
+
+/// Default ring seed for key and point hashes.
+pub const DEFAULT_SEED: u64 = 0;
+
+/// A ring's parameters as given to the builder or a config, each `None`
+/// when not given.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Given {
+    pub(crate) vnodes: Option<u32>,
+    pub(crate) seed: Option<u64>,
+    pub(crate) table_size: Option<u32>,
+    pub(crate) distribution: Option<Distribution>,
+    pub(crate) key_hash: Option<KeyHash>,
+    pub(crate) server_ids: Option<ServerIds>,
+    pub(crate) hash_tag: Option<String>,
+    pub(crate) default_port: Option<u16>,
+}
+
+/// A ring's parameters as its algorithm resolved them: defaults filled in,
+/// every value checked. The fields an algorithm does not take keep the
+/// values [`Params::base`] gives them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Params {
+    /// Points per unit of weight (or the peer's `vnodes`); [`DEFAULT_VNODES`]
+    /// where it is no parameter.
+    pub(crate) vnodes: u32,
+    pub(crate) seed: u64,
+    /// Maglev only; 0 otherwise.
+    pub(crate) table_size: u32,
+    /// `libmemcached`, `twemproxy` and `hashring-js` only.
+    pub(crate) distribution: Option<Distribution>,
+    /// `twemproxy` only.
+    pub(crate) server_ids: Option<ServerIds>,
+    /// `hashring-js` only.
+    pub(crate) default_port: Option<u16>,
+    pub(crate) key: KeyRule,
+}
+
+impl Params {
+    /// The parameters every algorithm has: `vnodes` as given or
+    /// `default_vnodes` (or [`DEFAULT_VNODES`] where it is no parameter), the
+    /// seed as given or 0, and the key rule `key`.
+    ///
+    /// Errors: [`RingError::ZeroVnodes`].
+    pub(crate) fn base(given: &Given, default_vnodes: Option<u32>, key: KeyRule) -> Result<Params, RingError> {
+        let vnodes = given.vnodes.or(default_vnodes).unwrap_or(DEFAULT_VNODES);
+        if vnodes == 0 {
+            return Err(RingError::ZeroVnodes);
+        }
+        Ok(Params {
+            vnodes,
+            seed: given.seed.unwrap_or(DEFAULT_SEED),
+            table_size: 0,
+            distribution: None,
+            server_ids: None,
+            default_port: None,
+            key,
+        })
+    }
+}
