@@ -11,7 +11,10 @@ use crate::error::RingError;
 use crate::hash::KeyHash;
 use crate::params::Distribution;
 use crate::scheme::{Facts, Scheme};
-use crate::{hashring_js, jump, ketama, libmemcached, maglev, nginx, rendezvous, slots, twemproxy, uhashring, vnode};
+use crate::{
+    envoy_maglev, haproxy, hashring_js, jump, ketama, libmemcached, maglev, nginx, rendezvous, ring_hash, slots,
+    twemproxy, uhashring, vnode,
+};
 
 /// Placement algorithm of a ring. Every algorithm answers the same calls
 /// (`get`, `get_n`, derivations, ownership, diff); they differ in how keys
@@ -34,6 +37,10 @@ use crate::{hashring_js, jump, ketama, libmemcached, maglev, nginx, rendezvous, 
 /// | `uhashring`  | MD5, top 64 of 128 bits   | whole numbers  | uhashring 2.x default ring |
 /// | `uhashring-ketama` | MD5, 32 bits        | whole numbers  | uhashring 2.x `hash_fn="ketama"` |
 /// | `hashring-js` | MD5, 32 bits             | any `>= 0`, 0 read as 1 | npm hashring 3.2.0 |
+/// | `envoy-ring-hash` | XXH64                | whole numbers >= 1 | Envoy `RING_HASH` |
+/// | `envoy-maglev` | XXH64                   | whole numbers >= 1 | Envoy `MAGLEV` |
+/// | `grpc-ring-hash` | XXH64                 | whole numbers, 0 read as 1 | gRPC `ring_hash` (A42) |
+/// | `haproxy`    | sdbm, djb2, wt6 or crc32, 32 bits | whole numbers 0 to 256 | HAProxy `hash-type consistent` |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -73,11 +80,22 @@ pub enum Algorithm {
     /// npm `hashring` 3.2.0 (`ketama` or `hash_ring` compatibility,
     /// `default port`): for moving off that package without emptying caches.
     HashringJs,
+    /// Envoy's `RING_HASH` load balancer: `min_ring_size`, `max_ring_size`,
+    /// `hash_function` (`xx_hash` or `murmur_hash_2`).
+    EnvoyRingHash,
+    /// Envoy's `MAGLEV` load balancer: `table_size`.
+    EnvoyMaglev,
+    /// gRPC's `ring_hash` policy: `min_ring_size`, `max_ring_size` (both
+    /// capped at 4,096), `endpoint_order` (C-core's or grpc-go's).
+    GrpcRingHash,
+    /// HAProxy's `hash-type consistent`: `hash_function`, `avalanche`,
+    /// `server_key`, per-node server ids.
+    Haproxy,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order of this enum.
-    pub const ALL: [Algorithm; 14] = [
+    pub const ALL: [Algorithm; 18] = [
         Algorithm::Ring,
         Algorithm::Ketama,
         Algorithm::KetamaSpy,
@@ -92,6 +110,10 @@ impl Algorithm {
         Algorithm::Uhashring,
         Algorithm::UhashringKetama,
         Algorithm::HashringJs,
+        Algorithm::EnvoyRingHash,
+        Algorithm::EnvoyMaglev,
+        Algorithm::GrpcRingHash,
+        Algorithm::Haproxy,
     ];
 
     /// The name written in configs and accepted by every binding (`"ring"`,
@@ -117,6 +139,10 @@ impl Algorithm {
             Algorithm::Uhashring => c"uhashring",
             Algorithm::UhashringKetama => c"uhashring-ketama",
             Algorithm::HashringJs => c"hashring-js",
+            Algorithm::EnvoyRingHash => c"envoy-ring-hash",
+            Algorithm::EnvoyMaglev => c"envoy-maglev",
+            Algorithm::GrpcRingHash => c"grpc-ring-hash",
+            Algorithm::Haproxy => c"haproxy",
         }
     }
 
@@ -138,6 +164,10 @@ impl Algorithm {
             Algorithm::Uhashring => &uhashring::UHASHRING,
             Algorithm::UhashringKetama => &uhashring::UHASHRING_KETAMA,
             Algorithm::HashringJs => &hashring_js::HashringJs,
+            Algorithm::EnvoyRingHash => &ring_hash::ENVOY,
+            Algorithm::EnvoyMaglev => &envoy_maglev::EnvoyMaglev,
+            Algorithm::GrpcRingHash => &ring_hash::GRPC,
+            Algorithm::Haproxy => &haproxy::Haproxy,
         }
     }
 

@@ -4,12 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::algorithm::Algorithm;
 use crate::error::RingError;
-use crate::hash::KeyHash;
-use crate::ketama::Distribution;
+use crate::hash::{HashFunction, KeyHash};
 use crate::node::{Node, NodeState};
+use crate::params::{Distribution, EndpointOrder, ServerIds, ServerKey};
 use crate::ring::Ring;
-use crate::twemproxy::ServerIds;
-use crate::{maglev, slots};
+use crate::{envoy_maglev, haproxy, maglev, slots};
 
 /// The placement format this build implements (see `core/SPEC.md`).
 pub const PLACEMENT_FORMAT: u32 = 1;
@@ -61,6 +60,28 @@ pub struct RingConfig {
     /// npm hashring's `default port` (`hashring-js` only; none when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_port: Option<u16>,
+    /// Envoy's and gRPC's `minimum_ring_size` (`envoy-ring-hash`,
+    /// `grpc-ring-hash`; 1,024 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_ring_size: Option<u64>,
+    /// Envoy's and gRPC's `maximum_ring_size` (8,388,608 for Envoy and
+    /// 4,096 for gRPC when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ring_size: Option<u64>,
+    /// The balancer's hash function (`envoy-ring-hash`: `xx_hash` when
+    /// absent, or `murmur_hash_2`; `haproxy`: `sdbm` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash_function: Option<HashFunction>,
+    /// gRPC's endpoint order (`grpc-ring-hash` only; `given` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint_order: Option<EndpointOrder>,
+    /// HAProxy's `avalanche` (`haproxy` only; on when absent with no
+    /// `hash_function`, off when absent with one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avalanche: Option<bool>,
+    /// What HAProxy node keys derive from (`haproxy` only; `id` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_key: Option<ServerKey>,
     /// The nodes, in order.
     pub nodes: Vec<NodeConfig>,
 }
@@ -81,6 +102,10 @@ pub struct NodeConfig {
     /// ranges; when any node lists slots, every slot must be listed once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slots: Option<Vec<[u16; 2]>>,
+    /// The HAProxy server `id` (`haproxy` only, from 1; absent: the id
+    /// HAProxy assigns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub haproxy_id: Option<u32>,
     /// The node's part in a transition (absent: active). A config with
     /// warming or draining nodes describes a [`crate::Transition`], not a ring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,7 +258,38 @@ fn default_weight() -> f64 {
     1.0
 }
 
+impl NodeConfig {
+    /// An active node `id` of `weight`, with no zone and nothing else given.
+    pub fn new(id: impl Into<String>, weight: f64) -> NodeConfig {
+        NodeConfig { id: id.into(), weight, zone: None, slots: None, haproxy_id: None, state: None }
+    }
+}
+
 impl RingConfig {
+    /// A config of `algorithm` over `nodes` with every parameter at its
+    /// default (change the fields to set them).
+    pub fn new(algorithm: Algorithm, nodes: Vec<NodeConfig>) -> RingConfig {
+        RingConfig {
+            format_version: PLACEMENT_FORMAT,
+            algorithm,
+            vnodes: None,
+            seed: None,
+            table_size: None,
+            distribution: None,
+            key_hash: None,
+            server_ids: None,
+            hash_tag: None,
+            default_port: None,
+            min_ring_size: None,
+            max_ring_size: None,
+            hash_function: None,
+            endpoint_order: None,
+            avalanche: None,
+            server_key: None,
+            nodes,
+        }
+    }
+
     /// Parses a JSON config.
     ///
     /// Errors: [`RingError::InvalidConfig`] for malformed JSON, a key given
@@ -292,6 +348,9 @@ impl RingConfig {
         if self.algorithm == Algorithm::Maglev {
             bytes.extend_from_slice(&self.table_size.unwrap_or(maglev::DEFAULT_TABLE_SIZE).to_le_bytes());
         }
+        if self.algorithm == Algorithm::EnvoyMaglev {
+            bytes.extend_from_slice(&self.table_size.unwrap_or(envoy_maglev::DEFAULT_TABLE_SIZE).to_le_bytes());
+        }
         // The peers' parameters, defaults filled in; each algorithm writes
         // the ones it takes, in this order.
         if let Some(default) = self.algorithm.default_distribution() {
@@ -308,6 +367,34 @@ impl RingConfig {
             put_str(&mut bytes, self.server_ids.unwrap_or_default().name());
             put_str(&mut bytes, self.hash_tag.as_deref().unwrap_or(""));
         }
+        // The balancers' parameters as their rings resolve them (gRPC's
+        // sizes capped), so configs that place alike encode alike.
+        let balancer =
+            matches!(self.algorithm, Algorithm::EnvoyRingHash | Algorithm::GrpcRingHash | Algorithm::Haproxy)
+                .then(|| self.build_params_only())
+                .and_then(Result::ok);
+        if let Some(ring) = &balancer {
+            if let Some((min, max)) = ring.ring_sizes() {
+                bytes.extend_from_slice(&min.to_le_bytes());
+                bytes.extend_from_slice(&max.to_le_bytes());
+            }
+            if let Some(function) = ring.hash_function() {
+                put_str(&mut bytes, function.name());
+            }
+            if let Some(order) = ring.endpoint_order() {
+                put_str(&mut bytes, order.name());
+            }
+            if let Some(avalanche) = ring.avalanche() {
+                bytes.push(u8::from(avalanche));
+            }
+            if let Some(key) = ring.server_key() {
+                put_str(&mut bytes, key.name());
+            }
+        }
+        let haproxy_ids = (self.algorithm == Algorithm::Haproxy).then(|| {
+            let explicit: Vec<u32> = self.nodes.iter().map(|n| n.haproxy_id.unwrap_or(0)).collect();
+            haproxy::assign(&explicit)
+        });
         let slot_lists = (self.algorithm == Algorithm::Slots).then(|| self.slot_lists());
         bytes.extend_from_slice(&(order.len() as u64).to_le_bytes());
         for i in order {
@@ -328,6 +415,9 @@ impl RingConfig {
                     bytes.push(1 | state << 1);
                     put_str(&mut bytes, zone);
                 }
+            }
+            if let Some(ids) = &haproxy_ids {
+                bytes.extend_from_slice(&ids[i].to_le_bytes());
             }
             if let Some(lists) = &slot_lists {
                 let listed = &lists[i];
@@ -401,15 +491,47 @@ impl RingConfig {
         if let Some(tag) = &self.hash_tag {
             builder = builder.hash_tag(tag.clone());
         }
-        if let Some(port) = self.default_port {
-            builder = builder.default_port(port);
-        }
         for node in &self.nodes {
             if let Some(ranges) = &node.slots {
                 builder = builder.slot_ranges(node.id.clone(), ranges.iter().map(|&[first, last]| first..=last));
             }
+            if let Some(puid) = node.haproxy_id {
+                builder = builder.haproxy_id(node.id.clone(), puid);
+            }
         }
-        builder.build()
+        self.with_params(builder).build()
+    }
+
+    /// `builder` with this config's parameters set, nodes aside.
+    fn with_params(&self, mut builder: crate::RingBuilder) -> crate::RingBuilder {
+        if let Some(port) = self.default_port {
+            builder = builder.default_port(port);
+        }
+        if let Some(size) = self.min_ring_size {
+            builder = builder.min_ring_size(size);
+        }
+        if let Some(size) = self.max_ring_size {
+            builder = builder.max_ring_size(size);
+        }
+        if let Some(function) = self.hash_function {
+            builder = builder.hash_function(function);
+        }
+        if let Some(order) = self.endpoint_order {
+            builder = builder.endpoint_order(order);
+        }
+        if let Some(avalanche) = self.avalanche {
+            builder = builder.avalanche(avalanche);
+        }
+        if let Some(key) = self.server_key {
+            builder = builder.server_key(key);
+        }
+        builder
+    }
+
+    /// A ring of this config's algorithm and parameters and no nodes, for
+    /// the parameters as resolved.
+    fn build_params_only(&self) -> Result<Ring, RingError> {
+        self.with_params(Ring::builder().algorithm(self.algorithm)).build()
     }
 }
 
@@ -424,6 +546,7 @@ impl Ring {
     pub fn to_config(&self) -> RingConfig {
         let algorithm = self.algorithm();
         let slot_ranges = if self.slots_are_fresh() { None } else { self.slot_ranges() };
+        let haproxy_ids = self.haproxy_ids();
         RingConfig {
             format_version: PLACEMENT_FORMAT,
             algorithm,
@@ -435,6 +558,12 @@ impl Ring {
             server_ids: self.server_ids(),
             hash_tag: self.hash_tag(),
             default_port: self.default_port(),
+            min_ring_size: self.ring_sizes().map(|(min, _)| min),
+            max_ring_size: self.ring_sizes().map(|(_, max)| max),
+            hash_function: self.hash_function(),
+            endpoint_order: self.endpoint_order(),
+            avalanche: self.avalanche(),
+            server_key: self.server_key(),
             nodes: self
                 .nodes()
                 .iter()
@@ -444,6 +573,7 @@ impl Ring {
                     weight: n.weight(),
                     zone: n.zone().map(str::to_owned),
                     slots: slot_ranges.as_ref().map(|r| r[i].iter().map(|r| [*r.start(), *r.end()]).collect()),
+                    haproxy_id: haproxy_ids.as_ref().map(|ids| ids[i]).filter(|&puid| puid != 0),
                     state: None,
                 })
                 .collect(),

@@ -13,6 +13,7 @@ use std::str::FromStr;
 use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
+use xxhash_rust::xxh64::xxh64;
 
 use crate::error::RingError;
 
@@ -164,6 +165,153 @@ impl FromStr for KeyHash {
     }
 }
 
+/// A load balancer's hash function (the `hash_function` parameter): Envoy's
+/// and gRPC's host hash for ring points (`xx_hash`, `murmur_hash_2`), or
+/// HAProxy's request hash (`sdbm`, `djb2`, `wt6`, `crc32`). Each
+/// algorithm takes its own peer's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum HashFunction {
+    /// XXH64 with seed 0 (Envoy's `XX_HASH`, the default; gRPC's only one).
+    XxHash,
+    #[serde(rename = "murmur_hash_2")]
+    /// 64-bit MurmurHash2 as libstdc++'s `_Hash_bytes`, seed `0xc70f6907`
+    /// (Envoy's `MURMUR_HASH_2`, `std::hash` of a string in libstdc++).
+    MurmurHash2,
+    /// HAProxy `sdbm` (its default): `h = c + (h << 6) + (h << 16) - h` per byte.
+    Sdbm,
+    /// HAProxy `djb2`: `h = h * 33 + c` per byte, from 5381.
+    Djb2,
+    /// HAProxy `wt6`, Willy Tarreau's 6-rotation hash.
+    Wt6,
+    /// HAProxy `crc32`: CRC-32 (IEEE), all 32 bits.
+    Crc32,
+}
+
+impl HashFunction {
+    /// Every hash function.
+    pub const ALL: [HashFunction; 6] = [
+        HashFunction::XxHash,
+        HashFunction::MurmurHash2,
+        HashFunction::Sdbm,
+        HashFunction::Djb2,
+        HashFunction::Wt6,
+        HashFunction::Crc32,
+    ];
+
+    /// The name written in configs (`"xx_hash"`, `"murmur_hash_2"`, `"sdbm"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            HashFunction::XxHash => "xx_hash",
+            HashFunction::MurmurHash2 => "murmur_hash_2",
+            HashFunction::Sdbm => "sdbm",
+            HashFunction::Djb2 => "djb2",
+            HashFunction::Wt6 => "wt6",
+            HashFunction::Crc32 => "crc32",
+        }
+    }
+
+    /// The 64-bit host hash of Envoy and gRPC (`xx_hash`, `murmur_hash_2`);
+    /// HAProxy's 32-bit ones zero-extended.
+    pub(crate) fn hash64(self, bytes: &[u8]) -> u64 {
+        match self {
+            HashFunction::XxHash => xxh64(bytes, 0),
+            HashFunction::MurmurHash2 => murmur2_64(bytes, 0xc70f_6907),
+            other => u64::from(other.hash32(bytes)),
+        }
+    }
+
+    /// HAProxy's request hashes (`src/hash.c`), unsigned bytes, u32
+    /// arithmetic; the 64-bit ones truncated.
+    pub(crate) fn hash32(self, bytes: &[u8]) -> u32 {
+        match self {
+            HashFunction::Sdbm => {
+                bytes.iter().fold(0u32, |h, &c| u32::from(c).wrapping_add(h << 6).wrapping_add(h << 16).wrapping_sub(h))
+            }
+            HashFunction::Djb2 => bytes.iter().fold(5381u32, |h, &c| h.wrapping_mul(33).wrapping_add(u32::from(c))),
+            HashFunction::Wt6 => wt6(bytes),
+            HashFunction::Crc32 => crc32fast::hash(bytes),
+            wide => wide.hash64(bytes) as u32,
+        }
+    }
+}
+
+impl fmt::Display for HashFunction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for HashFunction {
+    type Err = RingError;
+
+    /// Parses a name as written by [`HashFunction::name`]. Errors:
+    /// [`RingError::InvalidConfig`] naming the unknown value and the known ones.
+    fn from_str(name: &str) -> Result<HashFunction, RingError> {
+        HashFunction::ALL.into_iter().find(|h| h.name() == name).ok_or_else(|| RingError::InvalidConfig {
+            message: format!(
+                "unknown hash_function {name:?}; expected one of {}",
+                HashFunction::ALL.map(HashFunction::name).join(", ")
+            ),
+        })
+    }
+}
+
+/// 64-bit MurmurHash2 as libstdc++'s `_Hash_bytes` (`hash_bytes.cc`) and
+/// Envoy's `MurmurHash::murmurHash2`: 8-byte words little-endian, a tail of
+/// 1 to 7 bytes read little-endian.
+pub(crate) fn murmur2_64(bytes: &[u8], seed: u64) -> u64 {
+    const MUL: u64 = 0xc6a4_a793_5bd1_e995;
+    let shift_mix = |v: u64| v ^ (v >> 47);
+    let mut hash = seed ^ (bytes.len() as u64).wrapping_mul(MUL);
+    let mut words = bytes.chunks_exact(8);
+    for word in words.by_ref() {
+        let data = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        hash ^= shift_mix(data.wrapping_mul(MUL)).wrapping_mul(MUL);
+        hash = hash.wrapping_mul(MUL);
+    }
+    let tail = words.remainder();
+    if !tail.is_empty() {
+        let data = tail.iter().rev().fold(0u64, |v, &b| (v << 8) | u64::from(b));
+        hash ^= data;
+        hash = hash.wrapping_mul(MUL);
+    }
+    shift_mix(shift_mix(hash).wrapping_mul(MUL))
+}
+
+/// HAProxy's `hash_wt6` (`src/hash.c`). A rotation by 0 gives the value
+/// itself, as the C `(v << 0) | (v >> 32)` does on x86-64.
+fn wt6(bytes: &[u8]) -> u32 {
+    let (mut h0, mut h1, mut s0, mut s1) = (0xa53c_965a_u32, 0x5ca6_953a_u32, 6u32, 18u32);
+    for &t in bytes {
+        let t = u32::from(t);
+        h0 = !(h0 ^ t);
+        h1 = !(h1.wrapping_add(t));
+        let x = h1.rotate_left(s0);
+        h1 = h0.rotate_left(s1);
+        h0 = x;
+        let u = ((h0 >> 16) ^ h1) & 0xffff;
+        s0 = u & 31;
+        s1 = u >> 11;
+    }
+    h0 ^ h1
+}
+
+/// HAProxy's `full_hash` (`include/haproxy/intops.h`): Bob Jenkins' 32-bit
+/// integer avalanche, the `avalanche` of request hashes and the hash of
+/// every node key.
+#[inline]
+pub(crate) fn full_hash(mut a: u32) -> u32 {
+    a = a.wrapping_add(0x7ed5_5d16).wrapping_add(a << 12);
+    a = (a ^ 0xc761_c23c) ^ (a >> 19);
+    a = a.wrapping_add(0x1656_67b1).wrapping_add(a << 5);
+    a = a.wrapping_add(0xd3a2_646c) ^ (a << 9);
+    a = a.wrapping_add(0xfd70_46c5).wrapping_add(a << 3);
+    a = (a ^ 0xb55a_4f09) ^ (a >> 16);
+    a.wrapping_mul(3_221_225_473)
+}
+
 /// MurmurHash3's 64-bit finaliser (`fmix64`, Appleby 2011): a bijection on
 /// `u64` whose output bits each depend on every input bit.
 #[inline]
@@ -190,6 +338,10 @@ pub(crate) enum KeyRule {
     Tagged(KeyHash, Option<[u8; 2]>),
     /// uhashring's: the top 64 bits of the key's 128-bit MD5, big-endian.
     Md5High64,
+    /// Envoy's and gRPC's request hash of one header value: XXH64, seed 0.
+    Xxh64,
+    /// HAProxy's: a request hash function, then `full_hash` when `avalanche`.
+    Haproxy(HashFunction, bool),
 }
 
 impl KeyRule {
@@ -211,6 +363,11 @@ impl KeyRule {
             KeyRule::Tagged(hash, tag) => u64::from(tagged_key_hash(hash, tag, key)),
             KeyRule::Slot => u64::from(key_slot(key)),
             KeyRule::Md5High64 => md5_high64(key),
+            KeyRule::Xxh64 => xxh64(key, 0),
+            KeyRule::Haproxy(function, avalanche) => {
+                let hash = function.hash32(key);
+                u64::from(if avalanche { full_hash(hash) } else { hash })
+            }
             KeyRule::Xxh3 => hash_key(key, 0),
         }
     }

@@ -15,7 +15,7 @@ use crate::hash::{KeyHash, KeyRule};
 use crate::ketama::{LabelForm, Member, Share, ZeroWeight};
 use crate::node::Node;
 use crate::params::{Distribution, Given, Params};
-use crate::scheme::{Facts, GivenSlots, Param, Placement, PointHash, Scheme};
+use crate::scheme::{Facts, Param, PerNode, Placement, PointHash, Scheme};
 
 /// The `hashring-js` algorithm.
 pub(crate) struct HashringJs;
@@ -64,7 +64,7 @@ impl Scheme for HashringJs {
     }
 
     /// Errors: [`RingError::InvalidWeight`], [`RingError::TooManyPoints`].
-    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
         let replicas = if params.distribution == Some(Distribution::HashRing) { 3 } else { 4 };
         member(params.vnodes, replicas, params.default_port).build(nodes).map(Placement::Continuum)
     }

@@ -11,7 +11,7 @@ use crate::error::RingError;
 use crate::hash::KeyRule;
 use crate::node::Node;
 use crate::params::{Given, Params};
-use crate::scheme::{Facts, GivenSlots, Lookup, Placement, PointHash, Scheme};
+use crate::scheme::{Facts, Lookup, PerNode, Placement, PointHash, Scheme};
 
 pub(crate) const WEIGHT_RULE: &str =
     "jump has no weights: every node must have weight 1 (remove the last node to shrink, or use rendezvous or maglev)";
@@ -48,7 +48,7 @@ impl Scheme for JumpHash {
     }
 
     /// Errors: [`RingError::InvalidWeight`] for a weight other than 1.
-    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
         if let Some(node) = nodes.iter().find(|n| n.weight() != 1.0) {
             return Err(RingError::InvalidWeight {
                 id: node.id().to_owned(),

@@ -24,7 +24,7 @@ use crate::hash::{KeyHash, KeyRule, md5_high64, md5_words};
 use crate::node::Node;
 pub use crate::params::Distribution;
 use crate::params::{Given, Params};
-use crate::scheme::{Facts, GivenSlots, Placement, PointHash, Scheme};
+use crate::scheme::{Facts, PerNode, Placement, PointHash, Scheme};
 
 /// A ketama key hash: the first 4 bytes of MD5(key), little-endian.
 #[inline]
@@ -82,7 +82,7 @@ impl Scheme for Fixed {
     }
 
     /// Errors: those of [`Member::build`].
-    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
         self.member.build(nodes).map(Placement::Continuum)
     }
 }

@@ -18,7 +18,7 @@ use crate::ketama::{LIBMEMCACHED_POINTS_PER_SERVER, LabelForm, Member, Share, Ti
 use crate::modula::Modula;
 use crate::node::Node;
 use crate::params::{Distribution, Given, Params};
-use crate::scheme::{Facts, GivenSlots, Param, Placement, PointHash, Scheme};
+use crate::scheme::{Facts, Param, PerNode, Placement, PointHash, Scheme};
 
 /// The `libmemcached` algorithm.
 pub(crate) struct Libmemcached;
@@ -74,7 +74,7 @@ impl Scheme for Libmemcached {
     /// Errors: [`RingError::InvalidWeight`] (not a whole number in u32),
     /// [`RingError::InvalidAddress`] (a bad port, or two ids naming one
     /// server), [`RingError::TooManyPoints`].
-    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
         let key_hash = params.key.named().expect("libmemcached hashes are named");
         match params.distribution.expect("libmemcached has a distribution") {
             Distribution::Modula => {

@@ -19,7 +19,7 @@ use crate::hash::KeyRule;
 use crate::node::Node;
 use crate::params::{Given, Params};
 use crate::scheme::{
-    Facts, GivenSlots, Lookup, Param, Placement, PointHash, Scheme, mark_table, table_arc_ends, walk_table,
+    Facts, Lookup, Param, PerNode, Placement, PointHash, Scheme, mark_table, table_arc_ends, walk_table,
 };
 
 /// Default table size: 65,537, the prime the Maglev paper uses in its
@@ -49,7 +49,7 @@ impl Scheme for Maglev {
     }
 
     /// Errors: [`RingError::InvalidTableSize`] (see [`validate`]).
-    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
         validate(params.table_size, nodes.len())?;
         Ok(Placement::other(Table(build(nodes, params.seed, params.table_size))))
     }

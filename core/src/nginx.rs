@@ -15,7 +15,7 @@ use crate::error::RingError;
 use crate::hash::{KeyHash, KeyRule};
 use crate::node::Node;
 use crate::params::{Given, Params};
-use crate::scheme::{Facts, GivenSlots, Placement, PointHash, Scheme};
+use crate::scheme::{Facts, PerNode, Placement, PointHash, Scheme};
 
 /// Points per unit of weight, fixed by nginx.
 pub const NGINX_POINTS_PER_WEIGHT: u64 = 160;
@@ -102,7 +102,7 @@ impl Scheme for Nginx {
     /// Errors: [`RingError::InvalidWeight`] (not a whole number),
     /// [`RingError::InvalidAddress`] (two ids nginx hashes alike),
     /// [`RingError::TooManyPoints`].
-    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
         build(nodes).map(Placement::Continuum)
     }
 }

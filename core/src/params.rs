@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::RingError;
-use crate::hash::{KeyHash, KeyRule};
+use crate::hash::{HashFunction, KeyHash, KeyRule};
 
 /// A libmemcached distribution, as `MEMCACHED_BEHAVIOR_DISTRIBUTION` and the
 /// ketama behaviours leave it when the servers are added (the `libmemcached`
@@ -151,6 +151,91 @@ impl std::str::FromStr for ServerIds {
     }
 }
 
+/// Which order a gRPC `ring_hash` client walks its endpoints in while it
+/// lays out the ring (the `endpoint_order` parameter of `grpc-ring-hash`):
+/// the endpoint reaching a fractional point target first gets the point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum EndpointOrder {
+    /// As the resolver lists them, the nodes' order: gRPC C-core (C++,
+    /// Python, Ruby, PHP), as Envoy does.
+    #[default]
+    Given,
+    /// Sorted by hash key, bytewise: grpc-go.
+    ByKey,
+}
+
+impl EndpointOrder {
+    /// The name written in configs: `"given"` or `"by_key"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndpointOrder::Given => "given",
+            EndpointOrder::ByKey => "by_key",
+        }
+    }
+}
+
+impl std::str::FromStr for EndpointOrder {
+    type Err = RingError;
+
+    /// Parses `"given"` or `"by_key"`. Errors: [`RingError::InvalidConfig`] naming the value.
+    fn from_str(name: &str) -> Result<EndpointOrder, RingError> {
+        [EndpointOrder::Given, EndpointOrder::ByKey].into_iter().find(|o| o.name() == name).ok_or_else(|| {
+            RingError::InvalidConfig {
+                message: format!("unknown endpoint_order {name:?}; expected \"given\" or \"by_key\""),
+            }
+        })
+    }
+}
+
+/// What an HAProxy server's node keys derive from (the `server_key`
+/// parameter of `haproxy`, HAProxy's server `hash-key`), named after the
+/// HAProxy versions that have each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ServerKey {
+    /// `puid * 4096`: HAProxy 2.6 (no `hash-key`), and `hash-key id` (the
+    /// default) from 3.0 once commit 03e9a5a1e is in.
+    #[default]
+    Id,
+    /// `full_hash(puid)`: the default `id` key of HAProxy 3.0 up to commit
+    /// 03e9a5a1e (3.3-dev10, 2025-10-16), a regression later backported away.
+    IdFullHash,
+    /// `full_hash(htonl(puid))`: `hash-key id32` (HAProxy 3.4).
+    Id32,
+}
+
+impl ServerKey {
+    /// Every server key.
+    pub const ALL: [ServerKey; 3] = [ServerKey::Id, ServerKey::IdFullHash, ServerKey::Id32];
+
+    /// The name written in configs: `"id"`, `"id_full_hash"` or `"id32"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKey::Id => "id",
+            ServerKey::IdFullHash => "id_full_hash",
+            ServerKey::Id32 => "id32",
+        }
+    }
+}
+
+impl std::str::FromStr for ServerKey {
+    type Err = RingError;
+
+    /// Parses a name as written by [`ServerKey::name`]. Errors:
+    /// [`RingError::InvalidConfig`] naming the value and the known ones.
+    fn from_str(name: &str) -> Result<ServerKey, RingError> {
+        ServerKey::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| RingError::InvalidConfig {
+            message: format!(
+                "unknown server_key {name:?}; expected one of {}",
+                ServerKey::ALL.map(ServerKey::name).join(", ")
+            ),
+        })
+    }
+}
+
 /// Default points per unit of weight. At 160 points, 10 equal nodes hold
 /// between about 0.9x and 1.1x of the mean load (see the README's balance
 /// table); 160 is also libketama's and nginx's count per server.
@@ -171,6 +256,12 @@ pub(crate) struct Given {
     pub(crate) server_ids: Option<ServerIds>,
     pub(crate) hash_tag: Option<String>,
     pub(crate) default_port: Option<u16>,
+    pub(crate) min_ring_size: Option<u64>,
+    pub(crate) max_ring_size: Option<u64>,
+    pub(crate) hash_function: Option<HashFunction>,
+    pub(crate) endpoint_order: Option<EndpointOrder>,
+    pub(crate) avalanche: Option<bool>,
+    pub(crate) server_key: Option<ServerKey>,
 }
 
 /// A ring's parameters as its algorithm resolved them: defaults filled in,
@@ -190,6 +281,15 @@ pub(crate) struct Params {
     pub(crate) server_ids: Option<ServerIds>,
     /// `hashring-js` only.
     pub(crate) default_port: Option<u16>,
+    /// The ring hash modes' bounds on the point count; 0 otherwise.
+    pub(crate) min_ring_size: u64,
+    pub(crate) max_ring_size: u64,
+    /// The ring hash modes' host hash (`haproxy`'s request hash is in `key`).
+    pub(crate) hash_function: Option<HashFunction>,
+    /// `grpc-ring-hash` only.
+    pub(crate) endpoint_order: Option<EndpointOrder>,
+    /// `haproxy` only.
+    pub(crate) server_key: Option<ServerKey>,
     pub(crate) key: KeyRule,
 }
 
@@ -211,6 +311,11 @@ impl Params {
             distribution: None,
             server_ids: None,
             default_port: None,
+            min_ring_size: 0,
+            max_ring_size: 0,
+            hash_function: None,
+            endpoint_order: None,
+            server_key: None,
             key,
         })
     }

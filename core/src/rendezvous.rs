@@ -17,7 +17,7 @@ use crate::error::RingError;
 use crate::hash::{KeyRule, fmix64};
 use crate::node::Node;
 use crate::params::{Given, Params};
-use crate::scheme::{Facts, GivenSlots, Lookup, Placement, PointHash, Scheme};
+use crate::scheme::{Facts, Lookup, PerNode, Placement, PointHash, Scheme};
 
 /// The `rendezvous` algorithm.
 pub(crate) struct Hrw;
@@ -34,7 +34,7 @@ impl Scheme for Hrw {
         Params::base(given, None, KeyRule::Xxh3)
     }
 
-    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
         Ok(Placement::other(Rendezvous::new(nodes, params.seed)))
     }
 }

@@ -9,10 +9,10 @@ use std::ops::RangeInclusive;
 use crate::algorithm::Algorithm;
 use crate::continuum::Continuum;
 use crate::error::RingError;
-use crate::hash::{KeyHash, KeyRule, hash_point};
+use crate::hash::{HashFunction, KeyHash, KeyRule, hash_point};
 use crate::node::{Node, check_unique, check_weight};
-use crate::params::{Distribution, Given, Params, ServerIds};
-use crate::scheme::{Change, Param, Placement, PointHash};
+use crate::params::{Distribution, EndpointOrder, Given, Params, ServerIds, ServerKey};
+use crate::scheme::{Change, Param, PerNode, Placement, PointHash};
 use crate::slots;
 
 /// Checks that each given parameter applies to `algorithm` (naming the
@@ -55,6 +55,24 @@ fn resolve(algorithm: Algorithm, given: &Given) -> Result<Params, RingError> {
     if let Some(tag) = given.hash_tag.as_ref().filter(|_| refused(Param::HashTag)) {
         return Err(unused(format!("hash_tag ({tag:?})")));
     }
+    if let Some(size) = given.min_ring_size.filter(|_| refused(Param::MinRingSize)) {
+        return Err(unused(format!("min_ring_size ({size})")));
+    }
+    if let Some(size) = given.max_ring_size.filter(|_| refused(Param::MaxRingSize)) {
+        return Err(unused(format!("max_ring_size ({size})")));
+    }
+    if let Some(function) = given.hash_function.filter(|_| refused(Param::HashFunction)) {
+        return Err(unused(format!("hash_function ({:?})", function.name())));
+    }
+    if let Some(order) = given.endpoint_order.filter(|_| refused(Param::EndpointOrder)) {
+        return Err(unused(format!("endpoint_order ({:?})", order.name())));
+    }
+    if let Some(avalanche) = given.avalanche.filter(|_| refused(Param::Avalanche)) {
+        return Err(unused(format!("avalanche ({avalanche})")));
+    }
+    if let Some(key) = given.server_key.filter(|_| refused(Param::ServerKey)) {
+        return Err(unused(format!("server_key ({:?})", key.name())));
+    }
     algorithm.scheme().resolve(given)
 }
 
@@ -62,16 +80,10 @@ fn resolve(algorithm: Algorithm, given: &Given) -> Result<Params, RingError> {
 #[derive(Debug, Clone, Default)]
 pub struct RingBuilder {
     algorithm: Algorithm,
-    vnodes: Option<u32>,
-    seed: Option<u64>,
-    table_size: Option<u32>,
-    distribution: Option<Distribution>,
-    key_hash: Option<KeyHash>,
-    server_ids: Option<ServerIds>,
-    hash_tag: Option<String>,
-    default_port: Option<u16>,
+    given: Given,
     nodes: Vec<Node>,
     slot_ranges: Vec<(String, Vec<RangeInclusive<u16>>)>,
+    haproxy_ids: Vec<(String, u32)>,
 }
 
 impl RingBuilder {
@@ -84,7 +96,7 @@ impl RingBuilder {
     /// Points per unit of weight (default [`DEFAULT_VNODES`](crate::DEFAULT_VNODES) = 160). Must be
     /// at least 1. Only [`Algorithm::Ring`] takes it.
     pub fn vnodes(mut self, vnodes: u32) -> Self {
-        self.vnodes = Some(vnodes);
+        self.given.vnodes = Some(vnodes);
         self
     }
 
@@ -93,7 +105,7 @@ impl RingBuilder {
     /// `rendezvous` and `maglev` take it; the compatibility modes and
     /// `slots` accept only 0.
     pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = Some(seed);
+        self.given.seed = Some(seed);
         self
     }
 
@@ -102,7 +114,7 @@ impl RingBuilder {
     /// [`DEFAULT_TABLE_SIZE`](crate::maglev::DEFAULT_TABLE_SIZE) = 65,537).
     /// Only [`Algorithm::Maglev`] takes it.
     pub fn table_size(mut self, size: u32) -> Self {
-        self.table_size = Some(size);
+        self.given.table_size = Some(size);
         self
     }
 
@@ -111,7 +123,7 @@ impl RingBuilder {
     /// [`Algorithm::Twemproxy`] [`Distribution::Ketama`] (the default) or
     /// [`Distribution::Modula`]. Only those two take it.
     pub fn distribution(mut self, distribution: Distribution) -> Self {
-        self.distribution = Some(distribution);
+        self.given.distribution = Some(distribution);
         self
     }
 
@@ -122,28 +134,84 @@ impl RingBuilder {
     /// `crc32a`). [`Algorithm::Twemproxy`]: its `hash:`, default `fnv1a_64`,
     /// any but `murmur3`. Only those two take it.
     pub fn key_hash(mut self, key_hash: KeyHash) -> Self {
-        self.key_hash = Some(key_hash);
+        self.given.key_hash = Some(key_hash);
         self
     }
 
     /// What node ids are under [`Algorithm::Twemproxy`] (default
     /// [`ServerIds::Address`]); only it takes this.
     pub fn server_ids(mut self, server_ids: ServerIds) -> Self {
-        self.server_ids = Some(server_ids);
+        self.given.server_ids = Some(server_ids);
         self
     }
 
     /// twemproxy's `hash_tag`: two bytes, such as `"{}"`; keys with a tag
     /// hash only the bytes inside it. Only [`Algorithm::Twemproxy`] takes it.
     pub fn hash_tag(mut self, tag: impl Into<String>) -> Self {
-        self.hash_tag = Some(tag.into());
+        self.given.hash_tag = Some(tag.into());
         self
     }
 
     /// npm hashring's `default port`: a server whose port equals it is
     /// labelled by its host alone. Only [`Algorithm::HashringJs`] takes it.
     pub fn default_port(mut self, port: u16) -> Self {
-        self.default_port = Some(port);
+        self.given.default_port = Some(port);
+        self
+    }
+
+    /// The least number of points on the ring of [`Algorithm::EnvoyRingHash`]
+    /// (default 1,024) or [`Algorithm::GrpcRingHash`] (1,024, capped at
+    /// 4,096): Envoy's and gRPC's `minimum_ring_size`, 1 to 8,388,608.
+    pub fn min_ring_size(mut self, size: u64) -> Self {
+        self.given.min_ring_size = Some(size);
+        self
+    }
+
+    /// The most points on the ring of [`Algorithm::EnvoyRingHash`] (default
+    /// 8,388,608) or [`Algorithm::GrpcRingHash`] (4,096, capped at 4,096):
+    /// `maximum_ring_size`, at least the minimum.
+    pub fn max_ring_size(mut self, size: u64) -> Self {
+        self.given.max_ring_size = Some(size);
+        self
+    }
+
+    /// The balancer's hash function: for [`Algorithm::EnvoyRingHash`] the
+    /// host hash of its points (`xx_hash`, the default, or `murmur_hash_2`;
+    /// `grpc-ring-hash` has `xx_hash` only); for [`Algorithm::Haproxy`] the
+    /// request hash (`sdbm`, the default, `djb2`, `wt6`, `crc32`).
+    pub fn hash_function(mut self, function: HashFunction) -> Self {
+        self.given.hash_function = Some(function);
+        self
+    }
+
+    /// [`Algorithm::GrpcRingHash`]'s endpoint order (default
+    /// [`EndpointOrder::Given`], gRPC C-core's; grpc-go's is
+    /// [`EndpointOrder::ByKey`]).
+    pub fn endpoint_order(mut self, order: EndpointOrder) -> Self {
+        self.given.endpoint_order = Some(order);
+        self
+    }
+
+    /// [`Algorithm::Haproxy`]: whether request hashes pass through
+    /// `full_hash` (`hash-type consistent <function> avalanche`). Default:
+    /// on when no hash function is given (`hash-type consistent` alone is
+    /// `sdbm avalanche`), off when one is.
+    pub fn avalanche(mut self, avalanche: bool) -> Self {
+        self.given.avalanche = Some(avalanche);
+        self
+    }
+
+    /// [`Algorithm::Haproxy`]: what node keys derive from (default
+    /// [`ServerKey::Id`], HAProxy 2.6's).
+    pub fn server_key(mut self, key: ServerKey) -> Self {
+        self.given.server_key = Some(key);
+        self
+    }
+
+    /// [`Algorithm::Haproxy`]: node `id`'s server `id` (puid, from 1). A
+    /// node without one gets the id HAProxy assigns.
+    pub fn haproxy_id(mut self, id: impl Into<String>, puid: u32) -> Self {
+        self.haproxy_ids.push((id.into(), puid));
         self
     }
 
@@ -184,33 +252,40 @@ impl RingBuilder {
     /// not in the ring). A ring with no nodes (or only drained ones) builds;
     /// lookups on it fail with [`RingError::EmptyRing`].
     pub fn build(self) -> Result<Ring, RingError> {
-        let given = Given {
-            vnodes: self.vnodes,
-            seed: self.seed,
-            table_size: self.table_size,
-            distribution: self.distribution,
-            key_hash: self.key_hash,
-            server_ids: self.server_ids,
-            hash_tag: self.hash_tag,
-            default_port: self.default_port,
+        let params = resolve(self.algorithm, &self.given)?;
+        let refused = |what: &str| RingError::InvalidConfig {
+            message: format!("{what} do not apply to algorithm {:?}", self.algorithm.name()),
         };
-        let params = resolve(self.algorithm, &given)?;
-        let slot_ranges = if self.slot_ranges.is_empty() {
-            None
-        } else if !self.algorithm.facts().takes(Param::SlotRanges) {
-            return Err(RingError::InvalidConfig {
-                message: format!("slot ranges do not apply to algorithm {:?}", self.algorithm.name()),
-            });
-        } else {
+        let facts = self.algorithm.facts();
+        let index = |id: String| self.nodes.iter().position(|n| n.id() == id).ok_or(RingError::UnknownNode { id });
+        let mut extra = PerNode::default();
+        if !self.slot_ranges.is_empty() {
+            if !facts.takes(Param::SlotRanges) {
+                return Err(refused("slot ranges"));
+            }
             let mut per_node = vec![Vec::new(); self.nodes.len()];
             for (id, ranges) in self.slot_ranges {
-                let index = self.nodes.iter().position(|n| n.id() == id).ok_or(RingError::UnknownNode { id })?;
-                per_node[index].extend(ranges);
+                per_node[index(id)?].extend(ranges);
             }
-            Some(per_node)
-        };
+            extra.slots = Some(per_node);
+        }
+        if !self.haproxy_ids.is_empty() {
+            if !facts.takes(Param::ServerPuids) {
+                return Err(refused("haproxy ids"));
+            }
+            let mut per_node = vec![0; self.nodes.len()];
+            for (id, puid) in self.haproxy_ids {
+                if puid == 0 {
+                    return Err(RingError::InvalidConfig {
+                        message: format!("node {id:?}: haproxy id 0 is no id (HAProxy's ids start at 1)"),
+                    });
+                }
+                per_node[index(id)?] = puid;
+            }
+            extra.puids = Some(per_node);
+        }
         check_nodes(&self.nodes)?;
-        let placement = self.algorithm.scheme().build(&params, &self.nodes, hash_point, slot_ranges)?;
+        let placement = self.algorithm.scheme().build(&params, &self.nodes, hash_point, extra)?;
         Ok(Ring::assemble(self.nodes, self.algorithm, params, placement, hash_point))
     }
 }
@@ -353,9 +428,49 @@ impl Ring {
         self.params.key.named()
     }
 
-    /// Maglev table size: `Some` for [`Algorithm::Maglev`] only.
+    /// Table size: `Some` for [`Algorithm::Maglev`] and [`Algorithm::EnvoyMaglev`] only.
     pub fn table_size(&self) -> Option<u32> {
         self.algorithm.facts().takes(Param::TableSize).then_some(self.params.table_size)
+    }
+
+    /// `Some((minimum, maximum))` ring size, as configured or defaulted (and
+    /// capped, under gRPC), for the ring hash modes only.
+    pub fn ring_sizes(&self) -> Option<(u64, u64)> {
+        (self.params.max_ring_size > 0).then_some((self.params.min_ring_size, self.params.max_ring_size))
+    }
+
+    /// The balancer's hash function as configured or defaulted: `Some` for
+    /// [`Algorithm::EnvoyRingHash`], [`Algorithm::GrpcRingHash`] and
+    /// [`Algorithm::Haproxy`] only.
+    pub fn hash_function(&self) -> Option<HashFunction> {
+        match self.params.key {
+            KeyRule::Haproxy(function, _) => Some(function),
+            _ => self.params.hash_function,
+        }
+    }
+
+    /// `Some(avalanche)` for [`Algorithm::Haproxy`] only.
+    pub fn avalanche(&self) -> Option<bool> {
+        match self.params.key {
+            KeyRule::Haproxy(_, avalanche) => Some(avalanche),
+            _ => None,
+        }
+    }
+
+    /// The endpoint order: `Some` for [`Algorithm::GrpcRingHash`] only.
+    pub fn endpoint_order(&self) -> Option<EndpointOrder> {
+        self.params.endpoint_order
+    }
+
+    /// What HAProxy node keys derive from: `Some` for [`Algorithm::Haproxy`] only.
+    pub fn server_key(&self) -> Option<ServerKey> {
+        self.params.server_key
+    }
+
+    /// The HAProxy server ids given per node (0 where HAProxy assigns
+    /// one), parallel to [`Ring::nodes`]: `Some` for [`Algorithm::Haproxy`] only.
+    pub fn haproxy_ids(&self) -> Option<Vec<u32>> {
+        self.placement.lookup().puids().map(<[u32]>::to_vec)
     }
 
     /// Number of nodes that can own keys: nodes with weight > 0 (under
@@ -711,7 +826,7 @@ impl Ring {
     pub(crate) fn with_point_hash(nodes: Vec<Node>, vnodes: u32, point_hash: PointHash) -> Result<Ring, RingError> {
         let params = resolve(Algorithm::Ring, &Given { vnodes: Some(vnodes), ..Given::default() })?;
         check_nodes(&nodes)?;
-        let placement = Algorithm::Ring.scheme().build(&params, &nodes, point_hash, None)?;
+        let placement = Algorithm::Ring.scheme().build(&params, &nodes, point_hash, PerNode::default())?;
         Ok(Ring::assemble(nodes, Algorithm::Ring, params, placement, point_hash))
     }
 }

@@ -23,8 +23,15 @@ use crate::params::{Distribution, Given, Params};
 /// tests, which force a tiny hash.
 pub(crate) type PointHash = fn(&[u8], u32, u64) -> u64;
 
-/// Slot ranges given per node (`slots` rings mirroring a live cluster).
-pub(crate) type GivenSlots = Option<Vec<Vec<std::ops::RangeInclusive<u16>>>>;
+/// What a config or builder gives per node besides id, weight and zone,
+/// each parallel to the nodes and given only to an algorithm that takes it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PerNode {
+    /// Redis Cluster slot ranges ([`Param::SlotRanges`]: `slots` rings mirroring a live cluster).
+    pub(crate) slots: Option<Vec<Vec<std::ops::RangeInclusive<u16>>>>,
+    /// HAProxy server ids, 0 for one HAProxy assigns ([`Param::ServerPuids`]).
+    pub(crate) puids: Option<Vec<u32>>,
+}
 
 /// A parameter some algorithms take, besides `vnodes` and `seed` (which
 /// [`Facts::vnodes`] and [`Facts::seeded`] state).
@@ -37,6 +44,14 @@ pub(crate) enum Param {
     HashTag,
     DefaultPort,
     SlotRanges,
+    MinRingSize,
+    MaxRingSize,
+    HashFunction,
+    EndpointOrder,
+    Avalanche,
+    ServerKey,
+    /// Per-node HAProxy server ids (`puid`s).
+    ServerPuids,
 }
 
 /// What the facade and the bindings know of an algorithm without building it.
@@ -107,14 +122,13 @@ pub(crate) trait Scheme: Sync {
     fn resolve(&self, given: &Given) -> Result<Params, RingError>;
 
     /// Builds the placement over `nodes`, which the facade validated (ids,
-    /// weights, uniqueness). `slot_ranges` is per node and given only to an
-    /// algorithm that takes [`Param::SlotRanges`].
+    /// weights, uniqueness), with what was given per node.
     fn build(
         &self,
         params: &Params,
         nodes: &[Node],
         point_hash: PointHash,
-        slot_ranges: GivenSlots,
+        extra: PerNode,
     ) -> Result<Placement, RingError>;
 
     /// The placement of a ring derived from one placed as `parent` by
@@ -130,7 +144,7 @@ pub(crate) trait Scheme: Sync {
         point_hash: PointHash,
     ) -> Result<Placement, RingError> {
         let _ = (parent, change);
-        self.build(params, nodes, point_hash, None)
+        self.build(params, nodes, point_hash, PerNode::default())
     }
 }
 
@@ -163,6 +177,11 @@ pub(crate) trait Lookup: fmt::Debug + Send + Sync + RefUnwindSafe + UnwindSafe {
 
     /// The slot -> node table of a `slots` ring.
     fn slot_table(&self) -> Option<&[u32]> {
+        None
+    }
+
+    /// The server ids given to a `haproxy` ring, per node (0: assigned by HAProxy).
+    fn puids(&self) -> Option<&[u32]> {
         None
     }
 }

@@ -17,7 +17,7 @@ use crate::hash::KeyRule;
 use crate::node::Node;
 use crate::params::{Given, Params};
 use crate::scheme::{
-    Change, Facts, GivenSlots, Lookup, Param, Placement, PointHash, Scheme, mark_table, table_arc_ends, walk_table,
+    Change, Facts, Lookup, Param, PerNode, Placement, PointHash, Scheme, mark_table, table_arc_ends, walk_table,
 };
 
 const NONE: u32 = u32::MAX;
@@ -47,9 +47,9 @@ impl Scheme for Slots {
 
     /// The ranges given per node, else [`contiguous`] ones. Errors: those of
     /// [`validate`] and [`explicit`].
-    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, slot_ranges: GivenSlots) -> Result<Placement, RingError> {
+    fn build(&self, _: &Params, nodes: &[Node], _: PointHash, extra: PerNode) -> Result<Placement, RingError> {
         validate(nodes)?;
-        let table = match slot_ranges {
+        let table = match extra.slots {
             None => contiguous(nodes),
             Some(ranges) => explicit(nodes, &ranges)?,
         };

@@ -20,7 +20,7 @@ use crate::modula::Modula;
 use crate::node::Node;
 pub use crate::params::ServerIds;
 use crate::params::{Distribution, Given, Params};
-use crate::scheme::{Facts, GivenSlots, Param, Placement, PointHash, Scheme};
+use crate::scheme::{Facts, Param, PerNode, Placement, PointHash, Scheme};
 
 /// The `twemproxy` algorithm.
 pub(crate) struct Twemproxy;
@@ -90,7 +90,7 @@ impl Scheme for Twemproxy {
     /// Errors: [`RingError::InvalidWeight`] (0, or not a whole number in
     /// u32), [`RingError::InvalidAddress`] (a bad address, or two ids with
     /// one label base), [`RingError::TooManyPoints`].
-    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
         let key_hash = params.key.named().expect("twemproxy hashes are named");
         let member = member(key_hash, params.server_ids == Some(ServerIds::Label));
         match params.distribution.expect("twemproxy has a distribution") {

@@ -16,7 +16,7 @@ use crate::hash::{KeyHash, KeyRule};
 use crate::ketama::{LabelForm, Member, Share, Ties};
 use crate::node::Node;
 use crate::params::{Given, Params};
-use crate::scheme::{Facts, GivenSlots, Placement, PointHash, Scheme};
+use crate::scheme::{Facts, PerNode, Placement, PointHash, Scheme};
 
 /// `uhashring` or `uhashring-ketama`.
 pub(crate) struct Uhashring {
@@ -52,7 +52,7 @@ impl Scheme for Uhashring {
     }
 
     /// Errors: [`RingError::InvalidWeight`] (not a whole number in u32), [`RingError::TooManyPoints`].
-    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: GivenSlots) -> Result<Placement, RingError> {
+    fn build(&self, params: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
         member(self.ketama, params.vnodes).build(nodes).map(Placement::Continuum)
     }
 }

@@ -17,7 +17,7 @@ use crate::error::RingError;
 use crate::hash::KeyRule;
 use crate::node::Node;
 use crate::params::{DEFAULT_VNODES, Given, Params};
-use crate::scheme::{Change, Facts, GivenSlots, Placement, PointHash, Scheme};
+use crate::scheme::{Change, Facts, PerNode, Placement, PointHash, Scheme};
 
 /// The `ring` algorithm.
 pub(crate) struct Vnodes;
@@ -45,7 +45,7 @@ impl Scheme for Vnodes {
         params: &Params,
         nodes: &[Node],
         point_hash: PointHash,
-        _: GivenSlots,
+        _: PerNode,
     ) -> Result<Placement, RingError> {
         let mut total: u64 = 0;
         for node in nodes {

@@ -35,13 +35,14 @@ fn algorithm() -> impl Strategy<Value = Algorithm> {
 }
 
 fn build(algorithm: Algorithm, nodes: &[Node]) -> Ring {
-    // twemproxy refuses weight 0 (a configuration error there): weight 1 instead.
-    let nodes = nodes.iter().map(|n| match algorithm {
-        Algorithm::Twemproxy if n.weight() == 0.0 => Node::new(n.id(), 1.0),
+    // twemproxy and Envoy refuse weight 0 (a configuration error there): weight 1 instead.
+    let refuse_zero = matches!(algorithm, Algorithm::Twemproxy | Algorithm::EnvoyRingHash | Algorithm::EnvoyMaglev);
+    let nodes = nodes.iter().map(|n| match n.weight() {
+        0.0 if refuse_zero => Node::new(n.id(), 1.0),
         _ => n.clone(),
     });
     let mut builder = Ring::builder().algorithm(algorithm).nodes(nodes);
-    if algorithm == Algorithm::Maglev {
+    if matches!(algorithm, Algorithm::Maglev | Algorithm::EnvoyMaglev) {
         builder = builder.table_size(1009);
     }
     builder.build().unwrap()

@@ -5,28 +5,14 @@ use proptest::prelude::*;
 use shardring::{Node, NodeConfig, NodeState, Ring, RingConfig, RingError, Transition};
 
 fn config(nodes: &[(&str, f64, NodeState)]) -> RingConfig {
-    RingConfig {
-        format_version: 1,
-        algorithm: Default::default(),
-        vnodes: None,
-        seed: None,
-        table_size: None,
-        distribution: None,
-        key_hash: None,
-        server_ids: None,
-        hash_tag: None,
-        default_port: None,
-        nodes: nodes
-            .iter()
-            .map(|&(id, weight, state)| NodeConfig {
-                id: id.into(),
-                weight,
-                zone: None,
-                slots: None,
-                state: (state != NodeState::Active).then_some(state),
-            })
-            .collect(),
-    }
+    let nodes = nodes
+        .iter()
+        .map(|&(id, weight, state)| NodeConfig {
+            state: (state != NodeState::Active).then_some(state),
+            ..NodeConfig::new(id, weight)
+        })
+        .collect();
+    RingConfig::new(Default::default(), nodes)
 }
 
 fn ring(ids: &[(&str, f64)]) -> Ring {

@@ -45,7 +45,7 @@ static void run_case(json_t *c) {
         json_t *zone = json_object_get(node, "zone");
         zones[i] = zone ? json_string_value(zone) : NULL;
         zone_lens[i] = zone ? json_string_length(zone) : 0;
-        listed_slots |= json_object_get(node, "slots") != NULL;
+        listed_slots |= json_object_get(node, "slots") != NULL || json_object_get(node, "haproxy_id") != NULL;
     }
     uint32_t vnodes = (uint32_t)json_integer_value(json_object_get(config, "vnodes"));
     uint64_t seed = (uint64_t)json_integer_value(json_object_get(config, "seed"));
@@ -59,8 +59,10 @@ static void run_case(json_t *c) {
     if (strcmp(algorithm, "ring") == 0) {
         rc = ring_new(ids, lens, weights, zones, zone_lens, count, vnodes, seed, &ring);
         CHECK(rc == RING_OK, "%s: ring_new -> %u (%s)", name, rc, ring_last_error());
-    } else if (listed_slots) {
-        /* Listed slot ranges exist only in configs. */
+    } else if (listed_slots || json_object_get(config, "min_ring_size") || json_object_get(config, "hash_function")
+               || json_object_get(config, "server_key")) {
+        /* Listed slot ranges, HAProxy ids and the balancers' parameters
+           exist only in configs. */
         ring = ring_clone(from_json);
     } else {
         /* The config's parameters are passed exactly when it gives them. */

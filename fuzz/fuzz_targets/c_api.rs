@@ -41,7 +41,7 @@ use ring::{
     ring_tracker_t,
 };
 use shardring::{
-    Algorithm, Distribution, KeyHash, Node, NodeConfig, PLACEMENT_FORMAT, Ring, RingConfig, RingDiff, RingError,
+    Algorithm, Distribution, KeyHash, Node, NodeConfig, Ring, RingConfig, RingDiff, RingError,
     ServerIds,
 };
 use shardring_fuzz::budget;
@@ -110,7 +110,7 @@ const WEIGHTS: [f64; 20] = [
     100.0,
 ];
 
-const ALGORITHMS: [&str; 16] = [
+const ALGORITHMS: [&str; 20] = [
     "ring",
     "ketama",
     "ketama-spy",
@@ -125,6 +125,10 @@ const ALGORITHMS: [&str; 16] = [
     "uhashring",
     "uhashring-ketama",
     "hashring-js",
+    "envoy-ring-hash",
+    "envoy-maglev",
+    "grpc-ring-hash",
+    "haproxy",
     "Ring",
     "",
 ];
@@ -973,26 +977,17 @@ impl World {
         }
         // Skip valid but slow rings (before calling C, which would build them too).
         let config = RingConfig {
-            format_version: PLACEMENT_FORMAT,
-            algorithm: *parsed.as_ref().unwrap_or(&Algorithm::Ring),
             vnodes: if algorithm.is_none() || given(RING_OPTION_VNODES) { Some(vnodes) } else { None },
-            seed: None,
             table_size: given(RING_OPTION_TABLE_SIZE).then_some(table_size),
             distribution: given(RING_OPTION_DISTRIBUTION).then_some(Distribution::ConsistentKetama),
             key_hash: given(RING_OPTION_KEY_HASH).then_some(KeyHash::Fnv1a_32),
             server_ids: given(RING_OPTION_SERVER_IDS).then_some(ServerIds::Label),
             hash_tag: given(RING_OPTION_HASH_TAG).then(|| "{}".to_owned()),
             default_port: given(RING_OPTION_DEFAULT_PORT).then_some(11211),
-            nodes: nodes
-                .iter()
-                .map(|n| NodeConfig {
-                    id: n.id().to_owned(),
-                    weight: n.weight(),
-                    zone: None,
-                    slots: None,
-                    state: Default::default(),
-                })
-                .collect(),
+            ..RingConfig::new(
+                *parsed.as_ref().unwrap_or(&Algorithm::Ring),
+                nodes.iter().map(|n| NodeConfig::new(n.id(), n.weight())).collect(),
+            )
         };
         if budget::too_costly(&config) {
             return;
@@ -1340,7 +1335,7 @@ impl World {
         let mut core = None;
         if let (Some(shadow), Some(id), Some(zone_text)) = (&shadow, &id, &zone_text) {
             if Self::derived_too_costly(shadow, |c| {
-                c.nodes.push(NodeConfig { id: id.clone(), weight, zone: None, slots: None, state: Default::default() });
+                c.nodes.push(NodeConfig::new(id.clone(), weight));
             }) {
                 return;
             }

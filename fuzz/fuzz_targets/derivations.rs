@@ -177,8 +177,9 @@ struct Setup {
 impl Setup {
     fn from_input(input: &Input<'_>) -> Setup {
         // The peer modes are left out: their oracles are the real peers
-        // (libmemcached, nutcracker, uhashring, npm hashring; py/tests/test_peer_*.py
-        // and node/__test__/peer.test.mjs), not a model here.
+        // (libmemcached, nutcracker, uhashring, npm hashring, HAProxy;
+        // py/tests/test_peer_*.py and node/__test__/peer.test.mjs) and Envoy's
+        // published vectors, not a model here.
         let modelled: Vec<Algorithm> = Algorithm::ALL
             .into_iter()
             .filter(|&a| {
@@ -189,6 +190,10 @@ impl Setup {
                         | Algorithm::Uhashring
                         | Algorithm::UhashringKetama
                         | Algorithm::HashringJs
+                        | Algorithm::EnvoyRingHash
+                        | Algorithm::EnvoyMaglev
+                        | Algorithm::GrpcRingHash
+                        | Algorithm::Haproxy
                 )
             })
             .collect();

@@ -47,7 +47,18 @@ pub fn build_work(config: &RingConfig) -> u64 {
             let total: f64 = weights.iter().map(|&w| w * 160.0).sum();
             if total > MAX_POINTS as f64 { n } else { total as u64 + n }
         }
-        Algorithm::Maglev => {
+        // Envoy's and gRPC's rings: `min(ceil(min_w * min) / min_w, max)` points.
+        Algorithm::EnvoyRingHash | Algorithm::GrpcRingHash => {
+            let cap = if config.algorithm == Algorithm::GrpcRingHash { 4096 } else { 8 << 20 };
+            let min = config.min_ring_size.unwrap_or(1024).min(cap) as f64;
+            let max = config.max_ring_size.unwrap_or(cap).min(cap) as f64;
+            let sum: f64 = weights.iter().map(|&w| w.max(1.0)).sum();
+            let min_w = weights.iter().map(|&w| w.max(1.0) / sum).fold(1.0, f64::min);
+            ((min_w * min).ceil() / min_w).min(max) as u64 + n
+        }
+        // HAProxy: 16 nodes per unit of weight, weights up to 256.
+        Algorithm::Haproxy => weights.iter().map(|&w| (16.0 * w.min(256.0)) as u64).sum::<u64>() + n,
+        Algorithm::Maglev | Algorithm::EnvoyMaglev => {
             let size = config.table_size.map_or(DEFAULT_TABLE_SIZE, u64::from);
             if size > MAX_POINTS || !is_prime(size) || live == 0 {
                 return n + 64; // rejected (or an empty table), after a short primality test

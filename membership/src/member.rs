@@ -343,19 +343,7 @@ impl Admin {
     /// a ring, [`MembershipError::Etcd`].
     pub fn set_config(&mut self, params: &ParamsRecord) -> Result<i64, MembershipError> {
         let key = self.layout.config_key();
-        let probe = shardring::RingConfig {
-            format_version: params.format_version,
-            algorithm: params.algorithm,
-            vnodes: params.vnodes,
-            seed: params.seed,
-            table_size: params.table_size,
-            distribution: params.distribution,
-            key_hash: params.key_hash,
-            server_ids: params.server_ids,
-            hash_tag: params.hash_tag.clone(),
-            default_port: params.default_port,
-            nodes: Vec::new(),
-        };
+        let probe = params.to_config(Vec::new());
         probe.build().map_err(|error| MembershipError::Record { key: key.clone(), error })?;
         let (endpoints, client) = (&self.endpoints, &mut self.client);
         let response = self.runtime.block_on(timed(endpoints, client.put(key, params.to_json(), None)))?;

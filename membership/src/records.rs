@@ -130,6 +130,24 @@ pub struct ParamsRecord {
     /// npm hashring's `default port` (`hashring-js` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_port: Option<u16>,
+    /// Envoy's and gRPC's `minimum_ring_size` (the ring hash modes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_ring_size: Option<u64>,
+    /// Envoy's and gRPC's `maximum_ring_size` (the ring hash modes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ring_size: Option<u64>,
+    /// The balancer's hash function (`envoy-ring-hash`, `haproxy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash_function: Option<shardring::HashFunction>,
+    /// gRPC's endpoint order (`grpc-ring-hash` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint_order: Option<shardring::EndpointOrder>,
+    /// HAProxy's `avalanche` (`haproxy` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avalanche: Option<bool>,
+    /// What HAProxy node keys derive from (`haproxy` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_key: Option<shardring::ServerKey>,
 }
 
 impl Default for ParamsRecord {
@@ -145,11 +163,40 @@ impl Default for ParamsRecord {
             server_ids: None,
             hash_tag: None,
             default_port: None,
+            min_ring_size: None,
+            max_ring_size: None,
+            hash_function: None,
+            endpoint_order: None,
+            avalanche: None,
+            server_key: None,
         }
     }
 }
 
 impl ParamsRecord {
+    /// The ring config of these parameters over `nodes`.
+    pub fn to_config(&self, nodes: Vec<NodeConfig>) -> RingConfig {
+        RingConfig {
+            format_version: self.format_version,
+            algorithm: self.algorithm,
+            vnodes: self.vnodes,
+            seed: self.seed,
+            table_size: self.table_size,
+            distribution: self.distribution,
+            key_hash: self.key_hash,
+            server_ids: self.server_ids,
+            hash_tag: self.hash_tag.clone(),
+            default_port: self.default_port,
+            min_ring_size: self.min_ring_size,
+            max_ring_size: self.max_ring_size,
+            hash_function: self.hash_function,
+            endpoint_order: self.endpoint_order,
+            avalanche: self.avalanche,
+            server_key: self.server_key,
+            nodes,
+        }
+    }
+
     /// Parses a `P/config` value. Errors: [`RingError::InvalidConfig`]
     /// naming the field, [`RingError::UnsupportedFormat`].
     pub fn from_json(json: &str) -> Result<ParamsRecord, RingError> {
@@ -343,30 +390,17 @@ impl Records {
     /// The config these records describe: the parameters and every valid,
     /// not excluded member in ascending order of id bytes.
     fn config(&self) -> RingConfig {
-        RingConfig {
-            format_version: self.params.format_version,
-            algorithm: self.params.algorithm,
-            vnodes: self.params.vnodes,
-            seed: self.params.seed,
-            table_size: self.params.table_size,
-            distribution: self.params.distribution,
-            key_hash: self.params.key_hash,
-            server_ids: self.params.server_ids,
-            hash_tag: self.params.hash_tag.clone(),
-            default_port: self.params.default_port,
-            nodes: self
-                .members
+        self.params.to_config(
+            self.members
                 .iter()
                 .filter(|(id, _)| !self.excluded.contains_key(*id))
                 .map(|(id, r)| NodeConfig {
-                    id: id.clone(),
-                    weight: r.weight,
                     zone: r.zone.clone(),
-                    slots: None,
                     state: (r.state != NodeState::Active).then_some(r.state),
+                    ..NodeConfig::new(id.clone(), r.weight)
                 })
                 .collect(),
-        }
+        )
     }
 
     /// Builds the transition (with every member active, just a ring) from

@@ -11,9 +11,14 @@ const { Ring, hashKey, PLACEMENT_FORMAT } = require('../shardring.js')
 const text = readFileSync(new URL('../../testdata/vectors.json', import.meta.url), 'utf8')
 const vectors = JSON.parse(text.replace(/"seed": (\d+)/g, '"seed": "$1"'))
 
-// The case's ring through the constructor (listed slot ranges exist only in configs).
+// Set through configs only, so far: the balancers' parameters and per-node HAProxy ids.
+const configOnly = ['min_ring_size', 'max_ring_size', 'hash_function', 'endpoint_order', 'avalanche', 'server_key']
+
+// The case's ring through the constructor (listed slot ranges, HAProxy ids
+// and the balancers' parameters exist only in configs).
 function build(config, configText) {
-  if (config.nodes.some((n) => n.slots !== undefined)) return Ring.fromJSON(configText)
+  const listed = config.nodes.some((n) => n.slots !== undefined || n.haproxy_id !== undefined)
+  if (listed || configOnly.some((k) => config[k] !== undefined)) return Ring.fromJSON(configText)
   const options = { algorithm: config.algorithm }
   if (config.vnodes !== undefined) options.vnodes = config.vnodes
   if (config.seed !== undefined) options.seed = BigInt(config.seed)

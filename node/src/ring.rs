@@ -49,7 +49,7 @@ pub struct RingOptions {
     /// libmemcached places keys; weight 0 is read as 1) or `"twemproxy"`
     /// (exactly as nutcracker places keys; weights >= 1). See core/SPEC.md.
     #[napi(
-        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'uhashring-ketama' | 'hashring-js'"
+        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'uhashring-ketama' | 'hashring-js' | 'envoy-ring-hash' | 'envoy-maglev' | 'grpc-ring-hash' | 'haproxy'"
     )]
     pub algorithm: Option<String>,
     /// Points per unit of weight (integer >= 1); default 160. `"ring"` only.

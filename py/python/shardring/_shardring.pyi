@@ -13,7 +13,8 @@ from ._node import Node
 _Key = Union[str, bytes, bytearray, memoryview]
 _NodeLike = Union[str, Node]
 _Algorithm = Literal["ring", "ketama", "ketama-spy", "libketama", "nginx", "jump", "rendezvous", "maglev", "slots", "libmemcached",
-                     "twemproxy", "uhashring", "uhashring-ketama", "hashring-js"]
+                     "twemproxy", "uhashring", "uhashring-ketama", "hashring-js", "envoy-ring-hash", "envoy-maglev",
+                     "grpc-ring-hash", "haproxy"]
 _Distribution = Literal[
     "modula", "ketama", "hash_ring", "consistent_ketama", "consistent_weighted", "consistent_ketama_spy", "consistent_ketama_spy_weighted"
 ]
