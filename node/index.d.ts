@@ -399,7 +399,7 @@ export interface RingOptions {
    * libmemcached places keys; weight 0 is read as 1) or `"twemproxy"`
    * (exactly as nutcracker places keys; weights >= 1). See core/SPEC.md.
    */
-  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'uhashring-ketama' | 'hashring-js'
+  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'uhashring-ketama' | 'hashring-js' | 'envoy-ring-hash' | 'envoy-maglev' | 'grpc-ring-hash' | 'haproxy'
   /** Points per unit of weight (integer >= 1); default 160. `"ring"` only. */
   vnodes?: number
   /**

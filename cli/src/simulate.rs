@@ -216,9 +216,11 @@ fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Resul
     // Server-style ids, which every algorithm accepts (ketama parses them).
     let id = |i: u32| format!("10.0.{}.{}:11211", i / 250, i % 250 + 1);
     writeln!(out, "{n} -> {} equal nodes, {} keys (ideal move {:.2}%)", n + 1, keys.len(), 100.0 / f64::from(n + 1))?;
+    // The name column fits the longest name compared.
+    let width = algorithms.iter().map(|a| a.name().len()).max().unwrap_or(0).max("algorithm".len());
     writeln!(
         out,
-        "{:<11} {:>7} {:>7} {:>9} {:>6} {:>10} {:>10} {:>10}",
+        "{:<width$} {:>7} {:>7} {:>9} {:>6} {:>10} {:>10} {:>10}",
         "algorithm", "moved", "to new", "max/mean", "CV", "build", "lookup", "memory"
     )?;
     // Per algorithm: moved %, moved to the new node %, max/mean and CV of the balance.
@@ -251,7 +253,7 @@ fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Resul
         rows.push((algorithm.name(), moved, to_new, balance.max_over_mean, balance.cv));
         writeln!(
             out,
-            "{:<11} {:>6.2}% {:>6.2}% {:>9.3} {:>6.3} {:>8.2}ms {:>7.1} ns {:>7.1} KiB",
+            "{:<width$} {:>6.2}% {:>6.2}% {:>9.3} {:>6.3} {:>8.2}ms {:>7.1} ns {:>7.1} KiB",
             algorithm.name(),
             moved,
             to_new,

@@ -105,8 +105,11 @@ fn simulate_compares_every_algorithm() {
     for row in rows {
         let cells: Vec<&str> = row.split_whitespace().collect();
         let (moved, to_new) = (percent(cells[1]), percent(cells[2]));
-        // 5 -> 6 nodes: about a sixth moves, nearly all of it to the new node.
-        assert!((10.0..25.0).contains(&moved) && to_new <= moved && to_new > 0.8 * moved, "{row}");
+        // 5 -> 6 nodes: about a sixth moves, nearly all of it to the new node;
+        // Envoy's and gRPC's rings shrink every host's points as one joins,
+        // so more moves there, some of it between old hosts, as in Envoy.
+        let (most, new_share) = if cells[0].ends_with("ring-hash") { (35.0, 0.5) } else { (25.0, 0.8) };
+        assert!((10.0..most).contains(&moved) && to_new <= moved && to_new > new_share * moved, "{row}");
     }
     let one = stdout(&["simulate", "--algorithm", "jump", "--keys", "1000"]);
     assert_eq!(one.lines().filter(|l| l.starts_with("jump ")).count(), 1, "{one}");

@@ -110,3 +110,69 @@ fn compatibility_modes_reject_parameters_they_do_not_take() {
     let err = Ring::builder().table_size(7).node("a", 1.0).build().unwrap_err();
     assert!(err.to_string().contains("table_size (7)"), "{err}");
 }
+
+fn envoy_hosts() -> Vec<Node> {
+    (90..96).map(|port| Node::new(format!("127.0.0.1:{port}"), 1.0)).collect()
+}
+
+/// Envoy's ring_hash_lb_test.cc, Basic and BasicWithRetryHostPredicate:
+/// lookups at 0, the wrap, on a point and one above it, and the retry walk.
+#[test]
+fn envoy_ring_hash_answers_as_envoys_tests() {
+    let ring =
+        Ring::builder().algorithm(Algorithm::EnvoyRingHash).nodes(envoy_hosts()).min_ring_size(12).build().unwrap();
+    assert_eq!(ring.point_count(), 12);
+    for (hash, host) in [
+        (0, ":94"),
+        (u64::MAX, ":94"),
+        (3551244743356806947, ":95"),
+        (3551244743356806948, ":93"),
+        // The "no hash" lookup, with its random value.
+        (16117243373044804880, ":90"),
+    ] {
+        assert_eq!(ring.get_by_hash(hash).unwrap().id(), format!("127.0.0.1{host}"), "hash {hash}");
+    }
+    // Retries from h = 0: :94, then :92 (its next point), then :90 (index 2).
+    let mut out = [0usize; 3];
+    assert_eq!(ring.get_n_indices_by_hash(0, &mut out).unwrap(), 3);
+    let ids: Vec<&str> = out.iter().map(|&i| ring.nodes()[i].id()).collect();
+    assert_eq!(ids, ["127.0.0.1:94", "127.0.0.1:92", "127.0.0.1:90"]);
+    // XXH64, seed 0: the standard check value.
+    assert_eq!(Ring::builder().algorithm(Algorithm::EnvoyRingHash).build().unwrap().hash_key(""), 17241709254077376921);
+}
+
+/// Envoy's maglev_lb_test.cc, Basic: table size 7, h mod 7 for h = 0..20.
+#[test]
+fn envoy_maglev_answers_as_envoys_tests() {
+    let ring = Ring::builder().algorithm(Algorithm::EnvoyMaglev).nodes(envoy_hosts()).table_size(7).build().unwrap();
+    let table = [2, 4, 0, 1, 5, 0, 3];
+    for hash in 0..21u64 {
+        assert_eq!(ring.index_by_hash(hash).unwrap(), table[(hash % 7) as usize], "hash {hash}");
+    }
+    // Weight 0 and fractions are Envoy configuration errors.
+    let zero = Ring::builder().algorithm(Algorithm::EnvoyMaglev).node("127.0.0.1:90", 0.0).build();
+    assert!(matches!(zero, Err(RingError::InvalidWeight { .. })), "{zero:?}");
+}
+
+/// HAProxy's request hashes (computed from v2.6.0's src/hash.c; HAProxy
+/// publishes no vectors), with and without avalanche.
+#[test]
+fn haproxy_request_hashes_match_the_spec_sheet() {
+    use shardring::HashFunction::{Crc32, Djb2, Sdbm, Wt6};
+    let hash = |function, avalanche, key: &str| {
+        let ring = Ring::builder().algorithm(Algorithm::Haproxy).hash_function(function).avalanche(avalanche);
+        ring.build().unwrap().hash_key(key)
+    };
+    for (key, sdbm, sdbm_avalanche, djb2, wt6, crc32) in [
+        ("apple", 1327380058, 3274580788, 253337143, 1870391778, 2838417488),
+        ("/index.html", 858007926, 4217574924, 3776231887, 822151038, 3928116034),
+    ] {
+        assert_eq!(hash(Sdbm, false, key), sdbm, "{key}");
+        assert_eq!(hash(Sdbm, true, key), sdbm_avalanche, "{key}");
+        assert_eq!(hash(Djb2, false, key), djb2, "{key}");
+        assert_eq!(hash(Wt6, false, key), wt6, "{key}");
+        assert_eq!(hash(Crc32, false, key), crc32, "{key}");
+    }
+    // `hash-type consistent` alone is sdbm with avalanche.
+    assert_eq!(Ring::builder().algorithm(Algorithm::Haproxy).build().unwrap().hash_key("apple"), 3274580788);
+}

@@ -69,7 +69,11 @@ static void run_vector(json_t *c) {
         json_t *zone = json_object_get(node, "zone");
         nodes.emplace_back(text(json_object_get(node, "id")), json_number_value(json_object_get(node, "weight")),
                            zone ? std::optional<std::string>(text(zone)) : std::nullopt);
-        listed_slots |= json_object_get(node, "slots") != nullptr;
+        listed_slots |= json_object_get(node, "slots") != nullptr || json_object_get(node, "haproxy_id") != nullptr;
+    }
+    // The balancers' parameters are set through configs only, so far.
+    for (const char *field : {"min_ring_size", "hash_function", "server_key"}) {
+        listed_slots |= json_object_get(config, field) != nullptr;
     }
     std::string algorithm = json_string_value(json_object_get(config, "algorithm"));
     shardring::Options options;
@@ -82,7 +86,7 @@ static void run_vector(json_t *c) {
     if (json_t *v = json_object_get(config, "server_ids")) options.server_ids = text(v);
     if (json_t *v = json_object_get(config, "hash_tag")) options.hash_tag = text(v);
     if (json_t *v = json_object_get(config, "default_port")) options.default_port = (uint16_t)json_integer_value(v);
-    // Listed slot ranges exist only in configs.
+    // Listed slot ranges, HAProxy ids and the balancers' parameters exist only in configs.
     shardring::Ring ring = listed_slots ? from_json : shardring::Ring(nodes, options);
     if (algorithm == "ring") {
         shardring::Ring plain(nodes, *options.vnodes, *options.seed);

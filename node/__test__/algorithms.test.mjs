@@ -45,7 +45,10 @@ for (const algorithm of ALGORITHMS) {
     const before = ring.getMany(keys)
     const after = grown.getMany(keys)
     const moved = after.filter((owner, i) => owner !== before[i]).length / keys.length
-    assert.ok(moved > 0.1 && moved < 0.26, `${algorithm} moved ${moved}`)
+    // Envoy's and gRPC's rings shrink every host's points as one joins
+    // (points per host depend on the host count): more than the new share moves.
+    const most = algorithm.endsWith('ring-hash') ? 0.35 : 0.26
+    assert.ok(moved > 0.1 && moved < most, `${algorithm} moved ${moved}`)
     const copy = Ring.fromJSON(grown.toJSONString())
     assert.equal(copy.algorithm, algorithm)
     assert.equal(copy.fingerprint, grown.fingerprint)

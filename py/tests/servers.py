@@ -284,3 +284,49 @@ def holders(servers, keys):
             held[key] = index
         client.close()
     return held
+
+
+class Haproxy(Process):
+    """HAProxy (Debian's haproxy) on loopback: one frontend balancing to
+    `backend` (the body of a `backend pool` section: `balance`, `hash-type`,
+    `server` lines naming the ports in `ports`), and for each name in
+    `ports` a section on that port answering every request with the name
+    itself, so a response says which server HAProxy chose."""
+
+    name = "haproxy"
+
+    def __init__(self, backend, ports):
+        self.backend = backend
+        self.ports = ports
+        super().__init__()
+
+    def command(self):
+        if shutil.which("haproxy") is None:
+            raise RuntimeError("haproxy is not installed (Debian package haproxy)")
+        self.admin = os.path.join(self.dir, "admin.sock")
+        lines = ["global", "    maxconn 4000", f"    stats socket {self.admin} level admin", "defaults", "    mode http", "    timeout connect 5s",
+                 "    timeout client 30s", "    timeout server 30s", "frontend lb", f"    bind {self.address}",
+                 "    default_backend pool", "backend pool", self.backend]
+        for name, port in self.ports.items():
+            lines += [f"listen {name}", f"    bind 127.0.0.1:{port}",
+                      f"    http-request return status 200 content-type text/plain string {name}"]
+        conf = os.path.join(self.dir, "haproxy.cfg")
+        with open(conf, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        return ["haproxy", "-db", "-f", conf]
+
+    def admin_command(self, command):
+        """Runs a command on the admin socket (`set weight pool/web1 4`) and returns its answer."""
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(5)
+            s.connect(self.admin)
+            s.sendall(command.encode() + b"\n")
+            reply = b""
+            while chunk := s.recv(4096):
+                reply += chunk
+        return reply.decode()
+
+    def answers(self):
+        # HTTP/1.0: the reply ends when HAProxy closes the connection.
+        reply = _ask(self.port, b"GET /shardring-probe HTTP/1.0\r\n\r\n", b"\0", host=self.host)
+        return reply.startswith(b"HTTP/1.0 200") or reply.startswith(b"HTTP/1.1 200")

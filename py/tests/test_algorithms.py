@@ -59,9 +59,13 @@ def test_every_algorithm_derives_and_round_trips(algorithm):
     before, after = ring.get_many(keys), grown.get_many(keys)
     moved = [(a, b) for a, b in zip(before, after) if a != b]
     # Every algorithm sends keys to the new node; only jump's append and
-    # the others' add move about 1/6 of them (Maglev a little more).
-    assert all(b == "10.0.0.9:11211" for _, b in moved) or algorithm == "maglev"
-    assert 0.10 < len(moved) / len(keys) < 0.26, f"{algorithm} moved {len(moved)}"
+    # the others' add move about 1/6 of them (Maglev a little more). Envoy's
+    # and gRPC's rings shrink every host's points as one joins (points per
+    # host depend on the host count, envoyproxy/envoy#22558), and Maglev
+    # tables refill, so keys also move between old nodes there, as in the peers.
+    ring_hash = algorithm.endswith("ring-hash")
+    assert all(b == "10.0.0.9:11211" for _, b in moved) or ring_hash or algorithm.endswith("maglev")
+    assert 0.10 < len(moved) / len(keys) < (0.35 if ring_hash else 0.26), f"{algorithm} moved {len(moved)}"
     for copy in (shardring.Ring.from_json(grown.to_json()), pickle.loads(pickle.dumps(grown))):
         assert copy.algorithm == algorithm and copy.fingerprint == grown.fingerprint
         assert copy.get_many(keys) == after

@@ -1,0 +1,126 @@
+"""The "haproxy" mode against a real HAProxy (Debian's 2.6) on loopback:
+for `balance uri` and `balance hdr(...)` with `hash-type consistent`, every
+request hash function with and without `avalanche`, weights 0 to 10,
+servers with explicit ids and without, and a backup server, 20,000
+requests with distinct keys each; every answer (each server answers with
+its own name) must be the server our mode places the key on."""
+
+import http.client
+import json
+
+import pytest
+
+import shardring
+from servers import Haproxy, free_port
+
+REQUESTS = 20_000
+# (name, weight, explicit id or None)
+PLAIN = [("web1", 1, None), ("web2", 2, None), ("web3", 1, None), ("web4", 5, None), ("web5", 3, None)]
+# HAProxy 2.6 gives these ids 10, 3, 4, 2, 6 (the auto ids skip the explicit 2).
+IDS = [("a", 1, 10), ("b", 2, None), ("c", 3, None), ("d", 1, 2), ("e", 4, None)]
+WIDE = [(f"s{i}", w, None) for i, w in enumerate([1, 10, 4, 7, 2, 9, 3, 6, 5, 8])]
+DRAINED = [("live1", 2, None), ("off", 0, None), ("live2", 3, 7), ("live3", 1, None)]
+
+CONFIGURATIONS = [
+    # balance, hash-type arguments, servers, backup server
+    ("uri", "", PLAIN, False),
+    ("uri", "sdbm", PLAIN, False),
+    ("uri", "djb2 avalanche", IDS, False),
+    ("hdr(X-Key)", "djb2", IDS, False),
+    ("hdr(X-Key)", "wt6", WIDE, False),
+    ("uri", "wt6 avalanche", WIDE, False),
+    ("uri", "crc32", DRAINED, True),
+    ("hdr(X-Key)", "crc32 avalanche", DRAINED, True),
+    ("hdr(X-Key)", "sdbm avalanche", IDS, True),
+]
+
+
+def our_ring(hash_type, servers):
+    config = {"format_version": 1, "algorithm": "haproxy", "nodes": []}
+    words = hash_type.split()
+    if words:
+        config["hash_function"] = words[0]
+        config["avalanche"] = "avalanche" in words
+    for name, weight, puid in servers:
+        node = {"id": name, "weight": weight}
+        if puid is not None:
+            node["haproxy_id"] = puid
+        config["nodes"].append(node)
+    return shardring.Ring.from_json(json.dumps(config))
+
+
+def backend(balance, hash_type, servers, backup, ports):
+    lines = [f"    balance {balance}", f"    hash-type consistent {hash_type}".rstrip()]
+    for name, weight, puid in servers:
+        line = f"    server {name} 127.0.0.1:{ports[name]} weight {weight}"
+        lines.append(line + (f" id {puid}" if puid is not None else ""))
+    if backup:
+        lines.append(f"    server spare 127.0.0.1:{ports['spare']} backup")
+    return "\n".join(lines)
+
+
+def keys(balance, count):
+    """Distinct keys, and the bytes HAProxy hashes for each: the path up to `?` for `balance uri`."""
+    if balance == "uri":
+        paths = [f"/k/{i}" for i in range(count - 3)] + ["/caf%C3%A9/x", "/a/b/c/d?query=1", "/"]
+        return [(path, path.split("?")[0].encode()) for path in paths]
+    values = [f"user:{i}" for i in range(count - 2)] + ["  padded  ", "first, second"]
+    return [(value, value.strip().split(",")[0].strip().encode()) for value in values]
+
+
+def compare(proxy, ring, balance, count):
+    """Sends `count` requests with distinct keys; returns how many went where `ring` places them, and a few that did not."""
+    connection = http.client.HTTPConnection(proxy.host, proxy.port, timeout=10)
+    matched, mismatches = 0, []
+    for key, hashed in keys(balance, count):
+        if balance == "uri":
+            connection.request("GET", key)
+        else:
+            connection.request("GET", "/", headers={"X-Key": key})
+        response = connection.getresponse()
+        got = response.read().decode()
+        assert response.status == 200, (key, response.status, got)
+        want = ring.get(hashed)
+        if got == want:
+            matched += 1
+        elif len(mismatches) < 5:
+            mismatches.append((key, got, want))
+    connection.close()
+    return matched, mismatches
+
+
+def start(balance, hash_type, servers, backup):
+    names = [name for name, _, _ in servers] + (["spare"] if backup else [])
+    ports = {name: free_port() for name in names}
+    return Haproxy(backend(balance, hash_type, servers, backup, ports), ports)
+
+
+@pytest.mark.parametrize("balance,hash_type,servers,backup", CONFIGURATIONS)
+def test_every_request_goes_where_haproxy_sends_it(balance, hash_type, servers, backup):
+    proxy = start(balance, hash_type, servers, backup)
+    ring = our_ring(hash_type, servers)
+    try:
+        matched, mismatches = compare(proxy, ring, balance, REQUESTS)
+    finally:
+        proxy.close()
+    print(f"haproxy {balance} hash-type consistent {hash_type}: {matched} of {REQUESTS} requests matched")
+    assert matched == REQUESTS, mismatches
+    # The weight-0 server and the backup took nothing.
+    assert "off" not in {ring.get(h) for _, h in keys(balance, 200)}
+
+
+def test_runtime_weight_changes_match_derived_rings():
+    """`set weight` on the admin socket, lowering one server, raising one
+    above its configured weight (HAProxy then re-inserts all its nodes) and
+    draining one: each time HAProxy places every key as `with_weight` does."""
+    proxy = start("uri", "", PLAIN, False)
+    ring = our_ring("", PLAIN)
+    try:
+        for server, weight in [("web4", 2), ("web1", 6), ("web3", 0), ("web3", 1)]:
+            assert proxy.admin_command(f"set weight pool/{server} {weight}").strip() == ""
+            ring.set_weight(server, weight)
+            matched, mismatches = compare(proxy, ring, "uri", 5_000)
+            print(f"haproxy after set weight {server} {weight}: {matched} of 5000 requests matched")
+            assert matched == 5_000, (server, weight, mismatches)
+    finally:
+        proxy.close()
