@@ -55,6 +55,41 @@
 #define RING_OPTION_DEFAULT_PORT 128
 
 /**
+ * `ring_options_t.fields` bit: `min_ring_size` is given.
+ */
+#define RING_OPTION_MIN_RING_SIZE 256
+
+/**
+ * `ring_options_t.fields` bit: `max_ring_size` is given.
+ */
+#define RING_OPTION_MAX_RING_SIZE 512
+
+/**
+ * `ring_options_t.fields` bit: `hash_function` is given.
+ */
+#define RING_OPTION_HASH_FUNCTION 1024
+
+/**
+ * `ring_options_t.fields` bit: `endpoint_order` is given.
+ */
+#define RING_OPTION_ENDPOINT_ORDER 2048
+
+/**
+ * `ring_options_t.fields` bit: `avalanche` is given.
+ */
+#define RING_OPTION_AVALANCHE 4096
+
+/**
+ * `ring_options_t.fields` bit: `server_key` is given.
+ */
+#define RING_OPTION_SERVER_KEY 8192
+
+/**
+ * `ring_options_t.fields` bit: `haproxy_ids` is given.
+ */
+#define RING_OPTION_HAPROXY_IDS 16384
+
+/**
  * An event kind: the ring changed; `revision` and `fingerprint` are the new epoch's.
  */
 #define RING_FOLLOWER_CHANGED 1
@@ -283,8 +318,11 @@ typedef struct {
    * Which parameters are given: a bitwise OR of `RING_OPTION_VNODES`,
    * `RING_OPTION_SEED`, `RING_OPTION_TABLE_SIZE`,
    * `RING_OPTION_DISTRIBUTION`, `RING_OPTION_KEY_HASH`, `RING_OPTION_SERVER_IDS`
-   * `RING_OPTION_HASH_TAG` and `RING_OPTION_DEFAULT_PORT` (0: none, all
-   * defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
+   * `RING_OPTION_HASH_TAG`, `RING_OPTION_DEFAULT_PORT`,
+   * `RING_OPTION_MIN_RING_SIZE`, `RING_OPTION_MAX_RING_SIZE`,
+   * `RING_OPTION_HASH_FUNCTION`, `RING_OPTION_ENDPOINT_ORDER`,
+   * `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY` and
+   * `RING_OPTION_HAPROXY_IDS` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
    * only when its bit is set, so a program built against an older header
    * (a shorter struct, without the last fields) stays valid.
    */
@@ -292,7 +330,9 @@ typedef struct {
   /**
    * NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
    * `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
-   * `"maglev"`, `"slots"`, `"libmemcached"` or `"twemproxy"` (`core/SPEC.md`).
+   * `"maglev"`, `"slots"`, `"libmemcached"`, `"twemproxy"`, `"uhashring"`,
+   * `"uhashring-ketama"`, `"hashring-js"`, `"envoy-ring-hash"`,
+   * `"envoy-maglev"`, `"grpc-ring-hash"` or `"haproxy"` (`core/SPEC.md`).
    */
   const char *algorithm;
   /**
@@ -343,6 +383,48 @@ typedef struct {
    * `RING_OPTION_DEFAULT_PORT` is set.
    */
   uint32_t default_port;
+  /**
+   * Envoy's and gRPC's `minimum_ring_size`, 1 to 8,388,608 (default 1,024;
+   * gRPC caps it at 4,096), `envoy-ring-hash` and `grpc-ring-hash` only;
+   * read when `RING_OPTION_MIN_RING_SIZE` is set.
+   */
+  uint64_t min_ring_size;
+  /**
+   * Envoy's and gRPC's `maximum_ring_size` (default 8,388,608 for Envoy,
+   * 4,096 for gRPC, which caps it at 4,096); read when
+   * `RING_OPTION_MAX_RING_SIZE` is set.
+   */
+  uint64_t max_ring_size;
+  /**
+   * NUL-terminated hash function: `envoy-ring-hash` `"xx_hash"` (the
+   * default) or `"murmur_hash_2"`, `grpc-ring-hash` `"xx_hash"`, `haproxy`
+   * `"sdbm"` (the default), `"djb2"`, `"wt6"` or `"crc32"`; read when
+   * `RING_OPTION_HASH_FUNCTION` is set.
+   */
+  const char *hash_function;
+  /**
+   * NUL-terminated `"given"` (gRPC C-core's order, the default) or
+   * `"by_key"` (grpc-go's), `grpc-ring-hash` only; read when
+   * `RING_OPTION_ENDPOINT_ORDER` is set.
+   */
+  const char *endpoint_order;
+  /**
+   * 1 to pass HAProxy request hashes through `full_hash`, 0 not to
+   * (default 1 without a hash function, else 0), `haproxy` only; read when
+   * `RING_OPTION_AVALANCHE` is set. Any other value is `RING_INVALID_CONFIG`.
+   */
+  uint32_t avalanche;
+  /**
+   * NUL-terminated `"id"` (the default), `"id_full_hash"` or `"id32"`,
+   * `haproxy` only; read when `RING_OPTION_SERVER_KEY` is set.
+   */
+  const char *server_key;
+  /**
+   * HAProxy server ids, one per node (`node_count` of them), 0 for the id
+   * HAProxy assigns, `haproxy` only; read when `RING_OPTION_HAPROXY_IDS`
+   * is set (the array is borrowed for the call).
+   */
+  const uint32_t *haproxy_ids;
 } ring_options_t;
 
 /**

@@ -88,7 +88,9 @@ struct Options {
     explicit Options() = default;
 
     /// "ring", "ketama", "ketama-spy", "libketama", "nginx", "jump",
-    /// "rendezvous", "maglev", "slots" or "libmemcached" (core/SPEC.md).
+    /// "rendezvous", "maglev", "slots", "libmemcached", "twemproxy",
+    /// "uhashring", "uhashring-ketama", "hashring-js", "envoy-ring-hash",
+    /// "envoy-maglev", "grpc-ring-hash" or "haproxy" (core/SPEC.md).
     std::optional<std::string> algorithm;
     /// Points per unit of weight, >= 1 (ring only).
     std::optional<uint32_t> vnodes;
@@ -106,6 +108,20 @@ struct Options {
     std::optional<std::string> hash_tag;
     /// npm hashring's default port (hashring-js only).
     std::optional<uint16_t> default_port;
+    /// Envoy's and gRPC's minimum_ring_size (envoy-ring-hash, grpc-ring-hash).
+    std::optional<uint64_t> min_ring_size;
+    /// Envoy's and gRPC's maximum_ring_size (envoy-ring-hash, grpc-ring-hash).
+    std::optional<uint64_t> max_ring_size;
+    /// "xx_hash" or "murmur_hash_2" (Envoy), "sdbm", "djb2", "wt6", "crc32" (HAProxy).
+    std::optional<std::string> hash_function;
+    /// "given" or "by_key" (grpc-ring-hash only).
+    std::optional<std::string> endpoint_order;
+    /// HAProxy's avalanche (haproxy only).
+    std::optional<bool> avalanche;
+    /// "id", "id_full_hash" or "id32" (haproxy only).
+    std::optional<std::string> server_key;
+    /// HAProxy server ids, one per node, 0 for the id HAProxy assigns (haproxy only).
+    std::optional<std::vector<uint32_t>> haproxy_ids;
 };
 
 /// One (from, to) flow of a Diff: `share` of the hash space moves from node
@@ -173,6 +189,37 @@ class Ring {
         if (options.default_port) {
             c_options.fields |= RING_OPTION_DEFAULT_PORT;
             c_options.default_port = *options.default_port;
+        }
+        if (options.min_ring_size) {
+            c_options.fields |= RING_OPTION_MIN_RING_SIZE;
+            c_options.min_ring_size = *options.min_ring_size;
+        }
+        if (options.max_ring_size) {
+            c_options.fields |= RING_OPTION_MAX_RING_SIZE;
+            c_options.max_ring_size = *options.max_ring_size;
+        }
+        if (options.hash_function) {
+            c_options.fields |= RING_OPTION_HASH_FUNCTION;
+            c_options.hash_function = options.hash_function->c_str();
+        }
+        if (options.endpoint_order) {
+            c_options.fields |= RING_OPTION_ENDPOINT_ORDER;
+            c_options.endpoint_order = options.endpoint_order->c_str();
+        }
+        if (options.avalanche) {
+            c_options.fields |= RING_OPTION_AVALANCHE;
+            c_options.avalanche = *options.avalanche ? 1 : 0;
+        }
+        if (options.server_key) {
+            c_options.fields |= RING_OPTION_SERVER_KEY;
+            c_options.server_key = options.server_key->c_str();
+        }
+        if (options.haproxy_ids) {
+            if (options.haproxy_ids->size() != nodes.size()) {
+                throw Error(RING_INVALID_CONFIG, "Options::haproxy_ids must hold one id per node");
+            }
+            c_options.fields |= RING_OPTION_HAPROXY_IDS;
+            c_options.haproxy_ids = options.haproxy_ids->data();
         }
         Arrays a(nodes);
         detail::check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),

@@ -125,6 +125,21 @@ export declare class Ring {
   get defaultPort(): number | null
   /** twemproxy's hash tag (`"twemproxy"` only, when set; `null` otherwise). */
   get hashTag(): string | null
+  /**
+   * `[minimum, maximum]` ring size as resolved (`"envoy-ring-hash"`,
+   * `"grpc-ring-hash"`; `null` otherwise).
+   */
+  get ringSizes(): [number, number] | null
+  /** The balancer's hash function (`"envoy-ring-hash"`, `"grpc-ring-hash"`, `"haproxy"`; `null` otherwise). */
+  get hashFunction(): string | null
+  /** gRPC's endpoint order, `"given"` or `"by_key"` (`"grpc-ring-hash"` only; `null` otherwise). */
+  get endpointOrder(): string | null
+  /** Whether request hashes pass through `full_hash` (`"haproxy"` only; `null` otherwise). */
+  get avalanche(): boolean | null
+  /** What HAProxy node keys derive from (`"haproxy"` only; `null` otherwise). */
+  get serverKey(): string | null
+  /** The HAProxy server ids given, by node id (`"haproxy"` only; `null` otherwise). */
+  get haproxyIds(): Record<string, number> | null
   /** Seed of the key and point hashes. */
   get seed(): bigint
   /** Total number of points on the ring (0 for jump, rendezvous, maglev and slots). */
@@ -432,6 +447,42 @@ export interface RingOptions {
   hashTag?: string
   /** npm hashring's `default port` (1-65535). `"hashring-js"` only. */
   defaultPort?: number
+  /**
+   * Envoy's and gRPC's `minimum_ring_size` (1 to 8,388,608; default
+   * 1,024, gRPC capping it at 4,096). `"envoy-ring-hash"` and `"grpc-ring-hash"` only.
+   */
+  minRingSize?: number
+  /**
+   * Envoy's and gRPC's `maximum_ring_size` (default 8,388,608 for Envoy,
+   * 4,096 for gRPC, which caps it at 4,096). `"envoy-ring-hash"` and `"grpc-ring-hash"` only.
+   */
+  maxRingSize?: number
+  /**
+   * The balancer's hash function: `"envoy-ring-hash"` `"xx_hash"` (the
+   * default) or `"murmur_hash_2"`, `"grpc-ring-hash"` `"xx_hash"`,
+   * `"haproxy"` `"sdbm"` (the default), `"djb2"`, `"wt6"` or `"crc32"`.
+   */
+  hashFunction?: 'xx_hash' | 'murmur_hash_2' | 'sdbm' | 'djb2' | 'wt6' | 'crc32'
+  /**
+   * gRPC's endpoint order: `"given"` (C-core's, the default) or `"by_key"`
+   * (grpc-go's). `"grpc-ring-hash"` only.
+   */
+  endpointOrder?: 'given' | 'by_key'
+  /**
+   * Whether request hashes pass through HAProxy's `full_hash`; default
+   * `true` without `hashFunction`, else `false`. `"haproxy"` only.
+   */
+  avalanche?: boolean
+  /**
+   * What HAProxy node keys derive from: `"id"` (the default),
+   * `"id_full_hash"` or `"id32"`. `"haproxy"` only.
+   */
+  serverKey?: 'id' | 'id_full_hash' | 'id32'
+  /**
+   * HAProxy server ids by node id (from 1); unlisted servers get the id
+   * HAProxy assigns. `"haproxy"` only.
+   */
+  haproxyIds?: Record<string, number>
 }
 
 /** Spread of per-node loads against a reference (1.0 is perfect). */

@@ -3,7 +3,7 @@
 use std::ffi::{CString, c_char};
 use std::sync::Arc;
 
-use shardring::{Algorithm, Distribution, KeyHash, Node, Ring, ServerIds};
+use shardring::{Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, Ring, ServerIds, ServerKey};
 
 use crate::ring_result::{self, *};
 use crate::{boundary, bytes, core_error, fail, non_null, out_slice, text, write, write_str};
@@ -120,6 +120,20 @@ pub const RING_OPTION_SERVER_IDS: u32 = 32;
 pub const RING_OPTION_HASH_TAG: u32 = 64;
 /// `ring_options_t.fields` bit: `default_port` is given.
 pub const RING_OPTION_DEFAULT_PORT: u32 = 128;
+/// `ring_options_t.fields` bit: `min_ring_size` is given.
+pub const RING_OPTION_MIN_RING_SIZE: u32 = 256;
+/// `ring_options_t.fields` bit: `max_ring_size` is given.
+pub const RING_OPTION_MAX_RING_SIZE: u32 = 512;
+/// `ring_options_t.fields` bit: `hash_function` is given.
+pub const RING_OPTION_HASH_FUNCTION: u32 = 1024;
+/// `ring_options_t.fields` bit: `endpoint_order` is given.
+pub const RING_OPTION_ENDPOINT_ORDER: u32 = 2048;
+/// `ring_options_t.fields` bit: `avalanche` is given.
+pub const RING_OPTION_AVALANCHE: u32 = 4096;
+/// `ring_options_t.fields` bit: `server_key` is given.
+pub const RING_OPTION_SERVER_KEY: u32 = 8192;
+/// `ring_options_t.fields` bit: `haproxy_ids` is given.
+pub const RING_OPTION_HAPROXY_IDS: u32 = 16384;
 /// Every bit `ring_options_t.fields` defines.
 const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_SEED
@@ -128,7 +142,14 @@ const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_KEY_HASH
     | RING_OPTION_SERVER_IDS
     | RING_OPTION_HASH_TAG
-    | RING_OPTION_DEFAULT_PORT;
+    | RING_OPTION_DEFAULT_PORT
+    | RING_OPTION_MIN_RING_SIZE
+    | RING_OPTION_MAX_RING_SIZE
+    | RING_OPTION_HASH_FUNCTION
+    | RING_OPTION_ENDPOINT_ORDER
+    | RING_OPTION_AVALANCHE
+    | RING_OPTION_SERVER_KEY
+    | RING_OPTION_HAPROXY_IDS;
 
 /// Algorithm and parameters for `ring_new_with_options`. A parameter counts
 /// only when its bit is set in `fields`; a parameter left out gets its
@@ -148,14 +169,19 @@ pub struct ring_options_t {
     /// Which parameters are given: a bitwise OR of `RING_OPTION_VNODES`,
     /// `RING_OPTION_SEED`, `RING_OPTION_TABLE_SIZE`,
     /// `RING_OPTION_DISTRIBUTION`, `RING_OPTION_KEY_HASH`, `RING_OPTION_SERVER_IDS`
-    /// `RING_OPTION_HASH_TAG` and `RING_OPTION_DEFAULT_PORT` (0: none, all
-    /// defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
+    /// `RING_OPTION_HASH_TAG`, `RING_OPTION_DEFAULT_PORT`,
+    /// `RING_OPTION_MIN_RING_SIZE`, `RING_OPTION_MAX_RING_SIZE`,
+    /// `RING_OPTION_HASH_FUNCTION`, `RING_OPTION_ENDPOINT_ORDER`,
+    /// `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY` and
+    /// `RING_OPTION_HAPROXY_IDS` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
     /// only when its bit is set, so a program built against an older header
     /// (a shorter struct, without the last fields) stays valid.
     pub fields: u32,
     /// NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
     /// `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
-    /// `"maglev"`, `"slots"`, `"libmemcached"` or `"twemproxy"` (`core/SPEC.md`).
+    /// `"maglev"`, `"slots"`, `"libmemcached"`, `"twemproxy"`, `"uhashring"`,
+    /// `"uhashring-ketama"`, `"hashring-js"`, `"envoy-ring-hash"`,
+    /// `"envoy-maglev"`, `"grpc-ring-hash"` or `"haproxy"` (`core/SPEC.md`).
     pub algorithm: *const c_char,
     /// Points per unit of weight, >= 1, `ring` only; read when
     /// `RING_OPTION_VNODES` is set (default 160).
@@ -189,6 +215,34 @@ pub struct ring_options_t {
     /// npm hashring's `default port`, 1-65535, `hashring-js` only; read when
     /// `RING_OPTION_DEFAULT_PORT` is set.
     pub default_port: u32,
+    /// Envoy's and gRPC's `minimum_ring_size`, 1 to 8,388,608 (default 1,024;
+    /// gRPC caps it at 4,096), `envoy-ring-hash` and `grpc-ring-hash` only;
+    /// read when `RING_OPTION_MIN_RING_SIZE` is set.
+    pub min_ring_size: u64,
+    /// Envoy's and gRPC's `maximum_ring_size` (default 8,388,608 for Envoy,
+    /// 4,096 for gRPC, which caps it at 4,096); read when
+    /// `RING_OPTION_MAX_RING_SIZE` is set.
+    pub max_ring_size: u64,
+    /// NUL-terminated hash function: `envoy-ring-hash` `"xx_hash"` (the
+    /// default) or `"murmur_hash_2"`, `grpc-ring-hash` `"xx_hash"`, `haproxy`
+    /// `"sdbm"` (the default), `"djb2"`, `"wt6"` or `"crc32"`; read when
+    /// `RING_OPTION_HASH_FUNCTION` is set.
+    pub hash_function: *const c_char,
+    /// NUL-terminated `"given"` (gRPC C-core's order, the default) or
+    /// `"by_key"` (grpc-go's), `grpc-ring-hash` only; read when
+    /// `RING_OPTION_ENDPOINT_ORDER` is set.
+    pub endpoint_order: *const c_char,
+    /// 1 to pass HAProxy request hashes through `full_hash`, 0 not to
+    /// (default 1 without a hash function, else 0), `haproxy` only; read when
+    /// `RING_OPTION_AVALANCHE` is set. Any other value is `RING_INVALID_CONFIG`.
+    pub avalanche: u32,
+    /// NUL-terminated `"id"` (the default), `"id_full_hash"` or `"id32"`,
+    /// `haproxy` only; read when `RING_OPTION_SERVER_KEY` is set.
+    pub server_key: *const c_char,
+    /// HAProxy server ids, one per node (`node_count` of them), 0 for the id
+    /// HAProxy assigns, `haproxy` only; read when `RING_OPTION_HAPROXY_IDS`
+    /// is set (the array is borrowed for the call).
+    pub haproxy_ids: *const u32,
 }
 
 /// Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
@@ -223,7 +277,7 @@ pub unsafe extern "C" fn ring_new_with_options(
         non_null!(out_ring);
         // SAFETY: forwarded from this function's own contract.
         let nodes = unsafe { read_nodes(ids, id_lens, weights, zones, zone_lens, node_count) }?;
-        let mut builder = Ring::builder().nodes(nodes);
+        let mut builder = Ring::builder();
         if !options.is_null() {
             // SAFETY: non-NULL options point to a ring_options_t by contract;
             // each field is read alone, and the last ones only when their
@@ -237,7 +291,10 @@ pub unsafe extern "C" fn ring_new_with_options(
                         "`options.fields` has unknown bits {unknown:#x} (defined: RING_OPTION_VNODES 0x1, \
                          RING_OPTION_SEED 0x2, RING_OPTION_TABLE_SIZE 0x4, RING_OPTION_DISTRIBUTION 0x8, \
                          RING_OPTION_KEY_HASH 0x10, RING_OPTION_SERVER_IDS 0x20, RING_OPTION_HASH_TAG 0x40, \
-                         RING_OPTION_DEFAULT_PORT 0x80)"
+                         RING_OPTION_DEFAULT_PORT 0x80, RING_OPTION_MIN_RING_SIZE 0x100, \
+                         RING_OPTION_MAX_RING_SIZE 0x200, RING_OPTION_HASH_FUNCTION 0x400, \
+                         RING_OPTION_ENDPOINT_ORDER 0x800, RING_OPTION_AVALANCHE 0x1000, \
+                         RING_OPTION_SERVER_KEY 0x2000, RING_OPTION_HAPROXY_IDS 0x4000)"
                     ),
                 ));
             }
@@ -293,8 +350,61 @@ pub unsafe extern "C" fn ring_new_with_options(
                 })?;
                 builder = builder.default_port(port);
             }
+            if fields & RING_OPTION_MIN_RING_SIZE != 0 {
+                // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
+                builder = builder.min_ring_size(unsafe { (*options).min_ring_size });
+            }
+            if fields & RING_OPTION_MAX_RING_SIZE != 0 {
+                // SAFETY: as above.
+                builder = builder.max_ring_size(unsafe { (*options).max_ring_size });
+            }
+            if fields & RING_OPTION_HASH_FUNCTION != 0 {
+                // SAFETY: as above.
+                let name = given(unsafe { (*options).hash_function }, "hash_function")?;
+                builder = builder.hash_function(name.parse::<HashFunction>().map_err(core_error)?);
+            }
+            if fields & RING_OPTION_ENDPOINT_ORDER != 0 {
+                // SAFETY: as above.
+                let name = given(unsafe { (*options).endpoint_order }, "endpoint_order")?;
+                builder = builder.endpoint_order(name.parse::<EndpointOrder>().map_err(core_error)?);
+            }
+            if fields & RING_OPTION_AVALANCHE != 0 {
+                // SAFETY: as above.
+                let avalanche = unsafe { (*options).avalanche };
+                if avalanche > 1 {
+                    return Err(fail(
+                        RING_INVALID_CONFIG,
+                        format_args!("`options.avalanche` {avalanche} is neither 0 nor 1"),
+                    ));
+                }
+                builder = builder.avalanche(avalanche == 1);
+            }
+            if fields & RING_OPTION_SERVER_KEY != 0 {
+                // SAFETY: as above.
+                let name = given(unsafe { (*options).server_key }, "server_key")?;
+                builder = builder.server_key(name.parse::<ServerKey>().map_err(core_error)?);
+            }
+            if fields & RING_OPTION_HAPROXY_IDS != 0 {
+                // SAFETY: as above.
+                let ids = unsafe { (*options).haproxy_ids };
+                if ids.is_null() && node_count > 0 {
+                    return Err(fail(
+                        RING_NULL_ARGUMENT,
+                        format_args!("`options.haproxy_ids` is NULL but its RING_OPTION_* bit is set"),
+                    ));
+                }
+                if node_count > 0 {
+                    // SAFETY: non-NULL, and `node_count` u32 long by contract.
+                    let puids = unsafe { std::slice::from_raw_parts(ids, node_count) };
+                    for (node, &puid) in nodes.iter().zip(puids) {
+                        if puid != 0 {
+                            builder = builder.haproxy_id(node.id(), puid);
+                        }
+                    }
+                }
+            }
         }
-        hand_out(builder.build().map_err(core_error)?, out_ring);
+        hand_out(builder.nodes(nodes).build().map_err(core_error)?, out_ring);
         Ok(())
     })
 }

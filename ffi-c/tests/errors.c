@@ -209,14 +209,42 @@ int main(void) {
           "vnodes given to maglev, even the default value, is a parameter it does not take");
     CHECK(last_error_has("vnodes"), "names vnodes: %s", ring_last_error());
     defaults.algorithm = NULL;
-    defaults.fields = RING_OPTION_VNODES | 0x100u | 0x200u;
+    defaults.fields = RING_OPTION_VNODES | 0x10000u | 0x20000u;
     CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
           "bits no RING_OPTION_* defines");
-    CHECK(last_error_has("0x300"), "names the unknown bits: %s", ring_last_error());
+    CHECK(last_error_has("0x30000"), "names the unknown bits: %s", ring_last_error());
     CHECK(RING_OPTION_VNODES == 1 && RING_OPTION_SEED == 2 && RING_OPTION_TABLE_SIZE == 4, "bit values are fixed");
     CHECK(RING_OPTION_DISTRIBUTION == 8 && RING_OPTION_KEY_HASH == 16 && RING_OPTION_SERVER_IDS == 32 &&
               RING_OPTION_HASH_TAG == 64 && RING_OPTION_DEFAULT_PORT == 128,
           "bit values are fixed");
+    CHECK(RING_OPTION_MIN_RING_SIZE == 256 && RING_OPTION_MAX_RING_SIZE == 512 && RING_OPTION_HASH_FUNCTION == 1024 &&
+              RING_OPTION_ENDPOINT_ORDER == 2048 && RING_OPTION_AVALANCHE == 4096 && RING_OPTION_SERVER_KEY == 8192 &&
+              RING_OPTION_HAPROXY_IDS == 16384,
+          "bit values are fixed");
+    /* HAProxy's avalanche is 0 or 1; its ids array must be there when its bit is set. */
+    defaults.algorithm = "haproxy";
+    defaults.fields = RING_OPTION_AVALANCHE;
+    defaults.avalanche = 2;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+          "avalanche 2");
+    CHECK(last_error_has("avalanche"), "names avalanche: %s", ring_last_error());
+    defaults.fields = RING_OPTION_HAPROXY_IDS;
+    defaults.haproxy_ids = NULL;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_NULL_ARGUMENT && !chosen,
+          "haproxy_ids bit with NULL");
+    CHECK(last_error_has("haproxy_ids"), "names haproxy_ids: %s", ring_last_error());
+    uint32_t same_ids[2] = {4, 4};
+    defaults.haproxy_ids = same_ids;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+          "two servers with one id");
+    CHECK(last_error_has("same id 4"), "names the id: %s", ring_last_error());
+    defaults.algorithm = "envoy-ring-hash";
+    defaults.fields = RING_OPTION_MIN_RING_SIZE | RING_OPTION_MAX_RING_SIZE;
+    defaults.min_ring_size = 10;
+    defaults.max_ring_size = 5;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+          "minimum above maximum");
+    CHECK(last_error_has("minimum_ring_size (10) > maximum_ring_size (5)"), "Envoy's message: %s", ring_last_error());
     /* A set bit with a NULL string is a NULL argument, naming the field. */
     defaults.algorithm = "twemproxy";
     defaults.fields = RING_OPTION_HASH_TAG;

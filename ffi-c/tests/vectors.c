@@ -36,7 +36,8 @@ static void run_case(json_t *c) {
     size_t *lens = calloc(count + 1, sizeof *lens);
     size_t *zone_lens = calloc(count + 1, sizeof *zone_lens);
     double *weights = calloc(count + 1, sizeof *weights);
-    int listed_slots = 0;
+    uint32_t *haproxy_ids = calloc(count + 1, sizeof *haproxy_ids);
+    int listed_slots = 0, any_haproxy_id = 0;
     for (size_t i = 0; i < count; i++) {
         json_t *node = json_array_get(nodes, i);
         ids[i] = json_string_value(json_object_get(node, "id"));
@@ -45,7 +46,10 @@ static void run_case(json_t *c) {
         json_t *zone = json_object_get(node, "zone");
         zones[i] = zone ? json_string_value(zone) : NULL;
         zone_lens[i] = zone ? json_string_length(zone) : 0;
-        listed_slots |= json_object_get(node, "slots") != NULL || json_object_get(node, "haproxy_id") != NULL;
+        listed_slots |= json_object_get(node, "slots") != NULL;
+        json_t *puid = json_object_get(node, "haproxy_id");
+        haproxy_ids[i] = puid ? (uint32_t)json_integer_value(puid) : 0;
+        any_haproxy_id |= puid != NULL;
     }
     uint32_t vnodes = (uint32_t)json_integer_value(json_object_get(config, "vnodes"));
     uint64_t seed = (uint64_t)json_integer_value(json_object_get(config, "seed"));
@@ -59,10 +63,8 @@ static void run_case(json_t *c) {
     if (strcmp(algorithm, "ring") == 0) {
         rc = ring_new(ids, lens, weights, zones, zone_lens, count, vnodes, seed, &ring);
         CHECK(rc == RING_OK, "%s: ring_new -> %u (%s)", name, rc, ring_last_error());
-    } else if (listed_slots || json_object_get(config, "min_ring_size") || json_object_get(config, "hash_function")
-               || json_object_get(config, "server_key")) {
-        /* Listed slot ranges, HAProxy ids and the balancers' parameters
-           exist only in configs. */
+    } else if (listed_slots) {
+        /* Listed slot ranges exist only in configs. */
         ring = ring_clone(from_json);
     } else {
         /* The config's parameters are passed exactly when it gives them. */
@@ -105,6 +107,40 @@ static void run_case(json_t *c) {
         if (default_port) {
             options.fields |= RING_OPTION_DEFAULT_PORT;
             options.default_port = (uint32_t)json_integer_value(default_port);
+        }
+        json_t *min_ring_size = json_object_get(config, "min_ring_size");
+        json_t *max_ring_size = json_object_get(config, "max_ring_size");
+        if (min_ring_size) {
+            options.fields |= RING_OPTION_MIN_RING_SIZE;
+            options.min_ring_size = (uint64_t)json_integer_value(min_ring_size);
+        }
+        if (max_ring_size) {
+            options.fields |= RING_OPTION_MAX_RING_SIZE;
+            options.max_ring_size = (uint64_t)json_integer_value(max_ring_size);
+        }
+        json_t *hash_function = json_object_get(config, "hash_function");
+        json_t *endpoint_order = json_object_get(config, "endpoint_order");
+        json_t *server_key = json_object_get(config, "server_key");
+        json_t *avalanche = json_object_get(config, "avalanche");
+        if (hash_function) {
+            options.fields |= RING_OPTION_HASH_FUNCTION;
+            options.hash_function = json_string_value(hash_function);
+        }
+        if (endpoint_order) {
+            options.fields |= RING_OPTION_ENDPOINT_ORDER;
+            options.endpoint_order = json_string_value(endpoint_order);
+        }
+        if (server_key) {
+            options.fields |= RING_OPTION_SERVER_KEY;
+            options.server_key = json_string_value(server_key);
+        }
+        if (avalanche) {
+            options.fields |= RING_OPTION_AVALANCHE;
+            options.avalanche = json_is_true(avalanche) ? 1 : 0;
+        }
+        if (any_haproxy_id) {
+            options.fields |= RING_OPTION_HAPROXY_IDS;
+            options.haproxy_ids = haproxy_ids;
         }
         rc = ring_new_with_options(ids, lens, weights, zones, zone_lens, count, &options, &ring);
         CHECK(rc == RING_OK, "%s: ring_new_with_options -> %u (%s)", name, rc, ring_last_error());
@@ -163,6 +199,7 @@ done:
     free(zone_lens);
     free(lens);
     free(weights);
+    free(haproxy_ids);
 }
 
 int main(int argc, char **argv) {

@@ -62,18 +62,18 @@ static void run_vector(json_t *c) {
     std::free(config_text);
 
     std::vector<shardring::NodeSpec> nodes;
-    bool listed_slots = false;
+    std::vector<uint32_t> haproxy_ids;
+    bool listed_slots = false, any_haproxy_id = false;
     size_t i;
     json_t *node;
     json_array_foreach(json_object_get(config, "nodes"), i, node) {
         json_t *zone = json_object_get(node, "zone");
         nodes.emplace_back(text(json_object_get(node, "id")), json_number_value(json_object_get(node, "weight")),
                            zone ? std::optional<std::string>(text(zone)) : std::nullopt);
-        listed_slots |= json_object_get(node, "slots") != nullptr || json_object_get(node, "haproxy_id") != nullptr;
-    }
-    // The balancers' parameters are set through configs only, so far.
-    for (const char *field : {"min_ring_size", "hash_function", "server_key"}) {
-        listed_slots |= json_object_get(config, field) != nullptr;
+        listed_slots |= json_object_get(node, "slots") != nullptr;
+        json_t *puid = json_object_get(node, "haproxy_id");
+        haproxy_ids.push_back(puid ? (uint32_t)json_integer_value(puid) : 0);
+        any_haproxy_id |= puid != nullptr;
     }
     std::string algorithm = json_string_value(json_object_get(config, "algorithm"));
     shardring::Options options;
@@ -86,7 +86,14 @@ static void run_vector(json_t *c) {
     if (json_t *v = json_object_get(config, "server_ids")) options.server_ids = text(v);
     if (json_t *v = json_object_get(config, "hash_tag")) options.hash_tag = text(v);
     if (json_t *v = json_object_get(config, "default_port")) options.default_port = (uint16_t)json_integer_value(v);
-    // Listed slot ranges, HAProxy ids and the balancers' parameters exist only in configs.
+    if (json_t *v = json_object_get(config, "min_ring_size")) options.min_ring_size = (uint64_t)json_integer_value(v);
+    if (json_t *v = json_object_get(config, "max_ring_size")) options.max_ring_size = (uint64_t)json_integer_value(v);
+    if (json_t *v = json_object_get(config, "hash_function")) options.hash_function = text(v);
+    if (json_t *v = json_object_get(config, "endpoint_order")) options.endpoint_order = text(v);
+    if (json_t *v = json_object_get(config, "avalanche")) options.avalanche = json_is_true(v);
+    if (json_t *v = json_object_get(config, "server_key")) options.server_key = text(v);
+    if (any_haproxy_id) options.haproxy_ids = haproxy_ids;
+    // Listed slot ranges exist only in configs.
     shardring::Ring ring = listed_slots ? from_json : shardring::Ring(nodes, options);
     if (algorithm == "ring") {
         shardring::Ring plain(nodes, *options.vnodes, *options.seed);

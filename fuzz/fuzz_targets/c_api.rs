@@ -36,13 +36,15 @@ use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use ring::ring_result::{self, *};
 use ring::{
-    RING_OPTION_DEFAULT_PORT, RING_OPTION_DISTRIBUTION, RING_OPTION_HASH_TAG, RING_OPTION_KEY_HASH, RING_OPTION_SEED,
-    RING_OPTION_SERVER_IDS, RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES, ring_diff_t, ring_options_t, ring_t,
+    RING_OPTION_AVALANCHE, RING_OPTION_DEFAULT_PORT, RING_OPTION_DISTRIBUTION, RING_OPTION_ENDPOINT_ORDER,
+    RING_OPTION_HAPROXY_IDS, RING_OPTION_HASH_FUNCTION, RING_OPTION_HASH_TAG, RING_OPTION_KEY_HASH,
+    RING_OPTION_MAX_RING_SIZE, RING_OPTION_MIN_RING_SIZE, RING_OPTION_SEED, RING_OPTION_SERVER_IDS,
+    RING_OPTION_SERVER_KEY, RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES, ring_diff_t, ring_options_t, ring_t,
     ring_tracker_t,
 };
 use shardring::{
-    Algorithm, Distribution, KeyHash, Node, NodeConfig, Ring, RingConfig, RingDiff, RingError,
-    ServerIds,
+    Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, NodeConfig, Ring, RingConfig, RingDiff,
+    RingError, ServerIds, ServerKey,
 };
 use shardring_fuzz::budget;
 
@@ -59,7 +61,19 @@ const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_KEY_HASH
     | RING_OPTION_SERVER_IDS
     | RING_OPTION_HASH_TAG
-    | RING_OPTION_DEFAULT_PORT;
+    | RING_OPTION_DEFAULT_PORT
+    | RING_OPTION_MIN_RING_SIZE
+    | RING_OPTION_MAX_RING_SIZE
+    | RING_OPTION_HASH_FUNCTION
+    | RING_OPTION_ENDPOINT_ORDER
+    | RING_OPTION_AVALANCHE
+    | RING_OPTION_SERVER_KEY
+    | RING_OPTION_HAPROXY_IDS;
+/// The load balancers' parameters every input passes when their bits are
+/// set (the HAProxy ids are all 0: every id assigned).
+const HASH_FUNCTION: &CStr = c"djb2";
+const ENDPOINT_ORDER: &CStr = c"by_key";
+const SERVER_KEY: &CStr = c"id32";
 /// The libmemcached parameters every input passes when their bits are set.
 const DISTRIBUTION: &CStr = c"consistent_ketama";
 const KEY_HASH: &CStr = c"fnv1a_32";
@@ -974,6 +988,24 @@ impl World {
             if given(RING_OPTION_DEFAULT_PORT) {
                 builder = builder.default_port(11211);
             }
+            if given(RING_OPTION_MIN_RING_SIZE) {
+                builder = builder.min_ring_size(12);
+            }
+            if given(RING_OPTION_MAX_RING_SIZE) {
+                builder = builder.max_ring_size(4096);
+            }
+            if given(RING_OPTION_HASH_FUNCTION) {
+                builder = builder.hash_function(HashFunction::Djb2);
+            }
+            if given(RING_OPTION_ENDPOINT_ORDER) {
+                builder = builder.endpoint_order(EndpointOrder::ByKey);
+            }
+            if given(RING_OPTION_AVALANCHE) {
+                builder = builder.avalanche(true);
+            }
+            if given(RING_OPTION_SERVER_KEY) {
+                builder = builder.server_key(ServerKey::Id32);
+            }
         }
         // Skip valid but slow rings (before calling C, which would build them too).
         let config = RingConfig {
@@ -984,6 +1016,8 @@ impl World {
             server_ids: given(RING_OPTION_SERVER_IDS).then_some(ServerIds::Label),
             hash_tag: given(RING_OPTION_HASH_TAG).then(|| "{}".to_owned()),
             default_port: given(RING_OPTION_DEFAULT_PORT).then_some(11211),
+            min_ring_size: given(RING_OPTION_MIN_RING_SIZE).then_some(12),
+            max_ring_size: given(RING_OPTION_MAX_RING_SIZE).then_some(4096),
             ..RingConfig::new(
                 *parsed.as_ref().unwrap_or(&Algorithm::Ring),
                 nodes.iter().map(|n| NodeConfig::new(n.id(), n.weight())).collect(),
@@ -999,6 +1033,7 @@ impl World {
             b.push(0);
             b
         });
+        let assigned_ids = vec![0u32; count.max(1)];
         let options = ring_options_t {
             fields,
             algorithm: name_c.as_ref().map_or(ptr::null(), |b| b.as_ptr().cast()),
@@ -1010,6 +1045,13 @@ impl World {
             server_ids: IDS_OPTION.as_ptr(),
             hash_tag: HASH_TAG.as_ptr(),
             default_port: 11211,
+            min_ring_size: 12,
+            max_ring_size: 4096,
+            hash_function: HASH_FUNCTION.as_ptr(),
+            endpoint_order: ENDPOINT_ORDER.as_ptr(),
+            avalanche: 1,
+            server_key: SERVER_KEY.as_ptr(),
+            haproxy_ids: assigned_ids.as_ptr(),
         };
         let mut out: *mut ring_t = ptr::null_mut();
         let out_ptr: *mut *mut ring_t = if out_null { ptr::null_mut() } else { &mut out };

@@ -70,3 +70,23 @@ test('parameters and errors name the value', () => {
   assert.throws(() => new Ring(['10.0.0.1:99999'], { algorithm: 'ketama' }), { code: 'RING_INVALID_ADDRESS', message: /99999/ })
   assert.throws(() => diff(new Ring(['a']), new Ring(['a'], { algorithm: 'jump' })), { code: 'RING_ALGORITHM_MISMATCH' })
 })
+
+test("the load balancers' parameters through the constructor", () => {
+  const hosts = [90, 91, 92, 93, 94, 95].map((p) => `127.0.0.1:${p}`)
+  const envoy = new Ring(hosts, { algorithm: 'envoy-ring-hash', minRingSize: 12 })
+  // Envoy's ring_hash_lb_test.cc, Basic: h = 0 and the wrap go to :94, a point to itself.
+  assert.deepEqual(envoy.ringSizes, [12, 8388608])
+  assert.equal(envoy.hashFunction, 'xx_hash')
+  assert.deepEqual([0n, 2n ** 64n - 1n, 3551244743356806947n].map((h) => envoy.getByHash(h)), ['127.0.0.1:94', '127.0.0.1:94', '127.0.0.1:95'])
+  const grpc = new Ring({ 'b:1': 1, 'a:1': 2 }, { algorithm: 'grpc-ring-hash', endpointOrder: 'by_key', maxRingSize: 1e6 })
+  assert.deepEqual(grpc.ringSizes, [1024, 4096])
+  assert.equal(grpc.endpointOrder, 'by_key')
+  const haproxy = new Ring({ web1: 1, web2: 2 }, { algorithm: 'haproxy', hashFunction: 'djb2', haproxyIds: { web2: 7 } })
+  assert.deepEqual([haproxy.hashFunction, haproxy.avalanche, haproxy.serverKey, haproxy.haproxyIds], ['djb2', false, 'id', { web2: 7 }])
+  assert.equal(Ring.fromJSON(haproxy.toJSONString()).fingerprint, haproxy.fingerprint)
+  assert.throws(() => new Ring(['a'], { algorithm: 'haproxy', avalanche: 1 }), { code: 'ERR_INVALID_ARG_TYPE', message: /avalanche must be a boolean/ })
+  assert.throws(() => new Ring(['a:1'], { algorithm: 'envoy-ring-hash', minRingSize: 10, maxRingSize: 5 }), { code: 'RING_INVALID_CONFIG', message: /minimum_ring_size \(10\) > maximum_ring_size \(5\)/ })
+  assert.throws(() => new Ring(['a'], { haproxyIds: { a: 1 } }), { code: 'RING_INVALID_CONFIG', message: /haproxy ids do not apply/ })
+  assert.throws(() => new Ring(['a', 'b'], { algorithm: 'haproxy', haproxyIds: { a: 3, b: 3 } }), { code: 'RING_INVALID_CONFIG', message: /same id 3/ })
+  assert.throws(() => new Ring({ a: 257 }, { algorithm: 'haproxy' }), { code: 'RING_INVALID_WEIGHT', message: /257/ })
+})

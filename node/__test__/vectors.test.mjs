@@ -11,14 +11,9 @@ const { Ring, hashKey, PLACEMENT_FORMAT } = require('../shardring.js')
 const text = readFileSync(new URL('../../testdata/vectors.json', import.meta.url), 'utf8')
 const vectors = JSON.parse(text.replace(/"seed": (\d+)/g, '"seed": "$1"'))
 
-// Set through configs only, so far: the balancers' parameters and per-node HAProxy ids.
-const configOnly = ['min_ring_size', 'max_ring_size', 'hash_function', 'endpoint_order', 'avalanche', 'server_key']
-
-// The case's ring through the constructor (listed slot ranges, HAProxy ids
-// and the balancers' parameters exist only in configs).
+// The case's ring through the constructor (listed slot ranges exist only in configs).
 function build(config, configText) {
-  const listed = config.nodes.some((n) => n.slots !== undefined || n.haproxy_id !== undefined)
-  if (listed || configOnly.some((k) => config[k] !== undefined)) return Ring.fromJSON(configText)
+  if (config.nodes.some((n) => n.slots !== undefined)) return Ring.fromJSON(configText)
   const options = { algorithm: config.algorithm }
   if (config.vnodes !== undefined) options.vnodes = config.vnodes
   if (config.seed !== undefined) options.seed = BigInt(config.seed)
@@ -28,7 +23,16 @@ function build(config, configText) {
   if (config.server_ids !== undefined) options.serverIds = config.server_ids
   if (config.hash_tag !== undefined) options.hashTag = config.hash_tag
   if (config.default_port !== undefined) options.defaultPort = config.default_port
-  return new Ring(config.nodes, options)
+  if (config.min_ring_size !== undefined) options.minRingSize = config.min_ring_size
+  if (config.max_ring_size !== undefined) options.maxRingSize = config.max_ring_size
+  if (config.hash_function !== undefined) options.hashFunction = config.hash_function
+  if (config.endpoint_order !== undefined) options.endpointOrder = config.endpoint_order
+  if (config.avalanche !== undefined) options.avalanche = config.avalanche
+  if (config.server_key !== undefined) options.serverKey = config.server_key
+  const ids = config.nodes.filter((n) => n.haproxy_id !== undefined)
+  if (ids.length > 0) options.haproxyIds = Object.fromEntries(ids.map((n) => [n.id, n.haproxy_id]))
+  const nodes = config.nodes.map(({ id, weight, zone }) => (zone === undefined ? { id, weight } : { id, weight, zone }))
+  return new Ring(nodes, options)
 }
 
 const configText = (c) => JSON.stringify(c.config).replace(`"seed":"${c.config.seed}"`, `"seed":${c.config.seed}`)

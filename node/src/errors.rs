@@ -108,6 +108,17 @@ pub(crate) fn number(env: &Env, value: Unknown<'_>, what: &str) -> Result<f64> {
     unsafe { f64::from_napi_value(env.raw(), value.raw()) }
 }
 
+/// A boolean argument (HAProxy's avalanche): `TypeError` naming `what` for
+/// any other type.
+pub(crate) fn boolean(env: &Env, value: Unknown<'_>, what: &str) -> Result<bool> {
+    let kind = value.get_type()?;
+    if kind != ValueType::Boolean {
+        return Err(type_error(env, format!("{what} must be a boolean, not {}", js_type(kind))));
+    }
+    // SAFETY: a live boolean value of this env.
+    unsafe { bool::from_napi_value(env.raw(), value.raw()) }
+}
+
 /// A whole-number argument in `[0, max]` (vnodes, a table size; `n` with
 /// `max` = `f64::MAX`, any whole number):
 /// `TypeError` for another type, `RangeError` naming the value otherwise.

@@ -13,7 +13,9 @@ use napi_derive::napi;
 use shardring::Node;
 
 use crate::analysis::Balance;
-use crate::errors::{Fields, Id, number, plain_object, text, throw, type_error, u64_value, whole};
+use crate::errors::{
+    Fields, Id, MAX_SAFE_INTEGER, boolean, number, plain_object, text, throw, type_error, u64_value, whole,
+};
 use crate::keys::{packed, packed_arguments, place_batch, unpack, with_key};
 
 /// The cell holding a ring's current snapshot, shared with trackers.
@@ -84,6 +86,32 @@ pub struct RingOptions {
     pub hash_tag: Option<String>,
     /// npm hashring's `default port` (1-65535). `"hashring-js"` only.
     pub default_port: Option<f64>,
+    /// Envoy's and gRPC's `minimum_ring_size` (1 to 8,388,608; default
+    /// 1,024, gRPC capping it at 4,096). `"envoy-ring-hash"` and `"grpc-ring-hash"` only.
+    pub min_ring_size: Option<f64>,
+    /// Envoy's and gRPC's `maximum_ring_size` (default 8,388,608 for Envoy,
+    /// 4,096 for gRPC, which caps it at 4,096). `"envoy-ring-hash"` and `"grpc-ring-hash"` only.
+    pub max_ring_size: Option<f64>,
+    /// The balancer's hash function: `"envoy-ring-hash"` `"xx_hash"` (the
+    /// default) or `"murmur_hash_2"`, `"grpc-ring-hash"` `"xx_hash"`,
+    /// `"haproxy"` `"sdbm"` (the default), `"djb2"`, `"wt6"` or `"crc32"`.
+    #[napi(ts_type = "'xx_hash' | 'murmur_hash_2' | 'sdbm' | 'djb2' | 'wt6' | 'crc32'")]
+    pub hash_function: Option<String>,
+    /// gRPC's endpoint order: `"given"` (C-core's, the default) or `"by_key"`
+    /// (grpc-go's). `"grpc-ring-hash"` only.
+    #[napi(ts_type = "'given' | 'by_key'")]
+    pub endpoint_order: Option<String>,
+    /// Whether request hashes pass through HAProxy's `full_hash`; default
+    /// `true` without `hashFunction`, else `false`. `"haproxy"` only.
+    pub avalanche: Option<bool>,
+    /// What HAProxy node keys derive from: `"id"` (the default),
+    /// `"id_full_hash"` or `"id32"`. `"haproxy"` only.
+    #[napi(ts_type = "'id' | 'id_full_hash' | 'id32'")]
+    pub server_key: Option<String>,
+    /// HAProxy server ids by node id (from 1); unlisted servers get the id
+    /// HAProxy assigns. `"haproxy"` only.
+    #[napi(ts_type = "Record<string, number>")]
+    pub haproxy_ids: Option<Object<'static>>,
 }
 
 /// A node argument: an id string, or a `{ id, weight, zone }` object read by
@@ -160,7 +188,24 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
         env,
         options,
         "option",
-        &["algorithm", "vnodes", "seed", "tableSize", "distribution", "keyHash", "serverIds", "hashTag", "defaultPort"],
+        &[
+            "algorithm",
+            "vnodes",
+            "seed",
+            "tableSize",
+            "distribution",
+            "keyHash",
+            "serverIds",
+            "hashTag",
+            "defaultPort",
+            "minRingSize",
+            "maxRingSize",
+            "hashFunction",
+            "endpointOrder",
+            "avalanche",
+            "serverKey",
+            "haproxyIds",
+        ],
     )?;
     if let Some(name) = fields.get("algorithm")? {
         builder = builder.algorithm(text(env, name, "algorithm")?.parse().map_err(|e| throw(env, e))?);
@@ -188,6 +233,41 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
     }
     if let Some(port) = fields.get("defaultPort")? {
         builder = builder.default_port(whole(env, port, "defaultPort", f64::from(u16::MAX))? as u16);
+    }
+    if let Some(size) = fields.get("minRingSize")? {
+        builder = builder.min_ring_size(whole(env, size, "minRingSize", MAX_SAFE_INTEGER)? as u64);
+    }
+    if let Some(size) = fields.get("maxRingSize")? {
+        builder = builder.max_ring_size(whole(env, size, "maxRingSize", MAX_SAFE_INTEGER)? as u64);
+    }
+    if let Some(name) = fields.get("hashFunction")? {
+        builder = builder.hash_function(text(env, name, "hashFunction")?.parse().map_err(|e| throw(env, e))?);
+    }
+    if let Some(name) = fields.get("endpointOrder")? {
+        builder = builder.endpoint_order(text(env, name, "endpointOrder")?.parse().map_err(|e| throw(env, e))?);
+    }
+    if let Some(avalanche) = fields.get("avalanche")? {
+        builder = builder.avalanche(boolean(env, avalanche, "avalanche")?);
+    }
+    if let Some(name) = fields.get("serverKey")? {
+        builder = builder.server_key(text(env, name, "serverKey")?.parse().map_err(|e| throw(env, e))?);
+    }
+    if let Some(ids) = fields.get("haproxyIds")? {
+        if !plain_object(env, ids)? {
+            let kind = crate::errors::js_type(ids.get_type()?);
+            return Err(type_error(env, format!("haproxyIds must be an object mapping id to number, not {kind}")));
+        }
+        // SAFETY: `ids` is a live object of this env.
+        let object = unsafe { Object::from_napi_value(env.raw(), ids.raw()) }?;
+        let names = object.get_property_names()?;
+        for i in 0..names.get_array_length()? {
+            let id = text(env, names.get_element::<Unknown>(i)?, "haproxyIds id")?;
+            if !object.has_own_property(&id)? {
+                continue;
+            }
+            let puid = whole(env, object.get_named_property::<Unknown>(&id)?, "haproxyIds value", f64::from(u32::MAX))?;
+            builder = builder.haproxy_id(id, puid as u32);
+        }
     }
     Ok(builder)
 }
@@ -358,6 +438,52 @@ impl Ring {
     #[napi(getter)]
     pub fn hash_tag(&self) -> Option<String> {
         self.current().hash_tag()
+    }
+
+    /// `[minimum, maximum]` ring size as resolved (`"envoy-ring-hash"`,
+    /// `"grpc-ring-hash"`; `null` otherwise).
+    #[napi(getter, ts_return_type = "[number, number] | null")]
+    pub fn ring_sizes(&self) -> Option<Vec<f64>> {
+        self.current().ring_sizes().map(|(min, max)| vec![min as f64, max as f64])
+    }
+
+    /// The balancer's hash function (`"envoy-ring-hash"`, `"grpc-ring-hash"`, `"haproxy"`; `null` otherwise).
+    #[napi(getter)]
+    pub fn hash_function(&self) -> Option<&'static str> {
+        self.current().hash_function().map(shardring::HashFunction::name)
+    }
+
+    /// gRPC's endpoint order, `"given"` or `"by_key"` (`"grpc-ring-hash"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn endpoint_order(&self) -> Option<&'static str> {
+        self.current().endpoint_order().map(shardring::EndpointOrder::name)
+    }
+
+    /// Whether request hashes pass through `full_hash` (`"haproxy"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn avalanche(&self) -> Option<bool> {
+        self.current().avalanche()
+    }
+
+    /// What HAProxy node keys derive from (`"haproxy"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn server_key(&self) -> Option<&'static str> {
+        self.current().server_key().map(shardring::ServerKey::name)
+    }
+
+    /// The HAProxy server ids given, by node id (`"haproxy"` only; `null` otherwise).
+    #[napi(getter, ts_return_type = "Record<string, number> | null")]
+    pub fn haproxy_ids(&self) -> Option<IndexMap<String, u32>> {
+        let ring = self.current();
+        let ids = ring.haproxy_ids()?;
+        Some(
+            ring.nodes()
+                .iter()
+                .zip(ids)
+                .filter(|(_, puid)| *puid != 0)
+                .map(|(n, puid)| (n.id().to_owned(), puid))
+                .collect(),
+        )
     }
 
     /// Seed of the key and point hashes.

@@ -107,6 +107,14 @@ pub(crate) fn whole_argument(value: &Bound<'_, PyAny>, what: &str, max: u64) -> 
     }
 }
 
+/// A `bool` argument (HAProxy's avalanche): `TypeError` for anything else, `None` and ints included.
+pub(crate) fn bool_argument(value: &Bound<'_, PyAny>, what: &str) -> PyResult<bool> {
+    if !value.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!("{what} must be a bool, not {}", type_name(value))));
+    }
+    value.extract::<bool>()
+}
+
 /// A keyword argument that may be left out. Unlike `Option`, which PyO3
 /// fills with `None` both when the argument is missing and when `None` is
 /// passed, this keeps the two apart, so `vnodes=None` can be the

@@ -9,10 +9,10 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyMapping, PyString, PyTuple};
 
-use shardring::{Algorithm, Distribution, KeyHash, Node, Ring, ServerIds};
+use shardring::{Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, Ring, ServerIds, ServerKey};
 
 use crate::analysis::PyBalance;
-use crate::errors::{Argument, number_argument, text_argument, type_name, whole_argument};
+use crate::errors::{Argument, bool_argument, number_argument, text_argument, type_name, whole_argument};
 use crate::keys::{key_bytes, pack_keys};
 use crate::{package_class, to_py_err};
 
@@ -44,7 +44,7 @@ impl Snapshot {
     }
 }
 
-/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=...)
+/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=...)
 ///
 /// A consistent-hash ring (placement format 1, core/SPEC.md).
 ///
@@ -73,6 +73,16 @@ impl Snapshot {
 /// "hashring-js" (to move off those libraries without emptying caches) take
 /// vnodes (defaults 160, 40 and 40); "hashring-js" also distribution
 /// ("ketama", its default compatibility, or "hash_ring") and default_port.
+/// The load balancers' modes: "envoy-ring-hash" and "grpc-ring-hash" take
+/// min_ring_size and max_ring_size (1 to 8388608; defaults 1024 and 8388608,
+/// gRPC 4096, gRPC capping both at 4096) and hash_function ("xx_hash", the
+/// default, or Envoy's "murmur_hash_2"); "grpc-ring-hash" also
+/// endpoint_order ("given", gRPC C-core's and the default, or "by_key",
+/// grpc-go's); "envoy-maglev" takes table_size; "haproxy" takes
+/// hash_function ("sdbm", the default, "djb2", "wt6", "crc32"), avalanche
+/// (a bool; default True without hash_function, else False), server_key
+/// ("id", "id_full_hash", "id32") and haproxy_ids (a mapping of node id to
+/// HAProxy server id, from 1; unlisted servers get the id HAProxy assigns).
 /// Leave a parameter out for its default: None is not a value, and a bool is
 /// not a number (both raise TypeError).
 ///
@@ -162,6 +172,22 @@ fn to_node(item: &Bound<'_, PyAny>) -> PyResult<Node> {
     Err(PyTypeError::new_err(format!("a node must be a str id or a shardring.Node, not {}", type_name(item))))
 }
 
+/// `haproxy_ids`: a mapping of node id to HAProxy server id.
+fn to_haproxy_ids(value: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u32)>> {
+    let mapping = value.cast::<PyMapping>().map_err(|_| {
+        PyTypeError::new_err(format!("haproxy_ids must be a mapping of id to int, not {}", type_name(value)))
+    })?;
+    let items = mapping.items()?;
+    items
+        .iter()
+        .map(|item| {
+            let (id, puid): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+            let id = text_argument(&id, "haproxy_ids id")?.into_owned();
+            Ok((id, whole_argument(&puid, "haproxy_ids value", u64::from(u32::MAX))? as u32))
+        })
+        .collect()
+}
+
 /// A node of an id -> weight mapping.
 fn weighted(id: &Bound<'_, PyAny>, weight: &Bound<'_, PyAny>) -> PyResult<Node> {
     Ok(Node::new(text_argument(id, "id")?.into_owned(), number_argument(weight, "weight")?))
@@ -195,9 +221,12 @@ impl PyRing {
         signature = (
             nodes, *, algorithm = Argument::Absent, vnodes = Argument::Absent, seed = Argument::Absent,
             table_size = Argument::Absent, distribution = Argument::Absent, key_hash = Argument::Absent,
-            server_ids = Argument::Absent, hash_tag = Argument::Absent, default_port = Argument::Absent
+            server_ids = Argument::Absent, hash_tag = Argument::Absent, default_port = Argument::Absent,
+            min_ring_size = Argument::Absent, max_ring_size = Argument::Absent, hash_function = Argument::Absent,
+            endpoint_order = Argument::Absent, avalanche = Argument::Absent, server_key = Argument::Absent,
+            haproxy_ids = Argument::Absent
         ),
-        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=...)"
+        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=...)"
     )]
     #[allow(clippy::too_many_arguments, reason = "one argument per keyword of the Python constructor")]
     fn new(
@@ -212,6 +241,13 @@ impl PyRing {
         server_ids: Argument<'_>,
         hash_tag: Argument<'_>,
         default_port: Argument<'_>,
+        min_ring_size: Argument<'_>,
+        max_ring_size: Argument<'_>,
+        hash_function: Argument<'_>,
+        endpoint_order: Argument<'_>,
+        avalanche: Argument<'_>,
+        server_key: Argument<'_>,
+        haproxy_ids: Argument<'_>,
     ) -> PyResult<PyRing> {
         let u32_max = u64::from(u32::MAX);
         let vnodes = vnodes.map(|v| whole_argument(v, "vnodes", u32_max))?;
@@ -223,6 +259,14 @@ impl PyRing {
         let key_hash = key_hash.map(|h| Ok(text_argument(h, "key_hash")?.parse::<KeyHash>()))?;
         let server_ids = server_ids.map(|i| Ok(text_argument(i, "server_ids")?.parse::<ServerIds>()))?;
         let hash_tag = hash_tag.map(|t| text_argument(t, "hash_tag").map(|text| text.into_owned()))?;
+        let min_ring_size = min_ring_size.map(|s| whole_argument(s, "min_ring_size", u64::MAX))?;
+        let max_ring_size = max_ring_size.map(|s| whole_argument(s, "max_ring_size", u64::MAX))?;
+        let hash_function = hash_function.map(|f| Ok(text_argument(f, "hash_function")?.parse::<HashFunction>()))?;
+        let endpoint_order =
+            endpoint_order.map(|o| Ok(text_argument(o, "endpoint_order")?.parse::<EndpointOrder>()))?;
+        let avalanche = avalanche.map(|a| bool_argument(a, "avalanche"))?;
+        let server_key = server_key.map(|k| Ok(text_argument(k, "server_key")?.parse::<ServerKey>()))?;
+        let haproxy_ids = haproxy_ids.map(to_haproxy_ids)?;
         let nodes = to_nodes(nodes)?;
         let algorithm = algorithm.transpose().map_err(to_py_err)?.unwrap_or_default();
         let distribution = distribution.transpose().map_err(to_py_err)?;
@@ -252,6 +296,27 @@ impl PyRing {
         }
         if let Some(port) = default_port {
             builder = builder.default_port(port as u16);
+        }
+        if let Some(size) = min_ring_size {
+            builder = builder.min_ring_size(size);
+        }
+        if let Some(size) = max_ring_size {
+            builder = builder.max_ring_size(size);
+        }
+        if let Some(function) = hash_function.transpose().map_err(to_py_err)? {
+            builder = builder.hash_function(function);
+        }
+        if let Some(order) = endpoint_order.transpose().map_err(to_py_err)? {
+            builder = builder.endpoint_order(order);
+        }
+        if let Some(avalanche) = avalanche {
+            builder = builder.avalanche(avalanche);
+        }
+        if let Some(key) = server_key.transpose().map_err(to_py_err)? {
+            builder = builder.server_key(key);
+        }
+        for (id, puid) in haproxy_ids.unwrap_or_default() {
+            builder = builder.haproxy_id(id, puid);
         }
         let ring = py.detach(|| builder.build()).map_err(to_py_err)?;
         Ok(PyRing::from_ring(py, ring))
@@ -320,6 +385,52 @@ impl PyRing {
     #[getter]
     fn hash_tag(&self) -> Option<String> {
         self.current.load().ring.hash_tag()
+    }
+
+    /// The ring sizes (minimum, maximum) as resolved ("envoy-ring-hash",
+    /// "grpc-ring-hash"; None otherwise).
+    #[getter]
+    fn ring_sizes(&self) -> Option<(u64, u64)> {
+        self.current.load().ring.ring_sizes()
+    }
+
+    /// The balancer's hash function ("envoy-ring-hash", "grpc-ring-hash", "haproxy"; None otherwise).
+    #[getter]
+    fn hash_function(&self) -> Option<&'static str> {
+        self.current.load().ring.hash_function().map(HashFunction::name)
+    }
+
+    /// gRPC's endpoint order, "given" or "by_key" ("grpc-ring-hash" only; None otherwise).
+    #[getter]
+    fn endpoint_order(&self) -> Option<&'static str> {
+        self.current.load().ring.endpoint_order().map(EndpointOrder::name)
+    }
+
+    /// Whether request hashes pass through full_hash ("haproxy" only; None otherwise).
+    #[getter]
+    fn avalanche(&self) -> Option<bool> {
+        self.current.load().ring.avalanche()
+    }
+
+    /// What HAProxy node keys derive from ("haproxy" only; None otherwise).
+    #[getter]
+    fn server_key(&self) -> Option<&'static str> {
+        self.current.load().ring.server_key().map(ServerKey::name)
+    }
+
+    /// The HAProxy server ids given, node id -> id ("haproxy" only; None otherwise).
+    #[getter]
+    fn haproxy_ids(&self) -> Option<std::collections::BTreeMap<String, u32>> {
+        let ring = &self.current.load().ring;
+        let ids = ring.haproxy_ids()?;
+        Some(
+            ring.nodes()
+                .iter()
+                .zip(ids)
+                .filter(|(_, puid)| *puid != 0)
+                .map(|(n, puid)| (n.id().to_owned(), puid))
+                .collect(),
+        )
     }
 
     /// Seed of the key and point hashes.
@@ -522,6 +633,11 @@ impl PyRing {
             ring.server_ids().map(|i| format!("server_ids='{}'", i.name())),
             ring.hash_tag().map(|t| format!("hash_tag={t:?}")),
             ring.default_port().map(|p| format!("default_port={p}")),
+            ring.ring_sizes().map(|(min, max)| format!("min_ring_size={min}, max_ring_size={max}")),
+            ring.hash_function().map(|f| format!("hash_function='{f}'")),
+            ring.endpoint_order().map(|o| format!("endpoint_order='{}'", o.name())),
+            ring.avalanche().map(|a| format!("avalanche={}", if a { "True" } else { "False" })),
+            ring.server_key().map(|k| format!("server_key='{}'", k.name())),
         ];
         let parameters: String = parameters.into_iter().flatten().map(|p| format!(", {p}")).collect();
         Ok(format!(

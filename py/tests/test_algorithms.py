@@ -104,3 +104,28 @@ def test_integer_arguments_name_themselves():
         shardring.Ring(["a"]).get_by_hash(2**64)
     with pytest.raises(shardring.HashOutOfRangeError):
         shardring.Ring(["a"]).get_by_hash(-1)
+
+
+def test_the_load_balancers_parameters_through_the_constructor():
+    envoy = shardring.Ring([f"127.0.0.1:{p}" for p in range(90, 96)], algorithm="envoy-ring-hash", min_ring_size=12)
+    # Envoy's ring_hash_lb_test.cc, Basic: h = 0 and the wrap go to :94, a point to itself.
+    assert envoy.ring_sizes == (12, 8388608) and envoy.hash_function == "xx_hash" and envoy.point_count == 12
+    assert [envoy.get_by_hash(h) for h in (0, 2**64 - 1, 3551244743356806947)] == ["127.0.0.1:94", "127.0.0.1:94", "127.0.0.1:95"]
+    grpc = shardring.Ring({"b:1": 1, "a:1": 2}, algorithm="grpc-ring-hash", endpoint_order="by_key", max_ring_size=10**6)
+    assert grpc.ring_sizes == (1024, 4096) and grpc.endpoint_order == "by_key"
+    haproxy = shardring.Ring({"web1": 1, "web2": 2}, algorithm="haproxy", hash_function="djb2", haproxy_ids={"web2": 7})
+    assert (haproxy.hash_function, haproxy.avalanche, haproxy.server_key, haproxy.haproxy_ids) == ("djb2", False, "id", {"web2": 7})
+    assert shardring.Ring.from_json(haproxy.to_json()) == haproxy
+    assert "hash_function='djb2'" in repr(haproxy) and "avalanche=False" in repr(haproxy)
+    with pytest.raises(TypeError, match="avalanche must be a bool"):
+        shardring.Ring(["a"], algorithm="haproxy", avalanche=1)
+    with pytest.raises(shardring.InvalidConfigError, match=r"minimum_ring_size \(10\) > maximum_ring_size \(5\)"):
+        shardring.Ring(["a:1"], algorithm="envoy-ring-hash", min_ring_size=10, max_ring_size=5)
+    with pytest.raises(shardring.InvalidConfigError, match="haproxy ids do not apply"):
+        shardring.Ring(["a"], haproxy_ids={"a": 1})
+    with pytest.raises(shardring.InvalidConfigError, match="murmur_hash_2"):
+        shardring.Ring(["a:1"], algorithm="grpc-ring-hash", hash_function="murmur_hash_2")
+    with pytest.raises(shardring.InvalidConfigError, match="same id 3"):
+        shardring.Ring(["a", "b"], algorithm="haproxy", haproxy_ids={"a": 3, "b": 3})
+    with pytest.raises(shardring.InvalidNodeError, match="257"):
+        shardring.Ring({"a": 257}, algorithm="haproxy")

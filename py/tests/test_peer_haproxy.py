@@ -36,17 +36,20 @@ CONFIGURATIONS = [
 
 
 def our_ring(hash_type, servers):
-    config = {"format_version": 1, "algorithm": "haproxy", "nodes": []}
+    """Our mode for `hash-type consistent <hash_type>` over `servers`, through
+    the constructor, and checked against the same ring from a JSON config."""
+    options = {}
     words = hash_type.split()
     if words:
-        config["hash_function"] = words[0]
-        config["avalanche"] = "avalanche" in words
-    for name, weight, puid in servers:
-        node = {"id": name, "weight": weight}
-        if puid is not None:
-            node["haproxy_id"] = puid
-        config["nodes"].append(node)
-    return shardring.Ring.from_json(json.dumps(config))
+        options["hash_function"] = words[0]
+        options["avalanche"] = "avalanche" in words
+    ids = {name: puid for name, _, puid in servers if puid is not None}
+    nodes = {name: weight for name, weight, _ in servers}
+    ring = shardring.Ring(nodes, algorithm="haproxy", haproxy_ids=ids, **options)
+    config = {"format_version": 1, "algorithm": "haproxy", **options,
+              "nodes": [{"id": n, "weight": w, **({"haproxy_id": p} if p else {})} for n, w, p in servers]}
+    assert shardring.Ring.from_json(json.dumps(config)) == ring
+    return ring
 
 
 def backend(balance, hash_type, servers, backup, ports):

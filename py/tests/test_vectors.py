@@ -16,16 +16,20 @@ def test_format_version():
     assert len(CASES) >= 12
 
 
-# Set through configs only, so far: the balancers' parameters and per-node HAProxy ids.
-CONFIG_ONLY = ("min_ring_size", "max_ring_size", "hash_function", "endpoint_order", "avalanche", "server_key")
+PARAMETERS = ("algorithm", "vnodes", "seed", "table_size", "distribution", "key_hash", "server_ids", "hash_tag",
+              "default_port", "min_ring_size", "max_ring_size", "hash_function", "endpoint_order", "avalanche",
+              "server_key")
 
 
 def build(config):
-    """The case's ring through the constructor (listed slot ranges, HAProxy ids and the balancers' parameters exist only in configs)."""
-    if any("slots" in n or "haproxy_id" in n for n in config["nodes"]) or any(k in config for k in CONFIG_ONLY):
+    """The case's ring through the constructor (listed slot ranges exist only in configs)."""
+    if any("slots" in n for n in config["nodes"]):
         return shardring.Ring.from_json(json.dumps(config))
     nodes = [shardring.Node(n["id"], n["weight"], n.get("zone")) for n in config["nodes"]]
-    options = {k: config[k] for k in ("algorithm", "vnodes", "seed", "table_size", "distribution", "key_hash", "server_ids", "hash_tag", "default_port") if k in config}
+    options = {k: config[k] for k in PARAMETERS if k in config}
+    haproxy_ids = {n["id"]: n["haproxy_id"] for n in config["nodes"] if "haproxy_id" in n}
+    if haproxy_ids:
+        options["haproxy_ids"] = haproxy_ids
     return shardring.Ring(nodes, **options)
 
 

@@ -81,7 +81,14 @@ class Ring:
     "label") and ``hash_tag`` (two characters): "twemproxy" only. The
     migration modes "uhashring", "uhashring-ketama" and "hashring-js" place
     exactly as those libraries do; "hashring-js" takes ``distribution``
-    ("ketama" or "hash_ring") and ``default_port``. Leave a parameter out for its default: None is not a value and a bool is
+    ("ketama" or "hash_ring") and ``default_port``. The load balancers' modes:
+    "envoy-ring-hash" and "grpc-ring-hash" take ``min_ring_size``,
+    ``max_ring_size`` and ``hash_function`` ("xx_hash"; Envoy also
+    "murmur_hash_2"), "grpc-ring-hash" ``endpoint_order`` ("given" or
+    "by_key"), "envoy-maglev" ``table_size``, and "haproxy"
+    ``hash_function`` ("sdbm", "djb2", "wt6", "crc32"), ``avalanche``,
+    ``server_key`` ("id", "id_full_hash", "id32") and ``haproxy_ids`` (node
+    id -> HAProxy server id). Leave a parameter out for its default: None is not a value and a bool is
     not a number (TypeError).
 
     Keys are str (hashed as UTF-8) or bytes-like. Lookups read one whole
@@ -105,6 +112,13 @@ class Ring:
         server_ids: Literal["address", "label"] = ...,
         hash_tag: str = ...,
         default_port: int = ...,
+        min_ring_size: int = ...,
+        max_ring_size: int = ...,
+        hash_function: Literal["xx_hash", "murmur_hash_2", "sdbm", "djb2", "wt6", "crc32"] = ...,
+        endpoint_order: Literal["given", "by_key"] = ...,
+        avalanche: bool = ...,
+        server_key: Literal["id", "id_full_hash", "id32"] = ...,
+        haproxy_ids: Mapping[str, int] = ...,
     ) -> Ring: ...
     @staticmethod
     def from_json(config: str) -> Ring:
@@ -135,6 +149,24 @@ class Ring:
     @property
     def hash_tag(self) -> str | None:
         """twemproxy's hash tag ("twemproxy" only, when set; None otherwise)."""
+    @property
+    def ring_sizes(self) -> tuple[int, int] | None:
+        """The ring sizes (minimum, maximum) as resolved ("envoy-ring-hash", "grpc-ring-hash"; None otherwise)."""
+    @property
+    def hash_function(self) -> str | None:
+        """The balancer's hash function ("envoy-ring-hash", "grpc-ring-hash", "haproxy"; None otherwise)."""
+    @property
+    def endpoint_order(self) -> str | None:
+        """gRPC's endpoint order, "given" or "by_key" ("grpc-ring-hash" only; None otherwise)."""
+    @property
+    def avalanche(self) -> bool | None:
+        """Whether request hashes pass through full_hash ("haproxy" only; None otherwise)."""
+    @property
+    def server_key(self) -> str | None:
+        """What HAProxy node keys derive from ("haproxy" only; None otherwise)."""
+    @property
+    def haproxy_ids(self) -> dict[str, int] | None:
+        """The HAProxy server ids given, node id -> id ("haproxy" only; None otherwise)."""
     @property
     def key_hash(self) -> str | None:
         """The named 32-bit key hash of a peer-compatible mode ("md5" for the
