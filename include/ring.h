@@ -886,6 +886,24 @@ ring_result ring_diff_flow(const ring_diff_t *diff,
 ring_result ring_tracker_new(const ring_t *ring, double epsilon, ring_tracker_t **out_tracker);
 
 /**
+ * Creates a tracker over the snapshot behind `ring` (an `haproxy` ring;
+ * shared, the handle may be freed afterwards) with every load 0, bounding
+ * loads as HAProxy's `hash-balance-factor` does: `hash_balance_factor`
+ * percent of the average load, in HAProxy's integer slots
+ * (`core/SPEC.md`, *haproxy*), a server taking a request while its load is
+ * below its slots.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_CONFIG` (a factor of 100 or
+ * less, or a ring of another algorithm).
+ *
+ * # Safety
+ * `ring` must be a live handle; `out_tracker` writable.
+ */
+ring_result ring_tracker_new_haproxy(const ring_t *ring,
+                                     uint32_t hash_balance_factor,
+                                     ring_tracker_t **out_tracker);
+
+/**
  * Frees a tracker. NULL is a no-op.
  *
  * # Safety

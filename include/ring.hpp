@@ -552,6 +552,13 @@ class LoadTracker {
     /// A tracker over ring's snapshot with every load 0 and balance factor
     /// 1 + epsilon (ring_tracker_new). Throws Error (RING_INVALID_EPSILON).
     LoadTracker(const Ring &ring, double epsilon) { detail::check(ring_tracker_new(ring.handle(), epsilon, &handle_)); }
+    /// A tracker bounding loads as HAProxy's hash-balance-factor does over
+    /// an "haproxy" ring (ring_tracker_new_haproxy). Throws Error (RING_INVALID_CONFIG).
+    static LoadTracker haproxy(const Ring &ring, uint32_t hash_balance_factor) {
+        LoadTracker tracker;
+        detail::check(ring_tracker_new_haproxy(ring.handle(), hash_balance_factor, &tracker.handle_));
+        return tracker;
+    }
     LoadTracker(const LoadTracker &) = delete;
     LoadTracker &operator=(const LoadTracker &) = delete;
     LoadTracker(LoadTracker &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
@@ -595,6 +602,7 @@ class LoadTracker {
     const ring_tracker_t *handle() const noexcept { return handle_; }
 
   private:
+    LoadTracker() = default;
     ring_tracker_t *handle_ = nullptr;
 };
 

@@ -27,6 +27,14 @@ export declare class LoadTracker {
    */
   constructor(ring: Ring, epsilon: number)
   /**
+   * A tracker bounding loads as HAProxy's `hash-balance-factor` does (a
+   * whole number above 100, a percentage of the average load) over an
+   * `"haproxy"` ring: the servers HAProxy picks while that many requests
+   * are in flight on each. Throws `RING_INVALID_CONFIG` for a factor of
+   * 100 or less or a ring of another algorithm.
+   */
+  static haproxy(ring: Ring, hashBalanceFactor: number): LoadTracker
+  /**
    * Removes one unit of load from node `node`. Throws `RING_UNKNOWN_NODE`
    * (not in the current ring: a swap or an in-place change removed it,
    * with its load) or `RING_NO_LOAD` (its load is already 0).

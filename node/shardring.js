@@ -169,6 +169,9 @@ Ring.fromJSON = function fromJSON(config) {
   return cloneGuard(NativeRing.fromJSON(config), 'Ring')
 }
 const LoadTracker = exported(NativeTracker, 'LoadTracker', (args) => ringArgument(args[0], 'ring'))
+LoadTracker.haproxy = function haproxy(ring, hashBalanceFactor) {
+  return cloneGuard(NativeTracker.haproxy(ringArgument(ring, 'ring'), hashBalanceFactor), 'LoadTracker')
+}
 
 const swap = NativeTracker.prototype.swap
 NativeTracker.prototype.swap = function (ring) {

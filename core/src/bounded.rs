@@ -13,6 +13,15 @@
 //! but without the zones rule) and takes the first node under capacity.
 //! The capacities sum to at least `c * (T + 1) > T`, so some node always
 //! has room and the walk ends.
+//!
+//! [`LoadTracker::haproxy`] bounds loads as HAProxy's `hash-balance-factor F`
+//! does on an `haproxy` ring (`src/lb_chash.c`, `chash_server_is_eligible`):
+//! `F` percent of the average in integers, `tot = ((T + 1) * F + 99) / 100`
+//! slots spread over the servers by their effective weights (`16 * weight`)
+//! in declaration order, the remainder by cumulative weight, at least 1
+//! each; a server takes the request while its load is below its slots. Both
+//! accept below the capacity (Envoy's `hash_balance_factor` accepts at it,
+//! and overflows in a pseudo-random order this crate does not reproduce).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -100,7 +109,17 @@ impl Drop for Lease<'_> {
 #[derive(Debug)]
 pub struct LoadTracker {
     balance: f64,
+    policy: Policy,
     state: RwLock<State>,
+}
+
+/// How capacities are computed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Policy {
+    /// Mirrokni et al. with `c = balance`.
+    Shares,
+    /// HAProxy's `hash-balance-factor`, a percentage above 100.
+    Haproxy(u64),
 }
 
 #[derive(Debug)]
@@ -115,6 +134,9 @@ struct State {
     /// Per node, `weight / total weight` over the nodes that can own keys
     /// (0 for the others).
     shares: Vec<f64>,
+    /// HAProxy's view, for [`LoadTracker::haproxy`]: per node its effective
+    /// weight (`16 * weight`) and the sum of those before it, and their total.
+    haproxy: Option<(Vec<(u64, u64)>, u64)>,
 }
 
 impl State {
@@ -144,7 +166,20 @@ impl State {
         let weight: f64 = ring.nodes().iter().enumerate().map(weight_of).sum();
         let shares =
             ring.nodes().iter().enumerate().map(|n| if weight > 0.0 { weight_of(n) / weight } else { 0.0 }).collect();
-        State { ring, ids, positions, loads, total, shares }
+        let haproxy = (ring.algorithm() == crate::Algorithm::Haproxy).then(|| {
+            let mut cumulative = 0u64;
+            let weights = ring
+                .nodes()
+                .iter()
+                .map(|n| {
+                    let effective = n.weight() as u64 * u64::from(crate::haproxy::NODES_PER_WEIGHT);
+                    cumulative += effective;
+                    (effective, cumulative - effective)
+                })
+                .collect();
+            (weights, cumulative)
+        });
+        State { ring, ids, positions, loads, total, shares, haproxy }
     }
 }
 
@@ -158,7 +193,39 @@ impl LoadTracker {
         if !(epsilon.is_finite() && epsilon > 0.0) {
             return Err(RingError::InvalidEpsilon { epsilon });
         }
-        Ok(LoadTracker { balance: 1.0 + epsilon, state: RwLock::new(State::new(ring, None)) })
+        Ok(LoadTracker { balance: 1.0 + epsilon, policy: Policy::Shares, state: RwLock::new(State::new(ring, None)) })
+    }
+
+    /// A tracker with every load 0 bounding loads as HAProxy's
+    /// `hash-balance-factor` does (see the module docs), over an `haproxy`
+    /// ring: the assignments HAProxy makes while that many requests are in
+    /// flight on each server.
+    ///
+    /// Errors: [`RingError::InvalidConfig`] for a factor of 100 or less
+    /// (HAProxy's "must be 0 or greater than 100"; 0 turns it off there) or
+    /// a ring of another algorithm.
+    pub fn haproxy(ring: Arc<Ring>, hash_balance_factor: u32) -> Result<LoadTracker, RingError> {
+        if hash_balance_factor <= 100 {
+            return Err(RingError::InvalidConfig {
+                message: format!(
+                    "hash_balance_factor {hash_balance_factor} must be greater than 100 (a percentage of the average load)"
+                ),
+            });
+        }
+        if ring.algorithm() != crate::Algorithm::Haproxy {
+            return Err(RingError::InvalidConfig {
+                message: format!(
+                    "HAProxy's hash-balance-factor applies to algorithm \"haproxy\", not {:?}",
+                    ring.algorithm().name()
+                ),
+            });
+        }
+        let policy = Policy::Haproxy(u64::from(hash_balance_factor));
+        Ok(LoadTracker {
+            balance: f64::from(hash_balance_factor) / 100.0,
+            policy,
+            state: RwLock::new(State::new(ring, None)),
+        })
     }
 
     fn read(&self) -> RwLockReadGuard<'_, State> {
@@ -176,10 +243,20 @@ impl LoadTracker {
         self.read().ring.clone()
     }
 
-    /// Capacity of a node with weight share `share` when the total load,
-    /// this request included, is `total`: `max(1, ceil(c * total * share))`.
-    fn capacity(&self, total: u64, share: f64) -> u64 {
-        ((self.balance * total as f64 * share).ceil() as u64).max(1)
+    /// Capacity of node `node` when the total load, this request included,
+    /// is `total`: `max(1, ceil(c * total * share))`, or HAProxy's slots.
+    fn capacity(&self, state: &State, total: u64, node: usize) -> u64 {
+        match (self.policy, &state.haproxy) {
+            (Policy::Haproxy(factor), Some((weights, total_weight))) if *total_weight > 0 => {
+                let slots = (total * factor).div_ceil(100);
+                let (per_weight, rest) = (slots / total_weight, slots % total_weight);
+                let (weight, before) = weights[node];
+                let share =
+                    weight * per_weight + ((before + weight) * rest) / total_weight - (before * rest) / total_weight;
+                share.max(1)
+            }
+            _ => ((self.balance * total as f64 * state.shares[node]).ceil() as u64).max(1),
+        }
     }
 
     /// Assigns a request for `key` (bytes; a string is its UTF-8 bytes) to
@@ -209,7 +286,7 @@ impl LoadTracker {
             let mut found = None;
             state.ring.walk_distinct(hash, |node| {
                 probes += 1;
-                let cap = self.capacity(total, state.shares[node]);
+                let cap = self.capacity(&state, total, node);
                 let taken = state.loads[node]
                     .fetch_update(Ordering::AcqRel, Ordering::Acquire, |load| (load < cap).then_some(load + 1));
                 if taken.is_ok() {
@@ -278,7 +355,7 @@ impl LoadTracker {
     pub fn capacity_of(&self, index: usize) -> Option<u64> {
         let state = self.read();
         let total = state.total.load(Ordering::Acquire) + 1;
-        state.shares.get(index).map(|&share| self.capacity(total, share))
+        (index < state.shares.len()).then(|| self.capacity(&state, total, index))
     }
 }
 
@@ -313,6 +390,29 @@ mod tests {
         assert_eq!(tracker.total_load(), 0);
         assert!(matches!(tracker.release("n0"), Err(RingError::NoLoad { .. })));
         assert!(matches!(tracker.release("zz"), Err(RingError::UnknownNode { .. })));
+    }
+
+    #[test]
+    fn haproxy_slots_follow_its_integer_formula() {
+        let nodes = [("a", 1.0), ("b", 2.0), ("off", 0.0), ("c", 1.0)].map(|(id, w)| Node::new(id, w));
+        let ring = Arc::new(Ring::builder().algorithm(crate::Algorithm::Haproxy).nodes(nodes).build().unwrap());
+        let tracker = LoadTracker::haproxy(ring, 125).unwrap();
+        assert_eq!(tracker.balance_factor(), 1.25);
+        let leases: Vec<Lease> = (0..9).map(|i| tracker.acquire(format!("k{i}")).unwrap()).collect();
+        // 9 in flight: ((9 + 1) * 125 + 99) / 100 = 13 slots over effective
+        // weights 16, 32, 0, 16 (64): a gets 13 * 16 / 64 = 3, b 9 - 3 = 6, c 13 - 9 = 4.
+        let slots: Vec<u64> = (0..4).map(|i| tracker.capacity_of(i).unwrap()).collect();
+        assert_eq!(slots, [3, 6, 1, 4]);
+        let loads = tracker.loads();
+        assert_eq!(loads[2], 0, "weight 0 owns no node");
+        assert!(loads.iter().zip(&slots).all(|(l, s)| l <= s), "{loads:?}");
+        drop(leases);
+        let ring = tracker.ring();
+        for factor in [0, 100] {
+            assert!(matches!(LoadTracker::haproxy(ring.clone(), factor), Err(RingError::InvalidConfig { .. })));
+        }
+        let other = Arc::new(Ring::builder().node("a", 1.0).build().unwrap());
+        assert!(matches!(LoadTracker::haproxy(other, 125), Err(RingError::InvalidConfig { .. })));
     }
 
     #[test]

@@ -52,6 +52,36 @@ pub unsafe extern "C" fn ring_tracker_new(
     })
 }
 
+/// Creates a tracker over the snapshot behind `ring` (an `haproxy` ring;
+/// shared, the handle may be freed afterwards) with every load 0, bounding
+/// loads as HAProxy's `hash-balance-factor` does: `hash_balance_factor`
+/// percent of the average load, in HAProxy's integer slots
+/// (`core/SPEC.md`, *haproxy*), a server taking a request while its load is
+/// below its slots.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_CONFIG` (a factor of 100 or
+/// less, or a ring of another algorithm).
+///
+/// # Safety
+/// `ring` must be a live handle; `out_tracker` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_tracker_new_haproxy(
+    ring: *const ring_t,
+    hash_balance_factor: u32,
+    out_tracker: *mut *mut ring_tracker_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_tracker);
+        // SAFETY: live handle by contract.
+        let ring = unsafe { ring_shared(ring) }?;
+        let tracker = LoadTracker::haproxy(ring, hash_balance_factor).map_err(core_error)?;
+        let handle = Box::into_raw(Box::new(ring_tracker_t { tracker }));
+        // SAFETY: checked non-NULL; writable by contract.
+        unsafe { write(out_tracker, handle) };
+        Ok(())
+    })
+}
+
 /// Frees a tracker. NULL is a no-op.
 ///
 /// # Safety

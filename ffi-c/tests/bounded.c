@@ -38,6 +38,37 @@ int main(void) {
     CHECK(last_error_has("epsilon 0"), "names it: %s", ring_last_error());
     CHECK(ring_tracker_new(ring, NAN, &tracker) == RING_INVALID_EPSILON, "epsilon NaN");
     CHECK(ring_tracker_new(ring, -1.0, &tracker) == RING_INVALID_EPSILON, "epsilon -1");
+    /* HAProxy's hash-balance-factor: an haproxy ring and a factor above 100. */
+    CHECK(ring_tracker_new_haproxy(ring, 125, &tracker) == RING_INVALID_CONFIG && tracker == NULL, "not an haproxy ring");
+    {
+        const char *servers[] = {"a", "b", "off", "c"};
+        size_t server_lens[] = {1, 1, 3, 1};
+        double server_weights[] = {1, 2, 0, 1};
+        ring_options_t haproxy_options = {0};
+        haproxy_options.algorithm = "haproxy";
+        ring_t *haproxy = NULL;
+        CHECK(ring_new_with_options(servers, server_lens, server_weights, NULL, NULL, 4, &haproxy_options, &haproxy) == RING_OK,
+              "haproxy ring");
+        ring_tracker_t *bounded = NULL;
+        CHECK(ring_tracker_new_haproxy(haproxy, 100, &bounded) == RING_INVALID_CONFIG && bounded == NULL, "factor 100");
+        CHECK(ring_tracker_new_haproxy(haproxy, 125, NULL) == RING_NULL_ARGUMENT, "NULL out");
+        CHECK(ring_tracker_new_haproxy(haproxy, 125, &bounded) == RING_OK && bounded != NULL, "factor 125");
+        size_t placed[4] = {0, 0, 0, 0};
+        for (int i = 0; i < 10; i++) {
+            char key[16];
+            int len = snprintf(key, sizeof key, "k%d", i);
+            size_t index, id_len;
+            const char *id;
+            uint32_t probes;
+            CHECK(ring_tracker_acquire(bounded, (const uint8_t *)key, (size_t)len, &index, &id, &id_len, &probes) == RING_OK,
+                  "acquire %s", key);
+            placed[index]++;
+        }
+        /* 9 in flight before the last: 13 slots over weights 16, 32, 0, 16 (3, 6, 0, 4). */
+        CHECK(placed[2] == 0 && placed[0] <= 4 && placed[1] <= 7 && placed[3] <= 5, "loads within HAProxy's slots");
+        ring_tracker_free(bounded);
+        ring_free(haproxy);
+    }
     CHECK(ring_tracker_new(NULL, 0.25, &tracker) == RING_NULL_ARGUMENT, "NULL ring");
     CHECK(ring_tracker_new(ring, 0.25, &tracker) == RING_OK, "tracker");
 

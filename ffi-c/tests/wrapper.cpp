@@ -291,6 +291,21 @@ static void references_and_derivations() {
 }
 
 static void trackers() {
+    {
+        shardring::Options options;
+        options.algorithm = "haproxy";
+        shardring::Ring servers({{"a", 1.0}, {"b", 2.0}, {"c", 1.0}}, options);
+        shardring::LoadTracker bounded = shardring::LoadTracker::haproxy(servers, 125);
+        shardring::Lease lease = bounded.acquire("k");
+        CHECK(lease.node() == servers.get("k"), "the first request goes to the key's server");
+        bool refused = false;
+        try {
+            (void)shardring::LoadTracker::haproxy(servers, 100);
+        } catch (const shardring::Error &e) {
+            refused = e.code() == RING_INVALID_CONFIG;
+        }
+        CHECK(refused, "factor 100 is RING_INVALID_CONFIG");
+    }
     shardring::Ring ring({{"a"}, {"b"}, {"c"}});
     ring_tracker_t *c_tracker = nullptr;
     CHECK(ring_tracker_new(ring.handle(), 0.1, &c_tracker) == RING_OK, "C tracker");

@@ -60,3 +60,20 @@ test('a tracker follows its ring as it changes in place', () => {
   other.removeNode('c')
   assert.deepEqual(Object.keys(tracker.loads), ['d'])
 })
+
+test("LoadTracker.haproxy bounds loads as HAProxy's hash-balance-factor", () => {
+  const ring = new Ring({ a: 1, b: 2, off: 0, c: 1 }, { algorithm: 'haproxy' })
+  const tracker = LoadTracker.haproxy(ring, 125)
+  assert.equal(tracker.balanceFactor, 1.25)
+  const leases = Array.from({ length: 10 }, (_, i) => tracker.acquire(`k${i}`))
+  // Before the 10th: 9 in flight, ((9 + 1) * 125 + 99) / 100 = 13 slots over
+  // effective weights 16, 32, 0, 16: at most 3, 6, 0 and 4 held before it.
+  const loads = tracker.loads
+  assert.equal(loads.off, 0)
+  assert.ok(loads.a <= 4 && loads.b <= 7 && loads.c <= 5, JSON.stringify(loads))
+  assert.equal(tracker.totalLoad, 10)
+  for (const lease of leases) lease.release()
+  assert.throws(() => LoadTracker.haproxy(ring, 100), { code: 'RING_INVALID_CONFIG', message: /greater than 100/ })
+  assert.throws(() => LoadTracker.haproxy(new Ring(['a']), 125), { code: 'RING_INVALID_CONFIG', message: /"haproxy"/ })
+  assert.throws(() => LoadTracker.haproxy({}, 125), { code: 'ERR_INVALID_ARG_TYPE' })
+})

@@ -56,6 +56,18 @@ impl LoadTracker {
         Ok(LoadTracker { tracker, ring: ArcSwap::from_pointee(Arc::clone(&ring.cell)) })
     }
 
+    /// A tracker bounding loads as HAProxy's `hash-balance-factor` does (a
+    /// whole number above 100, a percentage of the average load) over an
+    /// `"haproxy"` ring: the servers HAProxy picks while that many requests
+    /// are in flight on each. Throws `RING_INVALID_CONFIG` for a factor of
+    /// 100 or less or a ring of another algorithm.
+    #[napi(factory, ts_args_type = "ring: Ring, hashBalanceFactor: number")]
+    pub fn haproxy(env: Env, ring: &Ring, hash_balance_factor: Unknown<'_>) -> Result<Self> {
+        let factor = crate::errors::whole(&env, hash_balance_factor, "hashBalanceFactor", f64::from(u32::MAX))? as u32;
+        let tracker = shardring::LoadTracker::haproxy(ring.current(), factor).map_err(|e| throw(&env, e))?;
+        Ok(LoadTracker { tracker, ring: ArcSwap::from_pointee(Arc::clone(&ring.cell)) })
+    }
+
     /// Assigns a request for `key` and adds one to its node's load; use
     /// `acquire`, which adds `release()`. Throws `RING_EMPTY_RING`.
     #[napi(js_name = "_acquire", skip_typescript)]

@@ -10,7 +10,7 @@ use pyo3::types::{PyDict, PyString};
 
 use shardring::{LoadTracker, RingError};
 
-use crate::errors::{number_argument, text_argument};
+use crate::errors::{number_argument, text_argument, whole_argument};
 use crate::keys::key_bytes;
 use crate::ring::{PyRing, Snapshot};
 use crate::to_py_err;
@@ -57,6 +57,19 @@ impl PyLoadTracker {
     fn new(ring: &PyRing, epsilon: &Bound<'_, PyAny>) -> PyResult<PyLoadTracker> {
         let epsilon = number_argument(epsilon, "epsilon")?;
         let tracker = LoadTracker::new(Arc::clone(&ring.snapshot().ring), epsilon).map_err(to_py_err)?;
+        Ok(PyLoadTracker { tracker: Arc::new(tracker), ring: ArcSwap::from_pointee(ring.cell()) })
+    }
+
+    /// LoadTracker.haproxy(ring, hash_balance_factor) -> LoadTracker: bounds
+    /// loads as HAProxy's `hash-balance-factor` does (an int above 100, a
+    /// percentage of the average load) on a "haproxy" ring: the servers
+    /// HAProxy picks while that many requests are in flight on each.
+    /// Raises InvalidConfigError for a factor of 100 or less or a ring of
+    /// another algorithm.
+    #[staticmethod]
+    fn haproxy(ring: &PyRing, hash_balance_factor: &Bound<'_, PyAny>) -> PyResult<PyLoadTracker> {
+        let factor = whole_argument(hash_balance_factor, "hash_balance_factor", u64::from(u32::MAX))? as u32;
+        let tracker = LoadTracker::haproxy(Arc::clone(&ring.snapshot().ring), factor).map_err(to_py_err)?;
         Ok(PyLoadTracker { tracker: Arc::new(tracker), ring: ArcSwap::from_pointee(ring.cell()) })
     }
 

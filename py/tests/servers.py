@@ -291,7 +291,8 @@ class Haproxy(Process):
     `backend` (the body of a `backend pool` section: `balance`, `hash-type`,
     `server` lines naming the ports in `ports`), and for each name in
     `ports` a section on that port answering every request with the name
-    itself, so a response says which server HAProxy chose."""
+    itself, so a response says which server HAProxy chose. A frontend of its
+    own answers the readiness probe, so the probe never reaches the pool."""
 
     name = "haproxy"
 
@@ -304,9 +305,12 @@ class Haproxy(Process):
         if shutil.which("haproxy") is None:
             raise RuntimeError("haproxy is not installed (Debian package haproxy)")
         self.admin = os.path.join(self.dir, "admin.sock")
+        self.probe_port = free_port()
         lines = ["global", "    maxconn 4000", f"    stats socket {self.admin} level admin", "defaults", "    mode http", "    timeout connect 5s",
                  "    timeout client 30s", "    timeout server 30s", "frontend lb", f"    bind {self.address}",
-                 "    default_backend pool", "backend pool", self.backend]
+                 "    default_backend pool", "frontend probe", f"    bind {self.host}:{self.probe_port}",
+                 "    http-request return status 200 content-type text/plain string ready",
+                 "backend pool", self.backend]
         for name, port in self.ports.items():
             lines += [f"listen {name}", f"    bind 127.0.0.1:{port}",
                       f"    http-request return status 200 content-type text/plain string {name}"]
@@ -328,5 +332,5 @@ class Haproxy(Process):
 
     def answers(self):
         # HTTP/1.0: the reply ends when HAProxy closes the connection.
-        reply = _ask(self.port, b"GET /shardring-probe HTTP/1.0\r\n\r\n", b"\0", host=self.host)
+        reply = _ask(self.probe_port, b"GET /shardring-probe HTTP/1.0\r\n\r\n", b"\0", host=self.host)
         return reply.startswith(b"HTTP/1.0 200") or reply.startswith(b"HTTP/1.1 200")

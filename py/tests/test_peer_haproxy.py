@@ -7,6 +7,10 @@ its own name) must be the server our mode places the key on."""
 
 import http.client
 import json
+import queue
+import socket
+import threading
+import time
 
 import pytest
 
@@ -127,3 +131,101 @@ def test_runtime_weight_changes_match_derived_rings():
             assert matched == 5_000, (server, weight, mismatches)
     finally:
         proxy.close()
+
+
+class HeldBackends:
+    """Servers that accept HTTP requests and hold them unanswered, recording
+    which server each request path reached, until `answer` releases one."""
+
+    def __init__(self, names):
+        self.arrivals = queue.Queue()
+        self.held = {}
+        self.ports = {}
+        self.sockets = []
+        for name in names:
+            listener = socket.socket()
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(128)
+            self.ports[name] = listener.getsockname()[1]
+            self.sockets.append(listener)
+            threading.Thread(target=self._serve, args=(name, listener), daemon=True).start()
+
+    def _serve(self, name, listener):
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._read, args=(name, connection), daemon=True).start()
+
+    def _read(self, name, connection):
+        request = b""
+        while b"\r\n\r\n" not in request:
+            chunk = connection.recv(4096)
+            if not chunk:
+                return
+            request += chunk
+        path = request.split(b" ")[1].decode()
+        self.held[path] = connection
+        self.arrivals.put((path, name))
+
+    def answer(self, path):
+        connection = self.held.pop(path)
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        connection.close()
+
+    def close(self):
+        for s in self.sockets:
+            s.close()
+        for connection in self.held.values():
+            connection.close()
+
+
+@pytest.mark.parametrize("factor,servers", [(125, PLAIN), (150, IDS), (101, DRAINED)])
+def test_bounded_loads_pick_the_servers_haproxy_picks(factor, servers):
+    """`hash-balance-factor` on a real HAProxy, with requests held in flight
+    on the servers: each request goes to the server `LoadTracker.haproxy`
+    picks for the same in-flight counts, through 40 arrivals and the
+    completion of every one of them (a third interleaved)."""
+    names = [name for name, _, _ in servers]
+    backends = HeldBackends(names)
+    lines = [f"    balance uri", "    hash-type consistent", f"    hash-balance-factor {factor}"]
+    for name, weight, puid in servers:
+        lines.append(f"    server {name} 127.0.0.1:{backends.ports[name]} weight {weight}" + (f" id {puid}" if puid else ""))
+    proxy = Haproxy("\n".join(lines), {})
+    ring = our_ring("", servers)
+    tracker = shardring.LoadTracker.haproxy(ring, factor)
+    clients, leases, matched, steps = {}, {}, 0, []
+    try:
+        for step in range(80):
+            if step >= 60 and not leases:
+                break
+            if step >= 60 or step % 3 == 2:
+                # A request completes: the oldest one still held.
+                path = next(iter(leases))
+                backends.answer(path)
+                response = clients.pop(path).getresponse()
+                assert response.status == 200
+                response.read()
+                leases.pop(path).release()
+                time.sleep(0.05)  # HAProxy counts the stream done once the client has its answer
+                continue
+            path = f"/bounded/{step}"
+            client = http.client.HTTPConnection(proxy.host, proxy.port, timeout=10)
+            client.request("GET", path)
+            arrived, got = backends.arrivals.get(timeout=5)
+            assert arrived == path
+            lease = tracker.acquire(path.encode())
+            clients[path], leases[path] = client, lease
+            steps.append((path, got, lease.node))
+            matched += got == lease.node
+    finally:
+        for client in clients.values():
+            client.close()
+        backends.close()
+        proxy.close()
+    print(f"haproxy hash-balance-factor {factor}: {matched} of {len(steps)} held requests matched")
+    assert matched == len(steps), [s for s in steps if s[1] != s[2]][:5]
+    # The bound made requests spill: not every request sits on its key's owner.
+    assert any(ring.get(path) != got for path, got, _ in steps)

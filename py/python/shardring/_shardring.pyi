@@ -290,6 +290,11 @@ class LoadTracker:
     Raises InvalidConfigError for a bad epsilon, TypeError for a bool."""
 
     def __new__(cls, ring: Ring, epsilon: float) -> LoadTracker: ...
+    @staticmethod
+    def haproxy(ring: Ring, hash_balance_factor: int) -> LoadTracker:
+        """Bounds loads as HAProxy's hash-balance-factor does (an int above
+        100) on a "haproxy" ring. Raises InvalidConfigError for a factor of
+        100 or less or a ring of another algorithm."""
     def acquire(self, key: _Key) -> Lease:
         """Assigns a request for ``key`` to a node under capacity; release the
         Lease with lease.release() or by using it as a context manager."""
