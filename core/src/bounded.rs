@@ -119,7 +119,7 @@ enum Policy {
     /// Mirrokni et al. with `c = balance`.
     Shares,
     /// HAProxy's `hash-balance-factor`, a percentage above 100.
-    Haproxy(u64),
+    Haproxy(u32),
 }
 
 #[derive(Debug)]
@@ -136,11 +136,11 @@ struct State {
     shares: Vec<f64>,
     /// HAProxy's view, for [`LoadTracker::haproxy`]: per node its effective
     /// weight (`16 * weight`) and the sum of those before it, and their total.
-    haproxy: Option<(Vec<(u64, u64)>, u64)>,
+    haproxy: Option<(Vec<(u32, u32)>, u32)>,
 }
 
 impl State {
-    fn new(ring: Arc<Ring>, previous: Option<&State>) -> State {
+    fn new(ring: Arc<Ring>, previous: Option<&State>, policy: Policy) -> State {
         let ids: Vec<Arc<str>> = ring.nodes().iter().map(|n| Arc::from(n.id())).collect();
         let positions = ids.iter().enumerate().map(|(i, id)| (id.clone(), i)).collect();
         let loads: Vec<AtomicU64> = ids
@@ -166,15 +166,18 @@ impl State {
         let weight: f64 = ring.nodes().iter().enumerate().map(weight_of).sum();
         let shares =
             ring.nodes().iter().enumerate().map(|n| if weight > 0.0 { weight_of(n) / weight } else { 0.0 }).collect();
-        let haproxy = (ring.algorithm() == crate::Algorithm::Haproxy).then(|| {
-            let mut cumulative = 0u64;
+        // HAProxy's effective weights (`16 * weight`, u32 as in HAProxy) and
+        // their running sums in declaration order; any ring followed later
+        // has its weights read the same way.
+        let haproxy = matches!(policy, Policy::Haproxy(_)).then(|| {
+            let mut cumulative = 0u32;
             let weights = ring
                 .nodes()
                 .iter()
                 .map(|n| {
-                    let effective = n.weight() as u64 * u64::from(crate::haproxy::NODES_PER_WEIGHT);
-                    cumulative += effective;
-                    (effective, cumulative - effective)
+                    let effective = (n.weight() as u32).wrapping_mul(crate::haproxy::NODES_PER_WEIGHT);
+                    cumulative = cumulative.wrapping_add(effective);
+                    (effective, cumulative.wrapping_sub(effective))
                 })
                 .collect();
             (weights, cumulative)
@@ -193,7 +196,8 @@ impl LoadTracker {
         if !(epsilon.is_finite() && epsilon > 0.0) {
             return Err(RingError::InvalidEpsilon { epsilon });
         }
-        Ok(LoadTracker { balance: 1.0 + epsilon, policy: Policy::Shares, state: RwLock::new(State::new(ring, None)) })
+        let policy = Policy::Shares;
+        Ok(LoadTracker { balance: 1.0 + epsilon, policy, state: RwLock::new(State::new(ring, None, policy)) })
     }
 
     /// A tracker with every load 0 bounding loads as HAProxy's
@@ -220,11 +224,11 @@ impl LoadTracker {
                 ),
             });
         }
-        let policy = Policy::Haproxy(u64::from(hash_balance_factor));
+        let policy = Policy::Haproxy(hash_balance_factor);
         Ok(LoadTracker {
             balance: f64::from(hash_balance_factor) / 100.0,
             policy,
-            state: RwLock::new(State::new(ring, None)),
+            state: RwLock::new(State::new(ring, None, policy)),
         })
     }
 
@@ -247,13 +251,16 @@ impl LoadTracker {
     /// is `total`: `max(1, ceil(c * total * share))`, or HAProxy's slots.
     fn capacity(&self, state: &State, total: u64, node: usize) -> u64 {
         match (self.policy, &state.haproxy) {
+            // `chash_server_is_eligible`, in HAProxy's unsigned (u32) arithmetic.
             (Policy::Haproxy(factor), Some((weights, total_weight))) if *total_weight > 0 => {
-                let slots = (total * factor).div_ceil(100);
+                let slots = (total as u32).wrapping_mul(factor).wrapping_add(99) / 100;
                 let (per_weight, rest) = (slots / total_weight, slots % total_weight);
                 let (weight, before) = weights[node];
-                let share =
-                    weight * per_weight + ((before + weight) * rest) / total_weight - (before * rest) / total_weight;
-                share.max(1)
+                let share = weight
+                    .wrapping_mul(per_weight)
+                    .wrapping_add(before.wrapping_add(weight).wrapping_mul(rest) / total_weight)
+                    .wrapping_sub(before.wrapping_mul(rest) / total_weight);
+                u64::from(share.max(1))
             }
             _ => ((self.balance * total as f64 * state.shares[node]).ceil() as u64).max(1),
         }
@@ -297,6 +304,12 @@ impl LoadTracker {
             if let Some(index) = found {
                 return Ok(Assignment { id: state.ids[index].clone(), index, probes });
             }
+            // HAProxy gives up after a whole lap and takes the first node's
+            // server (its slots can fall short once u32 arithmetic wraps).
+            if let (Policy::Haproxy(_), Some(index)) = (self.policy, state.ring.first_owner()) {
+                state.loads[index].fetch_add(1, Ordering::AcqRel);
+                return Ok(Assignment { id: state.ids[index].clone(), index, probes });
+            }
         }
     }
 
@@ -316,10 +329,12 @@ impl LoadTracker {
     }
 
     /// Replaces the ring (typically with one derived from it). Nodes in both
-    /// keep their load; nodes that left drop theirs; new nodes start at 0.
+    /// keep their load; nodes that left drop theirs; new nodes start at 0. A
+    /// tracker built by [`LoadTracker::haproxy`] keeps HAProxy's slots, with
+    /// the new ring's weights read as HAProxy weights.
     pub fn swap(&self, ring: Arc<Ring>) {
         let mut state = self.state.write().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let next = State::new(ring, Some(&state));
+        let next = State::new(ring, Some(&state), self.policy);
         *state = next;
     }
 
@@ -334,7 +349,7 @@ impl LoadTracker {
         }
         let mut state = self.state.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         if !Arc::ptr_eq(&state.ring, ring) {
-            let next = State::new(ring.clone(), Some(&state));
+            let next = State::new(ring.clone(), Some(&state), self.policy);
             *state = next;
         }
     }

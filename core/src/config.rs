@@ -23,7 +23,8 @@ pub const PLACEMENT_FORMAT: u32 = 1;
 /// `algorithm` defaults to `"ring"`, `vnodes` to 160, `seed` to 0,
 /// `table_size` to 65,537 and a node's `weight` to 1.0. A parameter the
 /// algorithm does not take (`vnodes` outside `ring`, a non-zero `seed` for a
-/// compatibility mode or `slots`, `table_size` outside `maglev`, `slots` on
+/// compatibility mode or `slots`, `table_size` outside `maglev` and
+/// `envoy-maglev`, `slots` on
 /// a node outside `slots`) is rejected when the ring is built, as are
 /// unknown fields when the JSON is read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,7 +41,7 @@ pub struct RingConfig {
     /// Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`; 0 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
-    /// Maglev table size, a prime (`maglev` only; 65,537 when absent).
+    /// Maglev table size, a prime (`maglev` and `envoy-maglev`; 65,537 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_size: Option<u32>,
     /// The peer's distribution (`libmemcached`: `consistent_ketama` when
@@ -313,19 +314,26 @@ impl RingConfig {
     /// Encoding (all integers little-endian): the bytes `shardring-config`,
     /// `format_version` (u32), the algorithm name's length (u32) and UTF-8
     /// bytes, `vnodes` (u32; 160 when absent for `ring`, 0 for the other
-    /// algorithms), `seed` (u64, 0 when absent), for `maglev` only the table
-    /// size (u32), for `libmemcached` only the distribution's and the key
-    /// hash's names, for `twemproxy` only the distribution's, the key hash's
-    /// and the server_ids' names and the hash tag (empty when none; each as length
-    /// u32 and bytes, defaults filled in), for `hashring-js` only the
-    /// distribution's name and the default port (u32, 0 for none), the node count (u64), then each node in ascending order
-    /// of id bytes (in list order for `jump`, `ketama` and `ketama-spy`,
-    /// where order places keys: [`Algorithm::order_places_keys`]): id length (u32) and bytes, weight as IEEE-754 binary64
-    /// bits (u64, with -0.0 written as 0.0), the zone as a byte 0 (none) or 1
-    /// followed by its length (u32) and bytes (the byte also holds the node's
-    /// state in bits 1-2: 0 active, 1 warming, 2 draining), and for `slots` only its slot
-    /// ranges (count u32, then first and last as u16 each, ascending) as
-    /// listed, or, when no node lists any, as the fresh assignment gives them.
+    /// algorithms), `seed` (u64, 0 when absent), for `maglev` and
+    /// `envoy-maglev` the table size (u32), for `libmemcached` the
+    /// distribution's and the key hash's names, for `twemproxy` the
+    /// distribution's, the key hash's and the server_ids' names and the hash
+    /// tag (empty when none; each as length u32 and bytes, defaults filled
+    /// in), for `hashring-js` the distribution's name and the default port
+    /// (u32, 0 for none), for the ring hash modes the minimum and maximum ring
+    /// sizes as resolved (u64 each) and the hash function's name, for
+    /// `grpc-ring-hash` the endpoint order's name, for `haproxy` the hash
+    /// function's name, `avalanche` (u8) and the server key's name; the node
+    /// count (u64), then each node in ascending order of id bytes (in list
+    /// order where order places keys: [`Algorithm::order_places_keys`]): id
+    /// length (u32) and bytes, weight as IEEE-754 binary64 bits (u64, with
+    /// -0.0 written as 0.0), the zone as a byte 0 (none) or 1 followed by its
+    /// length (u32) and bytes (the byte also holds the node's state in bits
+    /// 1-2: 0 active, 1 warming, 2 draining), for `haproxy` its server id as
+    /// given or assigned (u32), and for `slots` its slot ranges (count u32,
+    /// then first and last as u16 each, ascending) as listed, or, when no
+    /// node lists any, as the fresh assignment gives them. `core/SPEC.md`,
+    /// *Fingerprint*, has the same as a table.
     pub fn fingerprint(&self) -> u64 {
         let mut order: Vec<usize> = (0..self.nodes.len()).collect();
         if !self.algorithm.order_places_keys() {
@@ -584,8 +592,8 @@ impl Ring {
     /// fingerprints mean the same algorithm, parameters and set of (id,
     /// weight, zone), plus the slot assignment under `slots`, and so the same
     /// owner and preference list for every key. Node order counts only where
-    /// it places keys ([`Algorithm::order_places_keys`]: `jump`, `ketama`,
-    /// `ketama-spy`; and through the fresh ranges of `slots`). Computed as
+    /// it places keys ([`Algorithm::order_places_keys`], and through the
+    /// fresh ranges of `slots`). Computed as
     /// XXH3-64 (seed 0) of the canonical encoding in `core/SPEC.md`, so any
     /// language can recompute it.
     pub fn fingerprint(&self) -> u64 {

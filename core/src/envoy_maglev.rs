@@ -66,8 +66,9 @@ impl Scheme for EnvoyMaglev {
         let mut sum = 0u64;
         for node in nodes {
             let weight = node.weight();
-            sum += weight as u64;
-            if weight == 0.0 || weight.fract() != 0.0 || sum > u64::from(u32::MAX) {
+            let whole = weight >= 1.0 && weight.fract() == 0.0 && weight <= f64::from(u32::MAX);
+            sum += if whole { weight as u64 } else { 0 };
+            if !whole || sum > u64::from(u32::MAX) {
                 return Err(RingError::InvalidWeight { id: node.id().to_owned(), weight, rule: WEIGHT_RULE });
             }
         }
@@ -214,6 +215,16 @@ mod tests {
             unreachable!()
         };
         assert!((0..7).all(|h| 5 - again.owner(h) == owners[h as usize]));
+    }
+
+    #[test]
+    fn weights_must_be_whole_and_sum_within_u32() {
+        let params = EnvoyMaglev.resolve(&Given::default()).unwrap();
+        for weights in [vec![1.0, 1e20], vec![0.0], vec![1.5], vec![4294967295.0, 1.0]] {
+            let nodes: Vec<Node> = weights.iter().enumerate().map(|(i, &w)| Node::new(format!("h{i}"), w)).collect();
+            let built = EnvoyMaglev.build(&params, &nodes, crate::hash::hash_point, PerNode::default());
+            assert!(matches!(built, Err(RingError::InvalidWeight { .. })), "{weights:?}");
+        }
     }
 
     #[test]

@@ -255,6 +255,10 @@ impl Lookup for Tree {
     fn puids(&self) -> Option<&[u32]> {
         Some(&self.explicit)
     }
+
+    fn first_owner(&self) -> Option<usize> {
+        self.owners.first().map(|&o| o as usize)
+    }
 }
 
 #[cfg(test)]

@@ -109,10 +109,11 @@ impl RingBuilder {
         self
     }
 
-    /// Maglev lookup table size: a prime, at least the node count, at most
-    /// [`MAX_POINTS`](crate::MAX_POINTS) (default
-    /// [`DEFAULT_TABLE_SIZE`](crate::maglev::DEFAULT_TABLE_SIZE) = 65,537).
-    /// Only [`Algorithm::Maglev`] takes it.
+    /// Maglev lookup table size: for [`Algorithm::Maglev`] a prime, at least
+    /// the node count, at most [`MAX_POINTS`](crate::MAX_POINTS); for
+    /// [`Algorithm::EnvoyMaglev`] a prime up to 5,000,011 (Envoy's limit).
+    /// Default [`DEFAULT_TABLE_SIZE`](crate::maglev::DEFAULT_TABLE_SIZE) =
+    /// 65,537. Only those two take it.
     pub fn table_size(mut self, size: u32) -> Self {
         self.given.table_size = Some(size);
         self
@@ -315,11 +316,12 @@ fn check_nodes(nodes: &[Node]) -> Result<(), RingError> {
 /// the order they were given in (a derived ring appends an added node and
 /// closes the gap of a removed one); indices returned by
 /// [`Ring::get_index`] and [`Ring::get_n_indices`] refer to [`Ring::nodes`].
-/// Placement never depends on that order, except under [`Algorithm::Jump`]
-/// (buckets are list positions), the fresh [`Algorithm::Slots`] ranges, and
-/// ties between equal 32-bit points in `ketama` and `ketama-spy` (the
-/// earlier server wins, as in libmemcached); those are the cases where the
-/// order enters [`Ring::fingerprint`].
+/// Placement never depends on that order, except where
+/// [`Algorithm::order_places_keys`] says it does (jump's buckets, ties in
+/// libmemcached's modes and the migration modes, the Envoy and gRPC ring
+/// hash's fractional shares, HAProxy's assigned ids) and the fresh
+/// [`Algorithm::Slots`] ranges; those are the cases where the order enters
+/// [`Ring::fingerprint`].
 #[derive(Debug, Clone)]
 pub struct Ring {
     nodes: Vec<Node>,
@@ -480,8 +482,9 @@ impl Ring {
         self.live_nodes
     }
 
-    /// Number of points on the continuum (`ring` and the compatibility
-    /// modes); 0 for `jump`, `rendezvous`, `maglev` and `slots`.
+    /// Number of points on the continuum (`ring` and the continuum modes);
+    /// 0 for `jump`, `rendezvous`, the Maglev tables, `slots`, modula and
+    /// `haproxy` (whose nodes sit in a tree of its own, with the closest-node rule).
     pub fn point_count(&self) -> usize {
         match &self.placement {
             Placement::Continuum(c) => c.len(),
@@ -728,6 +731,11 @@ impl Ring {
     #[inline(never)]
     fn walk_elsewhere(&self, hash: u64, visit: &mut dyn FnMut(usize) -> bool) {
         self.placement.lookup().walk(hash, visit)
+    }
+
+    /// The owner of an `haproxy` ring's first node in key order.
+    pub(crate) fn first_owner(&self) -> Option<usize> {
+        self.placement.lookup().first_owner()
     }
 
     /// Last 64-bit position of each arc with its owner, in order, when the

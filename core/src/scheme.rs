@@ -184,6 +184,12 @@ pub(crate) trait Lookup: fmt::Debug + Send + Sync + RefUnwindSafe + UnwindSafe {
     fn puids(&self) -> Option<&[u32]> {
         None
     }
+
+    /// The owner of the first node in key order, where HAProxy gives up a
+    /// bounded-load walk (`haproxy` rings).
+    fn first_owner(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// How a ring places keys: the continuum of the point-based algorithms, or
