@@ -105,7 +105,13 @@ EOF
 step "crates (cargo package, each built from its packaged sources)"
 start=$(now)
 # Verified (built) in the workspace's target dir, whose dependencies `make
-# test` compiled already.
+# test` compiled already. cargo verifies each crate against the others
+# through a local registry whose sources it unpacks under
+# $CARGO_HOME/registry/src/-<hash of its path>/ and reuses while the
+# version is unchanged: a clone at a path packaged before would verify
+# shardring-membership against an old shardring. Those are only unpacked
+# copies of these crates, so they go first.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/shardring-*
 CARGO_TARGET_DIR=$root/target cargo package -q --allow-dirty -p shardring -p shardring-membership -p shardring-cli
 for crate in shardring shardring-membership shardring-cli; do
     cp "$root/target/package/$crate-$version.crate" "$out/"
