@@ -554,7 +554,7 @@ impl Ring {
     pub fn to_config(&self) -> RingConfig {
         let algorithm = self.algorithm();
         let slot_ranges = if self.slots_are_fresh() { None } else { self.slot_ranges() };
-        let haproxy_ids = self.haproxy_ids();
+        let haproxy_ids = self.haproxy_ids_per_node();
         RingConfig {
             format_version: PLACEMENT_FORMAT,
             algorithm,

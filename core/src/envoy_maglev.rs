@@ -17,9 +17,10 @@ use xxhash_rust::xxh64::xxh64;
 
 use crate::error::RingError;
 use crate::hash::KeyRule;
+use crate::modula::Modula;
 use crate::node::Node;
 use crate::params::{Given, Params};
-use crate::scheme::{Facts, Lookup, Param, PerNode, Placement, PointHash, Scheme, mark_table};
+use crate::scheme::{Facts, Lookup, Param, PerNode, Placement, PointHash, Scheme};
 
 /// Envoy's default table size, 65,537.
 pub const DEFAULT_TABLE_SIZE: u32 = 65_537;
@@ -72,7 +73,7 @@ impl Scheme for EnvoyMaglev {
                 return Err(RingError::InvalidWeight { id: node.id().to_owned(), weight, rule: WEIGHT_RULE });
             }
         }
-        Ok(Placement::other(Table(fill(nodes, sum, u64::from(params.table_size)))))
+        Ok(Placement::other(Table(Modula(fill(nodes, sum, u64::from(params.table_size))))))
     }
 }
 
@@ -138,46 +139,38 @@ fn fill(nodes: &[Node], sum: u64, size: u64) -> Vec<u32> {
     table
 }
 
-/// A filled table: `0[h mod M]` is a node index.
+/// A filled table: a modula lookup (`table[h mod M]`) whose preference
+/// walk follows Envoy's retries first.
 #[derive(Debug)]
-struct Table(Vec<u32>);
-
-impl Table {
-    fn at(&self, hash: u64) -> usize {
-        self.0[(hash % self.0.len() as u64) as usize] as usize
-    }
-}
+struct Table(Modula);
 
 impl Lookup for Table {
     fn owner(&self, hash: u64) -> usize {
-        self.at(hash)
+        self.0.owner(hash)
     }
 
     /// Envoy's retries `k = 0, 1, ...` (`h XOR (2^64 - k)`), up to one per
     /// slot, then every slot in table order from `h mod M`.
     fn walk(&self, hash: u64, visit: &mut dyn FnMut(usize) -> bool) {
-        let size = self.0.len() as u64;
-        for k in 0..size {
+        let mut done = false;
+        for k in 0..self.0.0.len() as u64 {
             let retry = if k == 0 { hash } else { hash ^ k.wrapping_neg() };
-            if visit(self.at(retry)) {
-                return;
+            if visit(self.0.owner(retry)) {
+                done = true;
+                break;
             }
         }
-        let first = (hash % size) as usize;
-        let (after, before) = self.0.split_at(first);
-        for &owner in before.iter().chain(after) {
-            if visit(owner as usize) {
-                return;
-            }
+        if !done {
+            self.0.walk(hash, visit)
         }
     }
 
     fn mark_live(&self, live: &mut [bool]) {
-        mark_table(&self.0, live)
+        self.0.mark_live(live)
     }
 
     fn heap_bytes(&self) -> usize {
-        self.0.len() * size_of::<u32>()
+        self.0.heap_bytes()
     }
 
     fn arc_ends(&self) -> Option<Vec<(u64, usize)>> {
@@ -186,7 +179,7 @@ impl Lookup for Table {
 
     /// Slots held over table size.
     fn expected_shares(&self, shares: &mut [f64]) {
-        self.0.iter().for_each(|&o| shares[o as usize] += 1.0 / self.0.len() as f64);
+        self.0.expected_shares(shares)
     }
 }
 

@@ -469,10 +469,18 @@ impl Ring {
         self.params.server_key
     }
 
-    /// The HAProxy server ids given per node (0 where HAProxy assigns
-    /// one), parallel to [`Ring::nodes`]: `Some` for [`Algorithm::Haproxy`] only.
-    pub fn haproxy_ids(&self) -> Option<Vec<u32>> {
-        self.placement.lookup().puids().map(<[u32]>::to_vec)
+    /// The HAProxy server ids given, as (node id, id) in node order; nodes
+    /// whose id HAProxy assigns are left out. `Some` for
+    /// [`Algorithm::Haproxy`] only.
+    pub fn haproxy_ids(&self) -> Option<Vec<(&str, u32)>> {
+        let given = self.placement.lookup().puids()?;
+        Some(self.nodes.iter().zip(given).filter(|(_, puid)| **puid != 0).map(|(n, &puid)| (n.id(), puid)).collect())
+    }
+
+    /// The HAProxy server ids given per node (0 where HAProxy assigns one),
+    /// parallel to [`Ring::nodes`].
+    pub(crate) fn haproxy_ids_per_node(&self) -> Option<&[u32]> {
+        self.placement.lookup().puids()
     }
 
     /// Number of nodes that can own keys: nodes with weight > 0 (under

@@ -39,32 +39,22 @@ pub(crate) struct RingHash {
 }
 
 /// Envoy's ring hash: minimum 1,024 and maximum 8,388,608 points, XXH64 or MurmurHash2.
-pub(crate) static ENVOY: RingHash = RingHash {
-    grpc: false,
-    facts: Facts {
-        hash_bits: 64,
-        vnodes: None,
-        seeded: false,
-        order_places_keys: true,
-        weight_zero_drains: false,
-        takes: &[Param::MinRingSize, Param::MaxRingSize, Param::HashFunction],
-    },
-};
+pub(crate) static ENVOY: RingHash =
+    RingHash { grpc: false, facts: facts(&[Param::MinRingSize, Param::MaxRingSize, Param::HashFunction]) };
 
 /// gRPC's ring hash: minimum 1,024 and maximum 4,096 points, both capped at
 /// 4,096; XXH64 only (`hash_function` may say `xx_hash`); endpoints in
 /// resolver order (C-core) or sorted (Go).
 pub(crate) static GRPC: RingHash = RingHash {
     grpc: true,
-    facts: Facts {
-        hash_bits: 64,
-        vnodes: None,
-        seeded: false,
-        order_places_keys: true,
-        weight_zero_drains: false,
-        takes: &[Param::MinRingSize, Param::MaxRingSize, Param::HashFunction, Param::EndpointOrder],
-    },
+    facts: facts(&[Param::MinRingSize, Param::MaxRingSize, Param::HashFunction, Param::EndpointOrder]),
 };
+
+/// Both take no seed or vnodes; host order places keys (fractional shares
+/// go to the host reached first); weight 0 never drains (refused or read as 1).
+const fn facts(takes: &'static [Param]) -> Facts {
+    Facts { hash_bits: 64, vnodes: None, seeded: false, order_places_keys: true, weight_zero_drains: false, takes }
+}
 
 const ENVOY_WEIGHT_RULE: &str =
     "Envoy host weights are whole numbers from 1 (load_balancing_weight is at least 1), summing to at most 4294967295";

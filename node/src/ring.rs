@@ -475,15 +475,7 @@ impl Ring {
     #[napi(getter, ts_return_type = "Record<string, number> | null")]
     pub fn haproxy_ids(&self) -> Option<IndexMap<String, u32>> {
         let ring = self.current();
-        let ids = ring.haproxy_ids()?;
-        Some(
-            ring.nodes()
-                .iter()
-                .zip(ids)
-                .filter(|(_, puid)| *puid != 0)
-                .map(|(n, puid)| (n.id().to_owned(), puid))
-                .collect(),
-        )
+        Some(ring.haproxy_ids()?.into_iter().map(|(id, puid)| (id.to_owned(), puid)).collect())
     }
 
     /// Seed of the key and point hashes.

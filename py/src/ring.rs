@@ -421,16 +421,8 @@ impl PyRing {
     /// The HAProxy server ids given, node id -> id ("haproxy" only; None otherwise).
     #[getter]
     fn haproxy_ids(&self) -> Option<std::collections::BTreeMap<String, u32>> {
-        let ring = &self.current.load().ring;
-        let ids = ring.haproxy_ids()?;
-        Some(
-            ring.nodes()
-                .iter()
-                .zip(ids)
-                .filter(|(_, puid)| *puid != 0)
-                .map(|(n, puid)| (n.id().to_owned(), puid))
-                .collect(),
-        )
+        let snapshot = self.current.load();
+        Some(snapshot.ring.haproxy_ids()?.into_iter().map(|(id, puid)| (id.to_owned(), puid)).collect())
     }
 
     /// Seed of the key and point hashes.
