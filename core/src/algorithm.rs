@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::RingError;
 use crate::hash::KeyHash;
 use crate::params::Distribution;
-use crate::scheme::{Facts, Scheme};
+use crate::scheme::{Facts, Param, Scheme};
 use crate::{
-    envoy_maglev, haproxy, hashring_js, jump, ketama, libmemcached, maglev, nginx, rendezvous, ring_hash, slots,
-    twemproxy, uhashring, vnode,
+    envoy_maglev, haproxy, hashring_js, jump, jumpback, ketama, libmemcached, maglev, memento, nginx, rendezvous,
+    ring_hash, slots, twemproxy, uhashring, vnode,
 };
 
 /// Placement algorithm of a ring. Every algorithm answers the same calls
@@ -41,6 +41,8 @@ use crate::{
 /// | `envoy-maglev` | XXH64                   | whole numbers >= 1 | Envoy `MAGLEV` |
 /// | `grpc-ring-hash` | XXH64                 | whole numbers, 0 read as 1 | gRPC `ring_hash` (A42) |
 /// | `haproxy`    | sdbm, djb2, wt6 or crc32, 32 bits | whole numbers 0 to 256 | HAProxy `hash-type consistent` |
+/// | `jumpback`   | XXH3-64                   | exactly 1      | Ertl 2024 (JumpBackHash), bit-exact with hash4j |
+/// | `memento`    | XXH3-64                   | exactly 1      | Coluzzi et al. 2024 (MementoHash) |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -91,11 +93,20 @@ pub enum Algorithm {
     /// HAProxy's `hash-type consistent`: `hash_function`, `avalanche`,
     /// `server_key`, per-node server ids.
     Haproxy,
+    /// JumpBackHash over the node list in order: jump's guarantees (only
+    /// appending or removing the last node is minimal) in expected
+    /// constant time, bit-exact with hash4j's `jumpBackHashSplitMix64()`.
+    Jumpback,
+    /// MementoHash: jump hash over buckets any of which may be removed
+    /// with only its keys moving; the removal history (per-node `bucket`,
+    /// `removed_buckets`) is part of the ring. With no removals, `jump`'s
+    /// placement exactly.
+    Memento,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order of this enum.
-    pub const ALL: [Algorithm; 18] = [
+    pub const ALL: [Algorithm; 20] = [
         Algorithm::Ring,
         Algorithm::Ketama,
         Algorithm::KetamaSpy,
@@ -114,6 +125,8 @@ impl Algorithm {
         Algorithm::EnvoyMaglev,
         Algorithm::GrpcRingHash,
         Algorithm::Haproxy,
+        Algorithm::Jumpback,
+        Algorithm::Memento,
     ];
 
     /// The name written in configs and accepted by every binding (`"ring"`,
@@ -143,6 +156,8 @@ impl Algorithm {
             Algorithm::EnvoyMaglev => c"envoy-maglev",
             Algorithm::GrpcRingHash => c"grpc-ring-hash",
             Algorithm::Haproxy => c"haproxy",
+            Algorithm::Jumpback => c"jumpback",
+            Algorithm::Memento => c"memento",
         }
     }
 
@@ -168,6 +183,8 @@ impl Algorithm {
             Algorithm::EnvoyMaglev => &envoy_maglev::EnvoyMaglev,
             Algorithm::GrpcRingHash => &ring_hash::GRPC,
             Algorithm::Haproxy => &haproxy::Haproxy,
+            Algorithm::Jumpback => &jumpback::JumpBack,
+            Algorithm::Memento => &memento::Memento,
         }
     }
 
@@ -196,7 +213,9 @@ impl Algorithm {
     }
 
     /// Whether node order places keys, and so enters the fingerprint: jump
-    /// (buckets are list positions), libmemcached's modes (equal points go
+    /// and jumpback (buckets are list positions), memento (nodes given no
+    /// bucket take the free ones in list order; its fingerprint lists nodes
+    /// by bucket), libmemcached's modes (equal points go
     /// to the earlier server, as libmemcached sorts its continuum by value,
     /// then server index; `modula` takes list positions), and the migration
     /// modes (their peers keep one owner per point value by list order).
@@ -220,13 +239,29 @@ impl Algorithm {
         self.scheme().default_key_hash(distribution)
     }
 
-    /// Whether a node of weight 0 owns no keys. True except under `jump`
-    /// (no weights: every node is a bucket), `libmemcached` and
+    /// Whether every node must have weight exactly 1: `jump`, `jumpback` and
+    /// `memento`, where a node is a bucket (a ring of them gets capacity
+    /// from more nodes, not from weights).
+    pub fn unit_weights(self) -> bool {
+        self.facts().unit_weights
+    }
+
+    /// Whether a node of weight 0 owns no keys. True except under `jump`,
+    /// `jumpback` and `memento` (no weights: every node is a bucket), `libmemcached` and
     /// `hashring-js`, which read weight 0 as 1 as their peers do (remove a
     /// server to take it out), and `twemproxy`, which refuses weight 0 as
     /// twemproxy does.
     pub fn weight_zero_drains(self) -> bool {
         self.facts().weight_zero_drains
+    }
+
+    /// Whether placement depends on the order in which nodes were removed,
+    /// not only on the nodes present: `memento`. Its configs carry the
+    /// history (`removed_buckets`, per-node `bucket`), and rings of it
+    /// should change by derivation ([`crate::Ring::with_node`],
+    /// [`crate::Ring::without_node`]), not by building from a node list.
+    pub fn placement_has_history(self) -> bool {
+        self.facts().takes(Param::Buckets)
     }
 
     /// Whether the seed is a parameter; the compatibility modes and `slots`

@@ -8,7 +8,8 @@ use crate::hash::{HashFunction, KeyHash};
 use crate::node::{Node, NodeState};
 use crate::params::{Distribution, EndpointOrder, ServerIds, ServerKey};
 use crate::ring::Ring;
-use crate::{envoy_maglev, haproxy, maglev, slots};
+use crate::scheme::BucketTable;
+use crate::{envoy_maglev, haproxy, maglev, memento, slots};
 
 /// The placement format this build implements (see `core/SPEC.md`).
 pub const PLACEMENT_FORMAT: u32 = 1;
@@ -83,6 +84,11 @@ pub struct RingConfig {
     /// What HAProxy node keys derive from (`haproxy` only; `id` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_key: Option<ServerKey>,
+    /// The removed buckets in removal order, oldest first (`memento` only;
+    /// none when absent). With the nodes' buckets they make up the bucket
+    /// array `0..nodes + removed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed_buckets: Option<Vec<u32>>,
     /// The nodes, in order.
     pub nodes: Vec<NodeConfig>,
 }
@@ -107,6 +113,10 @@ pub struct NodeConfig {
     /// HAProxy assigns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub haproxy_id: Option<u32>,
+    /// The node's bucket (`memento` only; absent: the lowest bucket neither
+    /// held by an earlier node nor removed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket: Option<u32>,
     /// The node's part in a transition (absent: active). A config with
     /// warming or draining nodes describes a [`crate::Transition`], not a ring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -262,7 +272,7 @@ fn default_weight() -> f64 {
 impl NodeConfig {
     /// An active node `id` of `weight`, with no zone and nothing else given.
     pub fn new(id: impl Into<String>, weight: f64) -> NodeConfig {
-        NodeConfig { id: id.into(), weight, zone: None, slots: None, haproxy_id: None, state: None }
+        NodeConfig { id: id.into(), weight, zone: None, slots: None, haproxy_id: None, bucket: None, state: None }
     }
 }
 
@@ -287,6 +297,7 @@ impl RingConfig {
             endpoint_order: None,
             avalanche: None,
             server_key: None,
+            removed_buckets: None,
             nodes,
         }
     }
@@ -323,14 +334,18 @@ impl RingConfig {
     /// (u32, 0 for none), for the ring hash modes the minimum and maximum ring
     /// sizes as resolved (u64 each) and the hash function's name, for
     /// `grpc-ring-hash` the endpoint order's name, for `haproxy` the hash
-    /// function's name, `avalanche` (u8) and the server key's name; the node
+    /// function's name, `avalanche` (u8) and the server key's name, for
+    /// `memento` the bucket array's size (u32) and the removed buckets
+    /// (count u32, then each u32, oldest first) as the removals' replay
+    /// leaves them; the node
     /// count (u64), then each node in ascending order of id bytes (in list
-    /// order where order places keys: [`Algorithm::order_places_keys`]): id
+    /// order where order places keys: [`Algorithm::order_places_keys`];
+    /// by ascending bucket for `memento`): id
     /// length (u32) and bytes, weight as IEEE-754 binary64 bits (u64, with
     /// -0.0 written as 0.0), the zone as a byte 0 (none) or 1 followed by its
     /// length (u32) and bytes (the byte also holds the node's state in bits
     /// 1-2: 0 active, 1 warming, 2 draining), for `haproxy` its server id as
-    /// given or assigned (u32), and for `slots` its slot ranges (count u32,
+    /// given or assigned (u32), for `memento` its bucket (u32), and for `slots` its slot ranges (count u32,
     /// then first and last as u16 each, ascending) as listed, or, when no
     /// node lists any, as the fresh assignment gives them. `core/SPEC.md`,
     /// *Fingerprint*, has the same as a table.
@@ -338,6 +353,10 @@ impl RingConfig {
         let mut order: Vec<usize> = (0..self.nodes.len()).collect();
         if !self.algorithm.order_places_keys() {
             order.sort_unstable_by(|&a, &b| self.nodes[a].id.as_bytes().cmp(self.nodes[b].id.as_bytes()));
+        }
+        let buckets = (self.algorithm == Algorithm::Memento).then(|| self.bucket_table());
+        if let Some(table) = &buckets {
+            order.sort_by_key(|&i| table.of_node[i]);
         }
         let mut bytes = Vec::with_capacity(64 + self.nodes.len() * 32);
         let put_str = |bytes: &mut Vec<u8>, text: &str| {
@@ -399,6 +418,11 @@ impl RingConfig {
                 put_str(&mut bytes, key.name());
             }
         }
+        if let Some(table) = &buckets {
+            bytes.extend_from_slice(&table.size.to_le_bytes());
+            bytes.extend_from_slice(&(table.removed.len() as u32).to_le_bytes());
+            table.removed.iter().for_each(|b| bytes.extend_from_slice(&b.to_le_bytes()));
+        }
         let haproxy_ids = (self.algorithm == Algorithm::Haproxy).then(|| {
             let explicit: Vec<u32> = self.nodes.iter().map(|n| n.haproxy_id.unwrap_or(0)).collect();
             haproxy::assign(&explicit)
@@ -427,6 +451,9 @@ impl RingConfig {
             if let Some(ids) = &haproxy_ids {
                 bytes.extend_from_slice(&ids[i].to_le_bytes());
             }
+            if let Some(table) = &buckets {
+                bytes.extend_from_slice(&table.of_node[i].to_le_bytes());
+            }
             if let Some(lists) = &slot_lists {
                 let listed = &lists[i];
                 bytes.extend_from_slice(&(listed.len() as u32).to_le_bytes());
@@ -437,6 +464,21 @@ impl RingConfig {
             }
         }
         xxhash_rust::xxh3::xxh3_64(&bytes)
+    }
+
+    /// A `memento` config's bucket table as its ring resolves it (the
+    /// removals replayed, every node given its bucket); for a config whose
+    /// buckets do not resolve, the buckets as listed (`u32::MAX` for a node
+    /// without one), so that its fingerprint still differs from others'.
+    fn bucket_table(&self) -> BucketTable {
+        let nodes: Vec<Node> = self.nodes.iter().map(|n| Node::new(n.id.clone(), n.weight)).collect();
+        let given: Vec<Option<u32>> = self.nodes.iter().map(|n| n.bucket).collect();
+        let removed = self.removed_buckets.as_deref().unwrap_or_default();
+        memento::resolve(&nodes, Some(&given), removed).unwrap_or_else(|_| BucketTable {
+            size: (nodes.len() + removed.len()).min(u32::MAX as usize) as u32,
+            of_node: given.iter().map(|b| b.unwrap_or(u32::MAX)).collect(),
+            removed: removed.to_vec(),
+        })
     }
 
     /// Each node's slot ranges, parallel to `nodes`: as listed or, when no
@@ -506,6 +548,12 @@ impl RingConfig {
             if let Some(puid) = node.haproxy_id {
                 builder = builder.haproxy_id(node.id.clone(), puid);
             }
+            if let Some(bucket) = node.bucket {
+                builder = builder.bucket(node.id.clone(), bucket);
+            }
+        }
+        if let Some(removed) = &self.removed_buckets {
+            builder = builder.removed_buckets(removed.iter().copied());
         }
         self.with_params(builder).build()
     }
@@ -555,6 +603,10 @@ impl Ring {
         let algorithm = self.algorithm();
         let slot_ranges = if self.slots_are_fresh() { None } else { self.slot_ranges() };
         let haproxy_ids = self.haproxy_ids_per_node();
+        // Memento buckets are written when they are not the default
+        // assignment (the working buckets ascending, in node order).
+        let buckets = self.buckets().filter(|b| !b.is_sorted_by(|a, b| a < b));
+        let removed_buckets = self.removed_buckets().filter(|r| !r.is_empty()).map(<[u32]>::to_vec);
         RingConfig {
             format_version: PLACEMENT_FORMAT,
             algorithm,
@@ -572,6 +624,7 @@ impl Ring {
             endpoint_order: self.endpoint_order(),
             avalanche: self.avalanche(),
             server_key: self.server_key(),
+            removed_buckets,
             nodes: self
                 .nodes()
                 .iter()
@@ -582,6 +635,7 @@ impl Ring {
                     zone: n.zone().map(str::to_owned),
                     slots: slot_ranges.as_ref().map(|r| r[i].iter().map(|r| [*r.start(), *r.end()]).collect()),
                     haproxy_id: haproxy_ids.as_ref().map(|ids| ids[i]).filter(|&puid| puid != 0),
+                    bucket: buckets.map(|b| b[i]),
                     state: None,
                 })
                 .collect(),

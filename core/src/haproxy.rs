@@ -37,6 +37,7 @@ static FACTS: Facts = Facts {
     seeded: false,
     // Auto-assigned ids are positions, and equal node keys keep declaration order.
     order_places_keys: true,
+    unit_weights: false,
     weight_zero_drains: true,
     takes: &[Param::HashFunction, Param::Avalanche, Param::ServerKey, Param::ServerPuids],
 };

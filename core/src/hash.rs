@@ -323,6 +323,19 @@ pub(crate) fn fmix64(mut h: u64) -> u64 {
     h ^ (h >> 33)
 }
 
+/// Value `k` (from 0) of the SplitMix64 stream seeded with `seed` (Steele,
+/// Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA
+/// 2014; `java.util.SplittableRandom(seed).nextLong()` called `k + 1`
+/// times): `mix64(seed + (k + 1) * 0x9e3779b97f4a7c15)`, wrapping. The
+/// random values of `jumpback` and the rehashes of `memento`.
+#[inline]
+pub(crate) fn splitmix64(seed: u64, k: u64) -> u64 {
+    let mut z = seed.wrapping_add(k.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// How a ring hashes keys, resolved once from its algorithm and parameters
 /// (by each algorithm's scheme).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -643,6 +656,16 @@ fn murmur3(key: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splitmix64_is_splittable_random() {
+        // SplittableRandom(0)'s first three nextLong() values (hash4j's
+        // SplitMix64AlgorithmTest; ../shared/specs/modern-algorithms.md).
+        assert_eq!(
+            [0, 1, 2].map(|k| splitmix64(0, k)),
+            [0xe220_a839_7b1d_cdaf, 0x6e78_9e6a_a1b9_65f4, 0x06c4_5d18_8009_454f]
+        );
+    }
 
     #[test]
     fn hash_tags_follow_nc_server() {

@@ -25,6 +25,7 @@ static FACTS: Facts = Facts {
     vnodes: Some(40),
     seeded: false,
     order_places_keys: true,
+    unit_weights: false,
     weight_zero_drains: false,
     takes: &[Param::Distribution, Param::DefaultPort],
 };

@@ -35,8 +35,15 @@ pub fn jump_hash(mut key: u64, buckets: u32) -> u32 {
 /// The `jump` algorithm.
 pub(crate) struct JumpHash;
 
-static FACTS: Facts =
-    Facts { hash_bits: 64, vnodes: None, seeded: true, order_places_keys: true, weight_zero_drains: false, takes: &[] };
+static FACTS: Facts = Facts {
+    hash_bits: 64,
+    vnodes: None,
+    seeded: true,
+    order_places_keys: true,
+    unit_weights: true,
+    weight_zero_drains: false,
+    takes: &[],
+};
 
 impl Scheme for JumpHash {
     fn facts(&self) -> &Facts {
@@ -70,7 +77,7 @@ impl Lookup for Buckets {
     }
 
     fn walk(&self, hash: u64, visit: &mut dyn FnMut(usize) -> bool) {
-        walk(hash, self.0, visit)
+        walk_buckets(hash, self.0, jump_hash, visit)
     }
 
     fn mark_live(&self, live: &mut [bool]) {
@@ -99,14 +106,15 @@ fn replica_key(hash: u64, i: u64) -> u64 {
 }
 
 /// Visits nodes in the preference order of `hash` over `n` nodes, each once,
-/// until `visit` returns true: first `jump(hash, n)`, then for `i = 1, 2, ...`
-/// the `jump(replica_key(hash, i), n - i)`-th of the nodes not yet visited,
-/// counted in list order.
-fn walk(hash: u64, n: usize, mut visit: impl FnMut(usize) -> bool) {
+/// until `visit` returns true: first `bucket(hash, n)`, then for `i = 1, 2,
+/// ...` the `bucket(replica_key(hash, i), n - i)`-th of the nodes not yet
+/// visited, counted in list order. `bucket` is jump hash, or JumpBackHash
+/// for `jumpback`.
+pub(crate) fn walk_buckets(hash: u64, n: usize, bucket: fn(u64, u32) -> u32, visit: &mut dyn FnMut(usize) -> bool) {
     let mut taken: Vec<usize> = Vec::new();
     for i in 0..n {
         let key = if i == 0 { hash } else { replica_key(hash, i as u64) };
-        let mut pick = jump_hash(key, (n - i) as u32) as usize;
+        let mut pick = bucket(key, (n - i) as u32) as usize;
         // The pick-th untaken node: skip over taken ones at or before it.
         for &t in &taken {
             if t <= pick {
@@ -142,7 +150,7 @@ mod tests {
     fn walk_visits_every_node_once() {
         for hash in [0u64, 1, 42, u64::MAX] {
             let mut seen = Vec::new();
-            walk(hash, 9, |i| {
+            walk_buckets(hash, 9, jump_hash, &mut |i| {
                 seen.push(i);
                 false
             });

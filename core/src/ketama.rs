@@ -69,7 +69,15 @@ pub(crate) static LIBKETAMA: Fixed = Fixed { member: Member::LIBKETAMA, facts: f
 
 /// Equal points keep server order under libmemcached's rule (`order_places_keys`), id-byte order under libketama's.
 const fn fixed_facts(order_places_keys: bool) -> Facts {
-    Facts { hash_bits: 32, vnodes: None, seeded: false, order_places_keys, weight_zero_drains: true, takes: &[] }
+    Facts {
+        hash_bits: 32,
+        vnodes: None,
+        seeded: false,
+        order_places_keys,
+        unit_weights: false,
+        weight_zero_drains: true,
+        takes: &[],
+    }
 }
 
 impl Scheme for Fixed {

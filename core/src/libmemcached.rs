@@ -30,6 +30,7 @@ static FACTS: Facts = Facts {
     // Equal points go to the earlier server (libmemcached sorts by value,
     // then server index); `modula` takes list positions.
     order_places_keys: true,
+    unit_weights: false,
     weight_zero_drains: false,
     takes: &[Param::Distribution, Param::KeyHash],
 };

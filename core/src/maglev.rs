@@ -34,6 +34,7 @@ static FACTS: Facts = Facts {
     vnodes: None,
     seeded: true,
     order_places_keys: false,
+    unit_weights: false,
     weight_zero_drains: true,
     takes: &[Param::TableSize],
 };

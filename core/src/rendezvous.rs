@@ -22,8 +22,15 @@ use crate::scheme::{Facts, Lookup, PerNode, Placement, PointHash, Scheme};
 /// The `rendezvous` algorithm.
 pub(crate) struct Hrw;
 
-static FACTS: Facts =
-    Facts { hash_bits: 64, vnodes: None, seeded: true, order_places_keys: false, weight_zero_drains: true, takes: &[] };
+static FACTS: Facts = Facts {
+    hash_bits: 64,
+    vnodes: None,
+    seeded: true,
+    order_places_keys: false,
+    unit_weights: false,
+    weight_zero_drains: true,
+    takes: &[],
+};
 
 impl Scheme for Hrw {
     fn facts(&self) -> &Facts {

@@ -84,6 +84,8 @@ pub struct RingBuilder {
     nodes: Vec<Node>,
     slot_ranges: Vec<(String, Vec<RangeInclusive<u16>>)>,
     haproxy_ids: Vec<(String, u32)>,
+    buckets: Vec<(String, u32)>,
+    removed_buckets: Option<Vec<u32>>,
 }
 
 impl RingBuilder {
@@ -216,6 +218,29 @@ impl RingBuilder {
         self
     }
 
+    /// [`Algorithm::Memento`]: node `id` holds `bucket`. Nodes without one
+    /// take the buckets neither given nor removed, in ascending order, in
+    /// node order (with none given, node `i` holds bucket `i` of those).
+    /// The array has `nodes + removed` buckets. Errors at
+    /// [`RingBuilder::build`]: [`RingError::InvalidConfig`] naming a bucket
+    /// outside the array or taken twice.
+    pub fn bucket(mut self, id: impl Into<String>, bucket: u32) -> Self {
+        self.buckets.push((id.into(), bucket));
+        self
+    }
+
+    /// [`Algorithm::Memento`]: the removed buckets in the order they were
+    /// removed, oldest first, as [`Ring::removed_buckets`] lists them. The
+    /// removals are replayed by Memento's rule (`core/SPEC.md`,
+    /// *memento*): removing the last bucket while none is on record shrinks
+    /// the array. Errors at [`RingBuilder::build`]:
+    /// [`RingError::InvalidConfig`] naming a bucket outside the array or
+    /// listed twice.
+    pub fn removed_buckets(mut self, buckets: impl IntoIterator<Item = u32>) -> Self {
+        self.removed_buckets = Some(buckets.into_iter().collect());
+        self
+    }
+
     /// Adds a node with the given id and weight and no zone.
     pub fn node(mut self, id: impl Into<String>, weight: f64) -> Self {
         self.nodes.push(Node::new(id, weight));
@@ -284,6 +309,21 @@ impl RingBuilder {
                 per_node[index(id)?] = puid;
             }
             extra.puids = Some(per_node);
+        }
+        if !self.buckets.is_empty() || self.removed_buckets.is_some() {
+            if !facts.takes(Param::Buckets) {
+                let what = if self.buckets.is_empty() { "removed_buckets" } else { "buckets" };
+                return Err(refused(what));
+            }
+            let mut per_node = vec![None; self.nodes.len()];
+            for (id, bucket) in self.buckets {
+                let at = index(id.clone())?;
+                if per_node[at].replace(bucket).is_some() {
+                    return Err(RingError::InvalidConfig { message: format!("node {id:?} is given a bucket twice") });
+                }
+            }
+            extra.buckets = Some(per_node);
+            extra.removed_buckets = self.removed_buckets;
         }
         check_nodes(&self.nodes)?;
         let placement = self.algorithm.scheme().build(&params, &self.nodes, hash_point, extra)?;
@@ -483,6 +523,20 @@ impl Ring {
         self.placement.lookup().puids()
     }
 
+    /// Each node's bucket, parallel to [`Ring::nodes`]: `Some` for
+    /// [`Algorithm::Memento`] only.
+    pub fn buckets(&self) -> Option<&[u32]> {
+        Some(&self.placement.lookup().buckets()?.of_node)
+    }
+
+    /// The removed buckets in the order they were removed, oldest first:
+    /// `Some` for [`Algorithm::Memento`] only. With [`Ring::buckets`] they
+    /// make up the bucket array `0..nodes + removed`; a config carries both,
+    /// so another process rebuilds the same placement.
+    pub fn removed_buckets(&self) -> Option<&[u32]> {
+        Some(&self.placement.lookup().buckets()?.removed)
+    }
+
     /// Number of nodes that can own keys: nodes with weight > 0 (under
     /// `slots`, nodes holding a slot; under `jump`, every node). Lookups
     /// fail with [`RingError::EmptyRing`] when it is 0.
@@ -632,8 +686,10 @@ impl Ring {
     /// algorithm's preference order, the first being [`Ring::get`]. The
     /// order is clockwise on a continuum (Dynamo's preference list,
     /// DeCandia et al., 2007), forward through the table for `maglev` and
-    /// `slots`, by descending score for `rendezvous`, and successive jumps
-    /// over the remaining nodes for `jump` (`core/SPEC.md`). When nodes have
+    /// `slots`, by descending score for `rendezvous`, successive jumps over
+    /// the remaining nodes for `jump` and `jumpback`, and for `memento` the
+    /// owner once the nodes before it are removed in turn (its failover
+    /// order) (`core/SPEC.md`). When nodes have
     /// zones, nodes of zones not yet listed come first (a node without a
     /// zone counts as a zone of its own), then the remaining nodes in
     /// preference order, as Cassandra's NetworkTopologyStrategy places

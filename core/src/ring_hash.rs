@@ -53,7 +53,15 @@ pub(crate) static GRPC: RingHash = RingHash {
 /// Both take no seed or vnodes; host order places keys (fractional shares
 /// go to the host reached first); weight 0 never drains (refused or read as 1).
 const fn facts(takes: &'static [Param]) -> Facts {
-    Facts { hash_bits: 64, vnodes: None, seeded: false, order_places_keys: true, weight_zero_drains: false, takes }
+    Facts {
+        hash_bits: 64,
+        vnodes: None,
+        seeded: false,
+        order_places_keys: true,
+        unit_weights: false,
+        weight_zero_drains: false,
+        takes,
+    }
 }
 
 const ENVOY_WEIGHT_RULE: &str =

@@ -24,13 +24,31 @@ use crate::params::{Distribution, Given, Params};
 pub(crate) type PointHash = fn(&[u8], u32, u64) -> u64;
 
 /// What a config or builder gives per node besides id, weight and zone,
-/// each parallel to the nodes and given only to an algorithm that takes it.
+/// each parallel to the nodes and given only to an algorithm that takes it,
+/// and the history a `memento` ring was given.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PerNode {
     /// Redis Cluster slot ranges ([`Param::SlotRanges`]: `slots` rings mirroring a live cluster).
     pub(crate) slots: Option<Vec<Vec<std::ops::RangeInclusive<u16>>>>,
     /// HAProxy server ids, 0 for one HAProxy assigns ([`Param::ServerPuids`]).
     pub(crate) puids: Option<Vec<u32>>,
+    /// Memento buckets, `None` for a node without one ([`Param::Buckets`]).
+    pub(crate) buckets: Option<Vec<Option<u32>>>,
+    /// Memento's removed buckets in removal order, oldest first ([`Param::Buckets`]).
+    pub(crate) removed_buckets: Option<Vec<u32>>,
+}
+
+/// The state of a `memento` ring besides its nodes: its bucket array, whose
+/// buckets each node holds, and which were removed in which order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BucketTable {
+    /// Buckets in the array, working and removed.
+    pub(crate) size: u32,
+    /// Each node's bucket, parallel to the nodes.
+    pub(crate) of_node: Vec<u32>,
+    /// The removed buckets in removal order, oldest first; with
+    /// [`BucketTable::of_node`] they are exactly `0..size`.
+    pub(crate) removed: Vec<u32>,
 }
 
 /// A parameter some algorithms take, besides `vnodes` and `seed` (which
@@ -52,6 +70,8 @@ pub(crate) enum Param {
     ServerKey,
     /// Per-node HAProxy server ids (`puid`s).
     ServerPuids,
+    /// Per-node buckets and the removed buckets (`memento`).
+    Buckets,
 }
 
 /// What the facade and the bindings know of an algorithm without building it.
@@ -65,6 +85,8 @@ pub(crate) struct Facts {
     pub(crate) seeded: bool,
     /// Whether node order places keys, and so enters the fingerprint.
     pub(crate) order_places_keys: bool,
+    /// Whether every node must have weight exactly 1 (a node is a bucket).
+    pub(crate) unit_weights: bool,
     /// Whether a node of weight 0 owns no keys.
     pub(crate) weight_zero_drains: bool,
     /// The other parameters it takes.
@@ -182,6 +204,11 @@ pub(crate) trait Lookup: fmt::Debug + Send + Sync + RefUnwindSafe + UnwindSafe {
 
     /// The server ids given to a `haproxy` ring, per node (0: assigned by HAProxy).
     fn puids(&self) -> Option<&[u32]> {
+        None
+    }
+
+    /// The bucket table of a `memento` ring.
+    fn buckets(&self) -> Option<&BucketTable> {
         None
     }
 

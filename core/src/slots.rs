@@ -32,6 +32,7 @@ static FACTS: Facts = Facts {
     vnodes: None,
     seeded: false,
     order_places_keys: false,
+    unit_weights: false,
     weight_zero_drains: true,
     takes: &[Param::SlotRanges],
 };

@@ -45,16 +45,26 @@ impl Transition {
     /// The transition a config describes: each node's `state` (absent means
     /// active) decides which of the three rings it belongs to.
     ///
+    /// Under `memento`, whose placement depends on the order of removals,
+    /// the config is the ring holding every member, and the others follow
+    /// by removals in Memento's own rule: the old ring removes the warming
+    /// members, last listed first (undoing their joins), the new ring the
+    /// draining ones in list order, and the read ring both (`core/SPEC.md`,
+    /// *Transitions*).
+    ///
     /// Errors: those of [`RingConfig::build`] for any of the three rings.
     pub fn from_config(config: &RingConfig) -> Result<Transition, RingError> {
+        let states: HashMap<String, NodeState> =
+            config.nodes.iter().map(|n| (n.id.clone(), n.state.unwrap_or_default())).collect();
+        if config.algorithm.placement_has_history() {
+            return Transition::by_removals(config, states);
+        }
         let with = |keep: &dyn Fn(NodeState) -> bool| {
             let mut part = config.clone();
             part.nodes.retain(|n| keep(n.state.unwrap_or_default()));
             part.nodes.iter_mut().for_each(|n| n.state = None);
             part.build().map(Arc::new)
         };
-        let states: HashMap<String, NodeState> =
-            config.nodes.iter().map(|n| (n.id.clone(), n.state.unwrap_or_default())).collect();
         let read = with(&|s| s == NodeState::Active)?;
         let warming = states.values().any(|&s| s == NodeState::Warming);
         let draining = states.values().any(|&s| s == NodeState::Draining);
@@ -83,6 +93,9 @@ impl Transition {
         if from.seed() != to.seed() {
             return Err(RingError::SeedMismatch { left: from.seed(), right: to.seed() });
         }
+        if from.algorithm().placement_has_history() {
+            return Ok(Transition::between_histories(from, to));
+        }
         let mut config = to.to_config();
         for node in &mut config.nodes {
             if from.position(&node.id).is_none() {
@@ -99,6 +112,52 @@ impl Transition {
         // The old ring is `from` itself: weights before the change, its slots.
         transition.old = Arc::new(from.clone());
         Ok(transition)
+    }
+
+    /// [`Transition::between`] for an algorithm whose placement depends on
+    /// the order of removals: the old ring is `from`, the new ring `to`, and
+    /// the read ring `from` without the leaving members, in its order. The
+    /// fingerprint is XXH3-64 of `shardring-transition` and both rings'
+    /// fingerprints (u64 little-endian each).
+    fn between_histories(from: &Ring, to: &Ring) -> Transition {
+        let leaving: Vec<&str> = from.nodes().iter().map(|n| n.id()).filter(|id| to.position(id).is_none()).collect();
+        let mut states: HashMap<String, NodeState> =
+            to.nodes().iter().map(|n| (n.id().to_owned(), NodeState::Active)).collect();
+        for node in to.nodes().iter().filter(|n| from.position(n.id()).is_none()) {
+            states.insert(node.id().to_owned(), NodeState::Warming);
+        }
+        leaving.iter().for_each(|&id| _ = states.insert(id.to_owned(), NodeState::Draining));
+        let read = Arc::new(without(from, &leaving).expect("every leaving member is in `from`"));
+        let mut bytes = b"shardring-transition".to_vec();
+        bytes.extend_from_slice(&from.fingerprint().to_le_bytes());
+        bytes.extend_from_slice(&to.fingerprint().to_le_bytes());
+        Transition {
+            read,
+            old: Arc::new(from.clone()),
+            new: Arc::new(to.clone()),
+            states,
+            fingerprint: xxhash_rust::xxh3::xxh3_64(&bytes),
+        }
+    }
+
+    /// [`Transition::from_config`] for an algorithm whose placement depends
+    /// on the order of removals.
+    fn by_removals(config: &RingConfig, states: HashMap<String, NodeState>) -> Result<Transition, RingError> {
+        let mut all = config.clone();
+        all.nodes.iter_mut().for_each(|n| n.state = None);
+        let all = all.build()?;
+        let members = |state: NodeState| -> Vec<&str> {
+            config.nodes.iter().filter(|n| n.state.unwrap_or_default() == state).map(|n| n.id.as_str()).collect()
+        };
+        let mut warming = members(NodeState::Warming);
+        warming.reverse();
+        let draining = members(NodeState::Draining);
+        let old = without(&all, &warming)?;
+        let read = Arc::new(without(&old, &draining)?);
+        // With no one leaving the old ring is the read ring; with no one joining, the new one is.
+        let old = if draining.is_empty() { Arc::clone(&read) } else { Arc::new(old) };
+        let new = if warming.is_empty() { Arc::clone(&read) } else { Arc::new(without(&all, &draining)?) };
+        Ok(Transition { read, old, new, states, fingerprint: config.fingerprint() })
     }
 
     /// The ring of the active members: where keys are read first.
@@ -167,4 +226,9 @@ impl Transition {
     pub fn moves(&self) -> Result<RingDiff, RingError> {
         self.old.diff(&self.new)
     }
+}
+
+/// `ring` with the nodes `ids` removed in turn.
+fn without(ring: &Ring, ids: &[&str]) -> Result<Ring, RingError> {
+    ids.iter().try_fold(ring.clone(), |ring, id| ring.without_node(id))
 }

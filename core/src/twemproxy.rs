@@ -31,6 +31,7 @@ static FACTS: Facts = Facts {
     seeded: false,
     // twemproxy sorts its servers by label base: list order never places keys.
     order_places_keys: false,
+    unit_weights: false,
     weight_zero_drains: false,
     takes: &[Param::Distribution, Param::KeyHash, Param::ServerIds, Param::HashTag],
 };

@@ -36,6 +36,7 @@ const fn facts(hash_bits: u32, vnodes: u32) -> Facts {
         vnodes: Some(vnodes),
         seeded: false,
         order_places_keys: true,
+        unit_weights: false,
         weight_zero_drains: true,
         takes: &[],
     }

@@ -27,6 +27,7 @@ static FACTS: Facts = Facts {
     vnodes: Some(DEFAULT_VNODES),
     seeded: true,
     order_places_keys: false,
+    unit_weights: false,
     weight_zero_drains: true,
     takes: &[],
 };

@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use shardring::{Algorithm, Node, Ring, RingConfig, RingError};
 
-/// Weights every algorithm accepts except jump (whole numbers, for ketama and nginx).
+/// Weights every algorithm accepts except those of unit weights (whole numbers, for ketama and nginx).
 const WEIGHTS: [f64; 4] = [0.0, 1.0, 2.0, 3.0];
 
 fn ids() -> impl Strategy<Value = Vec<String>> {
@@ -18,7 +18,7 @@ fn nodes_for(algorithm: Algorithm) -> impl Strategy<Value = Vec<Node>> {
             ids.into_iter()
                 .zip(picks)
                 .map(|(id, (w, zone))| {
-                    let weight = if algorithm == Algorithm::Jump { 1.0 } else { WEIGHTS[w] };
+                    let weight = if algorithm.unit_weights() { 1.0 } else { WEIGHTS[w] };
                     let node = Node::new(id, weight);
                     match zone {
                         Some(z) => node.with_zone(format!("zone-{z}")),
@@ -66,7 +66,7 @@ proptest! {
     fn every_algorithm_keeps_the_interface_contract(
         algorithm in algorithm(), nodes in nodes_for(Algorithm::Ring), n in 0..10usize, keys in keys(),
     ) {
-        let nodes: Vec<Node> = if algorithm == Algorithm::Jump {
+        let nodes: Vec<Node> = if algorithm.unit_weights() {
             nodes.into_iter().map(|n| Node::new(n.id(), 1.0)).collect()
         } else {
             nodes
@@ -110,7 +110,7 @@ proptest! {
     /// process) places every key as the ring itself, with the same fingerprint.
     #[test]
     fn configs_round_trip_for_every_algorithm(algorithm in algorithm(), nodes in nodes_for(Algorithm::Ring), keys in keys()) {
-        let nodes: Vec<Node> = if algorithm == Algorithm::Jump {
+        let nodes: Vec<Node> = if algorithm.unit_weights() {
             nodes.into_iter().map(|n| Node::new(n.id(), 1.0)).collect()
         } else {
             nodes
@@ -126,19 +126,22 @@ proptest! {
 
     /// Rendezvous, Maglev-free promises: adding, removing or re-weighting one
     /// node moves keys only to or from that node (rendezvous exactly; jump
-    /// when appending or removing the last node). `slots` rebalances as
+    /// and jumpback when appending or removing the last node; memento when
+    /// adding or removing any node: `core/tests/modern.rs`). `slots` rebalances as
     /// redis-cli does instead, which promises less: `slots_rebalance_as_redis_cli_does`.
     #[test]
     fn minimal_disruption_where_promised(
-        algorithm in prop::sample::select(vec![Algorithm::Rendezvous, Algorithm::Jump, Algorithm::Nginx]),
+        algorithm in prop::sample::select(vec![
+            Algorithm::Rendezvous, Algorithm::Jump, Algorithm::Jumpback, Algorithm::Memento, Algorithm::Nginx,
+        ]),
         nodes in nodes_for(Algorithm::Ring), weight in 1..WEIGHTS.len(), keys in keys(),
     ) {
-        let nodes: Vec<Node> = if algorithm == Algorithm::Jump {
+        let nodes: Vec<Node> = if algorithm.unit_weights() {
             nodes.into_iter().map(|n| Node::new(n.id(), 1.0)).collect()
         } else {
             nodes
         };
-        let weight = if algorithm == Algorithm::Jump { 1.0 } else { WEIGHTS[weight] };
+        let weight = if algorithm.unit_weights() { 1.0 } else { WEIGHTS[weight] };
         let before = build(algorithm, &nodes);
         let added = before.with_node(Node::new("newcomer", weight)).unwrap();
         for (old, new) in owners(&before, &keys).iter().zip(owners(&added, &keys)) {
@@ -146,7 +149,7 @@ proptest! {
         }
         let removed = added.without_node("newcomer").unwrap();
         prop_assert_eq!(owners(&removed, &keys), owners(&before, &keys));
-        if algorithm != Algorithm::Jump {
+        if !algorithm.unit_weights() {
             let id = nodes[0].id();
             let reweighted = before.with_weight(id, nodes[0].weight() + 1.0).unwrap();
             for (old, new) in owners(&before, &keys).iter().zip(owners(&reweighted, &keys)) {
@@ -239,10 +242,16 @@ fn jump_moves_most_keys_when_a_middle_node_leaves() {
 fn balance_is_within_each_algorithms_theory() {
     let keys: Vec<String> = (0..100_000).map(|i| format!("key-{i}")).collect();
     let nodes = || (0..10).map(|i| Node::new(format!("n{i}"), 1.0));
-    // Jump and rendezvous balance like independent uniform choices: with
+    // Jump, jumpback, memento and rendezvous balance like independent uniform choices: with
     // 10,000 keys per node the standard deviation is 1%, so 5% is 5 sigma.
     // Maglev at 65,537 slots over 10 nodes is within 1% of the mean.
-    for (algorithm, tolerance) in [(Algorithm::Jump, 0.05), (Algorithm::Rendezvous, 0.05), (Algorithm::Maglev, 0.05)] {
+    for (algorithm, tolerance) in [
+        (Algorithm::Jump, 0.05),
+        (Algorithm::Jumpback, 0.05),
+        (Algorithm::Memento, 0.05),
+        (Algorithm::Rendezvous, 0.05),
+        (Algorithm::Maglev, 0.05),
+    ] {
         let ring = Ring::builder().algorithm(algorithm).nodes(nodes()).build().unwrap();
         let balance = ring.balance(&keys).unwrap();
         assert!(balance.by_node.max_over_mean < 1.0 + tolerance, "{algorithm}: {:?}", balance.by_node);

@@ -179,7 +179,7 @@ fn nodes(algorithm: Algorithm, picks: &[usize], weights: &[u8]) -> Vec<Node> {
         .into_iter()
         .zip(weights.iter().cycle())
         .map(|(id, &w)| {
-            let weight = if algorithm == Algorithm::Jump { 1.0 } else { f64::from(w % 3 + 1) };
+            let weight = if algorithm.unit_weights() { 1.0 } else { f64::from(w % 3 + 1) };
             Node::new(id, weight)
         })
         .collect()
