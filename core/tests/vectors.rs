@@ -28,7 +28,7 @@ Fields: config = the ring config (RingConfig JSON); fingerprint = the config fin
 hash_lookups[] = get_by_hash(hash) for hashes as 16 hex digits; lookups[].key_hex = key bytes in hex; key = the same key as text \
 when it is valid UTF-8; key_hash = XXH3-64 as 16 hex digits; owner = get(key); n and preference = get_n(key, n). \
 Cases whose config names another algorithm (ketama, ketama-spy, libketama, nginx, jump, rendezvous, maglev, slots, \
-libmemcached, twemproxy, uhashring, uhashring-ketama, hashring-js, envoy-ring-hash, envoy-maglev, grpc-ring-hash, haproxy) follow that algorithm's section of SPEC.md; their key_hash is the algorithm's key hash \
+libmemcached, twemproxy, uhashring, uhashring-ketama, hashring-js, envoy-ring-hash, envoy-maglev, grpc-ring-hash, haproxy, jumpback, memento) follow that algorithm's section of SPEC.md; their key_hash is the algorithm's key hash \
 (MD5 32 bits, CRC-32, XXH3-64, XXH64, the Redis slot, HAProxy's request hash or the configured key hash), still as 16 hex digits.";
 
 #[derive(Serialize)]
@@ -331,7 +331,72 @@ fn algorithm_cases() -> Vec<Case> {
     .chain(twemproxy_cases())
     .chain(migration_cases())
     .chain(balancer_cases())
+    .chain(modern_cases())
     .collect()
+}
+
+/// JumpBackHash (by hash: hash4j's published buckets, checked by the core's
+/// unit tests against `jumpBackHashSplitMix64()`) and MementoHash with its
+/// removal history.
+fn modern_cases() -> Vec<Case> {
+    let buckets = |n: usize| -> Vec<Node> { (0..n).map(|i| Node::new(format!("bucket-{i:04}"), 1.0)).collect() };
+    let jumpback = |n: usize| Ring::builder().algorithm(Algorithm::Jumpback).nodes(buckets(n)).build().unwrap();
+    // hash4j's table (SplitMix64) and README keys.
+    let hash4j = vec![
+        1,
+        0x0123_4567_89ab_cdef,
+        0x8000_0000_0000_0000,
+        0x9e37_79b9_7f4a_7c15,
+        0x7f74_87ee_708c_8a96,
+        0x6265_648f_bc79_7f25,
+        0x85ef_23a0_b545_d53b,
+    ];
+    let memento = |n: usize| Ring::builder().algorithm(Algorithm::Memento).nodes(buckets(n)).build().unwrap();
+    let removed = memento(10)
+        .without_node("bucket-0003")
+        .and_then(|r| r.without_node("bucket-0007"))
+        .and_then(|r| r.without_node("bucket-0000"))
+        .and_then(|r| r.with_node(Node::new("refill", 1.0)))
+        .unwrap();
+    // The last bucket removed first is jump's shrink (nothing on record), then two from the middle.
+    let shrunk = Ring::builder()
+        .algorithm(Algorithm::Memento)
+        .seed(7)
+        .nodes(buckets(6))
+        .build()
+        .and_then(|r| r.without_node("bucket-0005"))
+        .and_then(|r| r.without_node("bucket-0002"))
+        .and_then(|r| r.without_node("bucket-0001"))
+        .unwrap();
+    vec![
+        with_hashes(ring_case("jumpback: 3 buckets", jumpback(3), &numbered_keys("jb-", 8), &[1, 3]), hash4j.clone()),
+        with_hashes(
+            ring_case("jumpback: 10 buckets", jumpback(10), &numbered_keys("jb-", 16), &[1, 3, 10]),
+            hash4j.clone(),
+        ),
+        with_hashes(ring_case("jumpback: 1000 buckets", jumpback(1000), &numbered_keys("jb-", 16), &[1, 4]), hash4j),
+        ring_case(
+            "memento: ten buckets, no removals (jump's placement)",
+            memento(10),
+            &numbered_keys("obj-", 24),
+            &[1, 3],
+        ),
+        with_hashes(
+            ring_case(
+                "memento: buckets 3, 7 and 0 removed, then a node added (it takes bucket 0)",
+                removed,
+                &numbered_keys("obj-", 32),
+                &[1, 2, 8],
+            ),
+            vec![1, 42, 0xDEAD_10CC, 1 << 63],
+        ),
+        ring_case(
+            "memento: seed 7, the last bucket removed first (a shrink), then two in the middle",
+            shrunk,
+            &numbered_keys("m-", 16),
+            &[1, 3],
+        ),
+    ]
 }
 
 /// uhashring and npm hashring (checked side by side with the packages by
