@@ -340,11 +340,12 @@ impl Admin {
 
     /// Writes the ring parameters at `P/config` and returns the revision.
     /// Errors: [`MembershipError::Record`] when the parameters cannot build
-    /// a ring, [`MembershipError::Etcd`].
+    /// a ring or name an algorithm a fleet cannot follow in etcd
+    /// ([`ParamsRecord::check`]), [`MembershipError::Etcd`].
     pub fn set_config(&mut self, params: &ParamsRecord) -> Result<i64, MembershipError> {
         let key = self.layout.config_key();
         let probe = params.to_config(Vec::new());
-        probe.build().map_err(|error| MembershipError::Record { key: key.clone(), error })?;
+        params.check().and_then(|()| probe.build()).map_err(|error| MembershipError::Record { key: key.clone(), error })?;
         let (endpoints, client) = (&self.endpoints, &mut self.client);
         let response = self.runtime.block_on(timed(endpoints, client.put(key, params.to_json(), None)))?;
         Ok(response.header().map_or(0, |h| h.revision()))

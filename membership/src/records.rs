@@ -193,18 +193,45 @@ impl ParamsRecord {
             endpoint_order: self.endpoint_order,
             avalanche: self.avalanche,
             server_key: self.server_key,
+            removed_buckets: None,
             nodes,
         }
     }
 
     /// Parses a `P/config` value. Errors: [`RingError::InvalidConfig`]
-    /// naming the field, [`RingError::UnsupportedFormat`].
+    /// naming the field, or an algorithm a fleet cannot follow in etcd
+    /// ([`ParamsRecord::check`]); [`RingError::UnsupportedFormat`].
     pub fn from_json(json: &str) -> Result<ParamsRecord, RingError> {
         let params: ParamsRecord = shardring::from_json_strict(json)?;
         if params.format_version != PLACEMENT_FORMAT {
             return Err(RingError::UnsupportedFormat { found: params.format_version, supported: PLACEMENT_FORMAT });
         }
+        params.check()?;
         Ok(params)
+    }
+
+    /// Refuses an algorithm whose placement depends on the order in which
+    /// members were removed (`memento`): the ring at a revision must be a
+    /// function of the records at that revision, and a member that dies
+    /// takes its record (and so when it left) with its lease, so followers
+    /// that start at different times could not agree on the order
+    /// (`core/SPEC.md`, *Membership in etcd*). Such a ring is followed from
+    /// a config file that one writer keeps, whose `removed_buckets` carry
+    /// the order ([`crate::Follower::file`]).
+    ///
+    /// Errors: [`RingError::InvalidConfig`] naming the algorithm.
+    pub fn check(&self) -> Result<(), RingError> {
+        if self.algorithm.placement_has_history() {
+            return Err(RingError::InvalidConfig {
+                message: format!(
+                    "algorithm {:?} places keys by the order in which nodes were removed, which etcd member records \
+                     (under leases) do not carry: follow it from a config file kept by one writer (its \
+                     removed_buckets hold the order), or use ring, rendezvous, maglev, jump or jumpback in etcd",
+                    self.algorithm.name()
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// The record as the JSON written at `P/config`.
