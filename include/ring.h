@@ -90,6 +90,16 @@
 #define RING_OPTION_HAPROXY_IDS 16384
 
 /**
+ * `ring_options_t.fields` bit: `buckets` is given.
+ */
+#define RING_OPTION_BUCKETS 32768
+
+/**
+ * `ring_options_t.fields` bit: `removed_buckets` and `removed_bucket_count` are given.
+ */
+#define RING_OPTION_REMOVED_BUCKETS 65536
+
+/**
  * An event kind: the ring changed; `revision` and `fingerprint` are the new epoch's.
  */
 #define RING_FOLLOWER_CHANGED 1
@@ -321,8 +331,9 @@ typedef struct {
    * `RING_OPTION_HASH_TAG`, `RING_OPTION_DEFAULT_PORT`,
    * `RING_OPTION_MIN_RING_SIZE`, `RING_OPTION_MAX_RING_SIZE`,
    * `RING_OPTION_HASH_FUNCTION`, `RING_OPTION_ENDPOINT_ORDER`,
-   * `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY` and
-   * `RING_OPTION_HAPROXY_IDS` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
+   * `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY`,
+   * `RING_OPTION_HAPROXY_IDS`, `RING_OPTION_BUCKETS` and
+   * `RING_OPTION_REMOVED_BUCKETS` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
    * only when its bit is set, so a program built against an older header
    * (a shorter struct, without the last fields) stays valid.
    */
@@ -332,7 +343,8 @@ typedef struct {
    * `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
    * `"maglev"`, `"slots"`, `"libmemcached"`, `"twemproxy"`, `"uhashring"`,
    * `"uhashring-ketama"`, `"hashring-js"`, `"envoy-ring-hash"`,
-   * `"envoy-maglev"`, `"grpc-ring-hash"` or `"haproxy"` (`core/SPEC.md`).
+   * `"envoy-maglev"`, `"grpc-ring-hash"`, `"haproxy"`, `"jumpback"` or
+   * `"memento"` (`core/SPEC.md`).
    */
   const char *algorithm;
   /**
@@ -425,6 +437,23 @@ typedef struct {
    * is set (the array is borrowed for the call).
    */
   const uint32_t *haproxy_ids;
+  /**
+   * Memento buckets, one per node (`node_count` of them), `memento` only;
+   * read when `RING_OPTION_BUCKETS` is set (borrowed for the call).
+   * Without it, nodes take the buckets not removed in ascending order.
+   */
+  const uint32_t *buckets;
+  /**
+   * Memento's removed buckets in removal order, oldest first (as
+   * `ring_to_json` writes `removed_buckets`), `memento` only; read with
+   * `removed_bucket_count` when `RING_OPTION_REMOVED_BUCKETS` is set
+   * (borrowed for the call; NULL only with a count of 0).
+   */
+  const uint32_t *removed_buckets;
+  /**
+   * The number of entries of `removed_buckets`.
+   */
+  size_t removed_bucket_count;
 } ring_options_t;
 
 /**
@@ -519,7 +548,8 @@ ring_result ring_new(const char *const *ids,
  * defaults: the `ring` algorithm, 160 vnodes, seed 0, for Maglev a table
  * of 65,537). Only the parameters whose bits are set in `options->fields`
  * are read, and each is passed as given. Ketama ids are servers
- * (`host:port`); ketama and nginx weights are whole numbers; jump weights are 1.
+ * (`host:port`); ketama and nginx weights are whole numbers; jump,
+ * jumpback and memento weights are 1.
  *
  * On success writes a new handle to `*out_ring`; release it with
  * `ring_free`. Errors: those of `ring_new` (`RING_ZERO_VNODES`: vnodes 0
@@ -530,7 +560,9 @@ ring_result ring_new(const char *const *ids,
  *
  * # Safety
  * As `ring_new`; `options` is NULL or points to a `ring_options_t` whose
- * `algorithm` is NULL or a NUL-terminated string.
+ * `algorithm` is NULL or a NUL-terminated string, and whose arrays with
+ * their bits set hold `node_count` (`haproxy_ids`, `buckets`) or
+ * `removed_bucket_count` (`removed_buckets`) entries.
  */
 ring_result ring_new_with_options(const char *const *ids,
                                   const size_t *id_lens,

@@ -90,7 +90,8 @@ struct Options {
     /// "ring", "ketama", "ketama-spy", "libketama", "nginx", "jump",
     /// "rendezvous", "maglev", "slots", "libmemcached", "twemproxy",
     /// "uhashring", "uhashring-ketama", "hashring-js", "envoy-ring-hash",
-    /// "envoy-maglev", "grpc-ring-hash" or "haproxy" (core/SPEC.md).
+    /// "envoy-maglev", "grpc-ring-hash", "haproxy", "jumpback" or "memento"
+    /// (core/SPEC.md).
     std::optional<std::string> algorithm;
     /// Points per unit of weight, >= 1 (ring only).
     std::optional<uint32_t> vnodes;
@@ -122,6 +123,11 @@ struct Options {
     std::optional<std::string> server_key;
     /// HAProxy server ids, one per node, 0 for the id HAProxy assigns (haproxy only).
     std::optional<std::vector<uint32_t>> haproxy_ids;
+    /// Memento buckets, one per node (memento only; without them nodes take
+    /// the buckets not removed, ascending).
+    std::optional<std::vector<uint32_t>> buckets;
+    /// Memento's removed buckets in removal order, oldest first (memento only).
+    std::optional<std::vector<uint32_t>> removed_buckets;
 };
 
 /// One (from, to) flow of a Diff: `share` of the hash space moves from node
@@ -220,6 +226,18 @@ class Ring {
             }
             c_options.fields |= RING_OPTION_HAPROXY_IDS;
             c_options.haproxy_ids = options.haproxy_ids->data();
+        }
+        if (options.buckets) {
+            if (options.buckets->size() != nodes.size()) {
+                throw Error(RING_INVALID_CONFIG, "Options::buckets must hold one bucket per node");
+            }
+            c_options.fields |= RING_OPTION_BUCKETS;
+            c_options.buckets = options.buckets->data();
+        }
+        if (options.removed_buckets) {
+            c_options.fields |= RING_OPTION_REMOVED_BUCKETS;
+            c_options.removed_buckets = options.removed_buckets->data();
+            c_options.removed_bucket_count = options.removed_buckets->size();
         }
         Arrays a(nodes);
         detail::check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),

@@ -148,6 +148,10 @@ export declare class Ring {
   get serverKey(): string | null
   /** The HAProxy server ids given, by node id (`"haproxy"` only; `null` otherwise). */
   get haproxyIds(): Record<string, number> | null
+  /** Each node's bucket, by node id (`"memento"` only; `null` otherwise). */
+  get buckets(): Record<string, number> | null
+  /** The removed buckets in removal order, oldest first (`"memento"` only; `null` otherwise). */
+  get removedBuckets(): Array<number> | null
   /** Seed of the key and point hashes. */
   get seed(): bigint
   /** Total number of points on the ring (0 for jump, rendezvous, maglev and slots). */
@@ -419,10 +423,13 @@ export interface RingOptions {
    * `"libketama"` (memcached clients; ids `host:port`, whole-number
    * weights), `"nginx"`, `"jump"` (weights 1), `"rendezvous"`, `"maglev"`
    * `"slots"` (Redis Cluster), `"libmemcached"` (exactly as
-   * libmemcached places keys; weight 0 is read as 1) or `"twemproxy"`
-   * (exactly as nutcracker places keys; weights >= 1). See core/SPEC.md.
+   * libmemcached places keys; weight 0 is read as 1), `"twemproxy"`
+   * (exactly as nutcracker places keys; weights >= 1), the migration and
+   * load balancers' modes, `"jumpback"` (JumpBackHash, bit-exact with
+   * hash4j; weights 1) or `"memento"` (MementoHash: any node can be
+   * removed, only its keys move; weights 1). See core/SPEC.md.
    */
-  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'uhashring-ketama' | 'hashring-js' | 'envoy-ring-hash' | 'envoy-maglev' | 'grpc-ring-hash' | 'haproxy'
+  algorithm?: 'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'uhashring-ketama' | 'hashring-js' | 'envoy-ring-hash' | 'envoy-maglev' | 'grpc-ring-hash' | 'haproxy' | 'jumpback' | 'memento'
   /** Points per unit of weight (integer >= 1); default 160. `"ring"` only. */
   vnodes?: number
   /**
@@ -491,6 +498,16 @@ export interface RingOptions {
    * HAProxy assigns. `"haproxy"` only.
    */
   haproxyIds?: Record<string, number>
+  /**
+   * Memento buckets by node id; unlisted nodes take the free buckets in
+   * ascending order. `"memento"` only.
+   */
+  buckets?: Record<string, number>
+  /**
+   * Memento's removed buckets in removal order, oldest first (as
+   * `toJSON` writes `removed_buckets`). `"memento"` only.
+   */
+  removedBuckets?: Array<number>
 }
 
 /** Spread of per-node loads against a reference (1.0 is perfect). */

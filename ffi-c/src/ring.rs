@@ -134,6 +134,10 @@ pub const RING_OPTION_AVALANCHE: u32 = 4096;
 pub const RING_OPTION_SERVER_KEY: u32 = 8192;
 /// `ring_options_t.fields` bit: `haproxy_ids` is given.
 pub const RING_OPTION_HAPROXY_IDS: u32 = 16384;
+/// `ring_options_t.fields` bit: `buckets` is given.
+pub const RING_OPTION_BUCKETS: u32 = 32768;
+/// `ring_options_t.fields` bit: `removed_buckets` and `removed_bucket_count` are given.
+pub const RING_OPTION_REMOVED_BUCKETS: u32 = 65536;
 /// Every bit `ring_options_t.fields` defines.
 const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_SEED
@@ -149,7 +153,9 @@ const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_ENDPOINT_ORDER
     | RING_OPTION_AVALANCHE
     | RING_OPTION_SERVER_KEY
-    | RING_OPTION_HAPROXY_IDS;
+    | RING_OPTION_HAPROXY_IDS
+    | RING_OPTION_BUCKETS
+    | RING_OPTION_REMOVED_BUCKETS;
 
 /// Algorithm and parameters for `ring_new_with_options`. A parameter counts
 /// only when its bit is set in `fields`; a parameter left out gets its
@@ -172,8 +178,9 @@ pub struct ring_options_t {
     /// `RING_OPTION_HASH_TAG`, `RING_OPTION_DEFAULT_PORT`,
     /// `RING_OPTION_MIN_RING_SIZE`, `RING_OPTION_MAX_RING_SIZE`,
     /// `RING_OPTION_HASH_FUNCTION`, `RING_OPTION_ENDPOINT_ORDER`,
-    /// `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY` and
-    /// `RING_OPTION_HAPROXY_IDS` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
+    /// `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY`,
+    /// `RING_OPTION_HAPROXY_IDS`, `RING_OPTION_BUCKETS` and
+    /// `RING_OPTION_REMOVED_BUCKETS` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
     /// only when its bit is set, so a program built against an older header
     /// (a shorter struct, without the last fields) stays valid.
     pub fields: u32,
@@ -181,7 +188,8 @@ pub struct ring_options_t {
     /// `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
     /// `"maglev"`, `"slots"`, `"libmemcached"`, `"twemproxy"`, `"uhashring"`,
     /// `"uhashring-ketama"`, `"hashring-js"`, `"envoy-ring-hash"`,
-    /// `"envoy-maglev"`, `"grpc-ring-hash"` or `"haproxy"` (`core/SPEC.md`).
+    /// `"envoy-maglev"`, `"grpc-ring-hash"`, `"haproxy"`, `"jumpback"` or
+    /// `"memento"` (`core/SPEC.md`).
     pub algorithm: *const c_char,
     /// Points per unit of weight, >= 1, `ring` only; read when
     /// `RING_OPTION_VNODES` is set (default 160).
@@ -243,6 +251,17 @@ pub struct ring_options_t {
     /// HAProxy assigns, `haproxy` only; read when `RING_OPTION_HAPROXY_IDS`
     /// is set (the array is borrowed for the call).
     pub haproxy_ids: *const u32,
+    /// Memento buckets, one per node (`node_count` of them), `memento` only;
+    /// read when `RING_OPTION_BUCKETS` is set (borrowed for the call).
+    /// Without it, nodes take the buckets not removed in ascending order.
+    pub buckets: *const u32,
+    /// Memento's removed buckets in removal order, oldest first (as
+    /// `ring_to_json` writes `removed_buckets`), `memento` only; read with
+    /// `removed_bucket_count` when `RING_OPTION_REMOVED_BUCKETS` is set
+    /// (borrowed for the call; NULL only with a count of 0).
+    pub removed_buckets: *const u32,
+    /// The number of entries of `removed_buckets`.
+    pub removed_bucket_count: usize,
 }
 
 /// Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
@@ -250,7 +269,8 @@ pub struct ring_options_t {
 /// defaults: the `ring` algorithm, 160 vnodes, seed 0, for Maglev a table
 /// of 65,537). Only the parameters whose bits are set in `options->fields`
 /// are read, and each is passed as given. Ketama ids are servers
-/// (`host:port`); ketama and nginx weights are whole numbers; jump weights are 1.
+/// (`host:port`); ketama and nginx weights are whole numbers; jump,
+/// jumpback and memento weights are 1.
 ///
 /// On success writes a new handle to `*out_ring`; release it with
 /// `ring_free`. Errors: those of `ring_new` (`RING_ZERO_VNODES`: vnodes 0
@@ -261,7 +281,9 @@ pub struct ring_options_t {
 ///
 /// # Safety
 /// As `ring_new`; `options` is NULL or points to a `ring_options_t` whose
-/// `algorithm` is NULL or a NUL-terminated string.
+/// `algorithm` is NULL or a NUL-terminated string, and whose arrays with
+/// their bits set hold `node_count` (`haproxy_ids`, `buckets`) or
+/// `removed_bucket_count` (`removed_buckets`) entries.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_new_with_options(
     ids: *const *const c_char,
@@ -294,7 +316,8 @@ pub unsafe extern "C" fn ring_new_with_options(
                          RING_OPTION_DEFAULT_PORT 0x80, RING_OPTION_MIN_RING_SIZE 0x100, \
                          RING_OPTION_MAX_RING_SIZE 0x200, RING_OPTION_HASH_FUNCTION 0x400, \
                          RING_OPTION_ENDPOINT_ORDER 0x800, RING_OPTION_AVALANCHE 0x1000, \
-                         RING_OPTION_SERVER_KEY 0x2000, RING_OPTION_HAPROXY_IDS 0x4000)"
+                         RING_OPTION_SERVER_KEY 0x2000, RING_OPTION_HAPROXY_IDS 0x4000, \
+                         RING_OPTION_BUCKETS 0x8000, RING_OPTION_REMOVED_BUCKETS 0x10000)"
                     ),
                 ));
             }
@@ -402,6 +425,40 @@ pub unsafe extern "C" fn ring_new_with_options(
                         }
                     }
                 }
+            }
+            if fields & RING_OPTION_BUCKETS != 0 {
+                // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
+                let buckets = unsafe { (*options).buckets };
+                if buckets.is_null() && node_count > 0 {
+                    return Err(fail(
+                        RING_NULL_ARGUMENT,
+                        format_args!("`options.buckets` is NULL but its RING_OPTION_* bit is set"),
+                    ));
+                }
+                if node_count > 0 {
+                    // SAFETY: non-NULL, and `node_count` u32 long by contract.
+                    let buckets = unsafe { std::slice::from_raw_parts(buckets, node_count) };
+                    for (node, &bucket) in nodes.iter().zip(buckets) {
+                        builder = builder.bucket(node.id(), bucket);
+                    }
+                }
+            }
+            if fields & RING_OPTION_REMOVED_BUCKETS != 0 {
+                // SAFETY: `options` points to a ring_options_t whose bit says it has these fields.
+                let (removed, count) = unsafe { ((*options).removed_buckets, (*options).removed_bucket_count) };
+                if removed.is_null() && count > 0 {
+                    return Err(fail(
+                        RING_NULL_ARGUMENT,
+                        format_args!("`options.removed_buckets` is NULL with removed_bucket_count {count}"),
+                    ));
+                }
+                let removed = if count == 0 {
+                    &[][..]
+                } else {
+                    // SAFETY: non-NULL, and `count` u32 long by contract.
+                    unsafe { std::slice::from_raw_parts(removed, count) }
+                };
+                builder = builder.removed_buckets(removed.iter().copied());
             }
         }
         hand_out(builder.nodes(nodes).build().map_err(core_error)?, out_ring);

@@ -209,17 +209,17 @@ int main(void) {
           "vnodes given to maglev, even the default value, is a parameter it does not take");
     CHECK(last_error_has("vnodes"), "names vnodes: %s", ring_last_error());
     defaults.algorithm = NULL;
-    defaults.fields = RING_OPTION_VNODES | 0x10000u | 0x20000u;
+    defaults.fields = RING_OPTION_VNODES | 0x20000u | 0x40000u;
     CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
           "bits no RING_OPTION_* defines");
-    CHECK(last_error_has("0x30000"), "names the unknown bits: %s", ring_last_error());
+    CHECK(last_error_has("0x60000"), "names the unknown bits: %s", ring_last_error());
     CHECK(RING_OPTION_VNODES == 1 && RING_OPTION_SEED == 2 && RING_OPTION_TABLE_SIZE == 4, "bit values are fixed");
     CHECK(RING_OPTION_DISTRIBUTION == 8 && RING_OPTION_KEY_HASH == 16 && RING_OPTION_SERVER_IDS == 32 &&
               RING_OPTION_HASH_TAG == 64 && RING_OPTION_DEFAULT_PORT == 128,
           "bit values are fixed");
     CHECK(RING_OPTION_MIN_RING_SIZE == 256 && RING_OPTION_MAX_RING_SIZE == 512 && RING_OPTION_HASH_FUNCTION == 1024 &&
               RING_OPTION_ENDPOINT_ORDER == 2048 && RING_OPTION_AVALANCHE == 4096 && RING_OPTION_SERVER_KEY == 8192 &&
-              RING_OPTION_HAPROXY_IDS == 16384,
+              RING_OPTION_HAPROXY_IDS == 16384 && RING_OPTION_BUCKETS == 32768 && RING_OPTION_REMOVED_BUCKETS == 65536,
           "bit values are fixed");
     /* HAProxy's avalanche is 0 or 1; its ids array must be there when its bit is set. */
     defaults.algorithm = "haproxy";
@@ -245,6 +245,35 @@ int main(void) {
     CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
           "minimum above maximum");
     CHECK(last_error_has("minimum_ring_size (10) > maximum_ring_size (5)"), "Envoy's message: %s", ring_last_error());
+    /* Memento's history: buckets one per node, removed buckets with a count. */
+    defaults.algorithm = "memento";
+    defaults.fields = RING_OPTION_BUCKETS | RING_OPTION_REMOVED_BUCKETS;
+    uint32_t buckets[2] = {2, 0}, removed[1] = {1};
+    defaults.buckets = buckets;
+    defaults.removed_buckets = removed;
+    defaults.removed_bucket_count = 1;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_OK, "memento with a history");
+    char *memento_json = NULL;
+    size_t memento_len = 0;
+    CHECK(ring_to_json(chosen, &memento_json, &memento_len) == RING_OK && strstr(memento_json, "\"removed_buckets\"") &&
+              strstr(memento_json, "\"bucket\": 2"),
+          "the history is in the config: %s", memento_json ? memento_json : "(none)");
+    ring_string_free(memento_json);
+    ring_free(chosen);
+    chosen = NULL;
+    defaults.removed_buckets = NULL;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_NULL_ARGUMENT && !chosen,
+          "removed_buckets NULL with a count");
+    CHECK(last_error_has("removed_buckets"), "names removed_buckets: %s", ring_last_error());
+    defaults.removed_buckets = removed;
+    buckets[0] = 1;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+          "a bucket both held and removed");
+    CHECK(last_error_has("bucket 1 is also in removed_buckets"), "names the bucket: %s", ring_last_error());
+    defaults.algorithm = "ring";
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+          "buckets outside memento");
+    CHECK(last_error_has("buckets do not apply"), "names buckets: %s", ring_last_error());
     /* A set bit with a NULL string is a NULL argument, naming the field. */
     defaults.algorithm = "twemproxy";
     defaults.fields = RING_OPTION_HASH_TAG;

@@ -37,7 +37,8 @@ static void run_case(json_t *c) {
     size_t *zone_lens = calloc(count + 1, sizeof *zone_lens);
     double *weights = calloc(count + 1, sizeof *weights);
     uint32_t *haproxy_ids = calloc(count + 1, sizeof *haproxy_ids);
-    int listed_slots = 0, any_haproxy_id = 0;
+    uint32_t *buckets = calloc(count + 1, sizeof *buckets);
+    int listed_slots = 0, any_haproxy_id = 0, any_bucket = 0;
     for (size_t i = 0; i < count; i++) {
         json_t *node = json_array_get(nodes, i);
         ids[i] = json_string_value(json_object_get(node, "id"));
@@ -50,6 +51,9 @@ static void run_case(json_t *c) {
         json_t *puid = json_object_get(node, "haproxy_id");
         haproxy_ids[i] = puid ? (uint32_t)json_integer_value(puid) : 0;
         any_haproxy_id |= puid != NULL;
+        json_t *bucket = json_object_get(node, "bucket");
+        buckets[i] = bucket ? (uint32_t)json_integer_value(bucket) : 0;
+        any_bucket |= bucket != NULL;
     }
     uint32_t vnodes = (uint32_t)json_integer_value(json_object_get(config, "vnodes"));
     uint64_t seed = (uint64_t)json_integer_value(json_object_get(config, "seed"));
@@ -142,6 +146,24 @@ static void run_case(json_t *c) {
             options.fields |= RING_OPTION_HAPROXY_IDS;
             options.haproxy_ids = haproxy_ids;
         }
+        /* A memento config writes every bucket or none, and its history when it has one. */
+        if (any_bucket) {
+            options.fields |= RING_OPTION_BUCKETS;
+            options.buckets = buckets;
+        }
+        json_t *removed = json_object_get(config, "removed_buckets");
+        uint32_t removed_buckets[64];
+        if (removed) {
+            size_t ri;
+            json_t *bucket;
+            CHECK(json_array_size(removed) <= 64, "%s: at most 64 removed buckets in a vector", name);
+            json_array_foreach(removed, ri, bucket) {
+                if (ri < 64) removed_buckets[ri] = (uint32_t)json_integer_value(bucket);
+            }
+            options.fields |= RING_OPTION_REMOVED_BUCKETS;
+            options.removed_buckets = removed_buckets;
+            options.removed_bucket_count = json_array_size(removed) <= 64 ? json_array_size(removed) : 64;
+        }
         rc = ring_new_with_options(ids, lens, weights, zones, zone_lens, count, &options, &ring);
         CHECK(rc == RING_OK, "%s: ring_new_with_options -> %u (%s)", name, rc, ring_last_error());
     }
@@ -200,6 +222,7 @@ done:
     free(lens);
     free(weights);
     free(haproxy_ids);
+    free(buckets);
 }
 
 int main(int argc, char **argv) {

@@ -62,8 +62,8 @@ static void run_vector(json_t *c) {
     std::free(config_text);
 
     std::vector<shardring::NodeSpec> nodes;
-    std::vector<uint32_t> haproxy_ids;
-    bool listed_slots = false, any_haproxy_id = false;
+    std::vector<uint32_t> haproxy_ids, buckets;
+    bool listed_slots = false, any_haproxy_id = false, any_bucket = false;
     size_t i;
     json_t *node;
     json_array_foreach(json_object_get(config, "nodes"), i, node) {
@@ -74,6 +74,9 @@ static void run_vector(json_t *c) {
         json_t *puid = json_object_get(node, "haproxy_id");
         haproxy_ids.push_back(puid ? (uint32_t)json_integer_value(puid) : 0);
         any_haproxy_id |= puid != nullptr;
+        json_t *bucket = json_object_get(node, "bucket");
+        buckets.push_back(bucket ? (uint32_t)json_integer_value(bucket) : 0);
+        any_bucket |= bucket != nullptr;
     }
     std::string algorithm = json_string_value(json_object_get(config, "algorithm"));
     shardring::Options options;
@@ -93,6 +96,13 @@ static void run_vector(json_t *c) {
     if (json_t *v = json_object_get(config, "avalanche")) options.avalanche = json_is_true(v);
     if (json_t *v = json_object_get(config, "server_key")) options.server_key = text(v);
     if (any_haproxy_id) options.haproxy_ids = haproxy_ids;
+    if (any_bucket) options.buckets = buckets;
+    if (json_t *removed = json_object_get(config, "removed_buckets")) {
+        options.removed_buckets.emplace();
+        size_t r;
+        json_t *bucket;
+        json_array_foreach(removed, r, bucket) options.removed_buckets->push_back((uint32_t)json_integer_value(bucket));
+    }
     // Listed slot ranges exist only in configs.
     shardring::Ring ring = listed_slots ? from_json : shardring::Ring(nodes, options);
     if (algorithm == "ring") {
@@ -278,6 +288,25 @@ static void references_and_derivations() {
     check_diff(ring, drained, "drain a");
     check_diff(shardring::Ring::with_algorithm({{"a"}, {"b"}}, "jump"),
                shardring::Ring::with_algorithm({{"a"}, {"b"}, {"c"}}, "jump"), "jump 2 -> 3");
+    // Memento: removing a middle node moves only its keys, and the history
+    // (Options::removed_buckets and buckets) rebuilds the same ring.
+    shardring::Ring memento = shardring::Ring::with_algorithm({{"m0"}, {"m1"}, {"m2"}, {"m3"}}, "memento");
+    shardring::Ring shrunk = memento.without_node("m1");
+    int only_m1 = 1;
+    for (int k = 0; k < 3000; k++) {
+        std::string key = "key-" + std::to_string(k);
+        if (memento.get(key) != shrunk.get(key) && memento.get(key) != "m1") only_m1 = 0;
+    }
+    CHECK(only_m1, "memento: removing m1 moves only m1's keys");
+    shardring::Options history;
+    history.algorithm = "memento";
+    history.removed_buckets = std::vector<uint32_t>{1};
+    history.buckets = std::vector<uint32_t>{0, 2, 3};
+    CHECK(shardring::Ring({{"m0"}, {"m2"}, {"m3"}}, history).fingerprint() == shrunk.fingerprint(),
+          "memento: the history rebuilds the ring");
+    history.buckets = std::vector<uint32_t>{0};
+    CHECK(error_code([&] { shardring::Ring({{"m0"}, {"m2"}, {"m3"}}, history); }) == RING_INVALID_CONFIG,
+          "memento: one bucket per node");
     shardring::Diff moved_diff = shardring::Diff(ring, ring);
     shardring::Diff other = std::move(moved_diff);
     CHECK(other.moved_share() == 0.0 && other.arc_count() == 0 && other.flows().empty(), "diff with itself");

@@ -68,7 +68,9 @@ const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_ENDPOINT_ORDER
     | RING_OPTION_AVALANCHE
     | RING_OPTION_SERVER_KEY
-    | RING_OPTION_HAPROXY_IDS;
+    | RING_OPTION_HAPROXY_IDS
+    | RING_OPTION_BUCKETS
+    | RING_OPTION_REMOVED_BUCKETS;
 /// The load balancers' parameters every input passes when their bits are
 /// set (the HAProxy ids are all 0: every id assigned).
 const HASH_FUNCTION: &CStr = c"djb2";
@@ -124,7 +126,7 @@ const WEIGHTS: [f64; 20] = [
     100.0,
 ];
 
-const ALGORITHMS: [&str; 20] = [
+const ALGORITHMS: [&str; 22] = [
     "ring",
     "ketama",
     "ketama-spy",
@@ -143,6 +145,8 @@ const ALGORITHMS: [&str; 20] = [
     "envoy-maglev",
     "grpc-ring-hash",
     "haproxy",
+    "jumpback",
+    "memento",
     "Ring",
     "",
 ];
@@ -1006,6 +1010,16 @@ impl World {
             if given(RING_OPTION_SERVER_KEY) {
                 builder = builder.server_key(ServerKey::Id32);
             }
+            // Memento buckets: node i holds bucket i, and one more bucket
+            // past the nodes was removed (a shrink, as Memento replays it).
+            if given(RING_OPTION_BUCKETS) {
+                for (i, node) in nodes.iter().enumerate() {
+                    builder = builder.bucket(node.id(), i as u32);
+                }
+            }
+            if given(RING_OPTION_REMOVED_BUCKETS) {
+                builder = builder.removed_buckets([count as u32]);
+            }
         }
         // Skip valid but slow rings (before calling C, which would build them too).
         let config = RingConfig {
@@ -1034,6 +1048,8 @@ impl World {
             b
         });
         let assigned_ids = vec![0u32; count.max(1)];
+        let buckets: Vec<u32> = (0..count.max(1) as u32).collect();
+        let removed_buckets = [count as u32];
         let options = ring_options_t {
             fields,
             algorithm: name_c.as_ref().map_or(ptr::null(), |b| b.as_ptr().cast()),
@@ -1052,6 +1068,9 @@ impl World {
             avalanche: 1,
             server_key: SERVER_KEY.as_ptr(),
             haproxy_ids: assigned_ids.as_ptr(),
+            buckets: buckets.as_ptr(),
+            removed_buckets: removed_buckets.as_ptr(),
+            removed_bucket_count: 1,
         };
         let mut out: *mut ring_t = ptr::null_mut();
         let out_ptr: *mut *mut ring_t = if out_null { ptr::null_mut() } else { &mut out };

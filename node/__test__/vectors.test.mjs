@@ -31,12 +31,15 @@ function build(config, configText) {
   if (config.server_key !== undefined) options.serverKey = config.server_key
   const ids = config.nodes.filter((n) => n.haproxy_id !== undefined)
   if (ids.length > 0) options.haproxyIds = Object.fromEntries(ids.map((n) => [n.id, n.haproxy_id]))
+  const buckets = config.nodes.filter((n) => n.bucket !== undefined)
+  if (buckets.length > 0) options.buckets = Object.fromEntries(buckets.map((n) => [n.id, n.bucket]))
+  if (config.removed_buckets !== undefined) options.removedBuckets = config.removed_buckets
   const nodes = config.nodes.map(({ id, weight, zone }) => (zone === undefined ? { id, weight } : { id, weight, zone }))
   return new Ring(nodes, options)
 }
 
 const configText = (c) => JSON.stringify(c.config).replace(`"seed":"${c.config.seed}"`, `"seed":${c.config.seed}`)
-const xxh3 = new Set(['ring', 'jump', 'rendezvous', 'maglev'])
+const xxh3 = new Set(['ring', 'jump', 'rendezvous', 'maglev', 'jumpback', 'memento'])
 
 test('format version', () => {
   assert.equal(vectors.format_version, 1)

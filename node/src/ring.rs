@@ -48,10 +48,13 @@ pub struct RingOptions {
     /// `"libketama"` (memcached clients; ids `host:port`, whole-number
     /// weights), `"nginx"`, `"jump"` (weights 1), `"rendezvous"`, `"maglev"`
     /// `"slots"` (Redis Cluster), `"libmemcached"` (exactly as
-    /// libmemcached places keys; weight 0 is read as 1) or `"twemproxy"`
-    /// (exactly as nutcracker places keys; weights >= 1). See core/SPEC.md.
+    /// libmemcached places keys; weight 0 is read as 1), `"twemproxy"`
+    /// (exactly as nutcracker places keys; weights >= 1), the migration and
+    /// load balancers' modes, `"jumpback"` (JumpBackHash, bit-exact with
+    /// hash4j; weights 1) or `"memento"` (MementoHash: any node can be
+    /// removed, only its keys move; weights 1). See core/SPEC.md.
     #[napi(
-        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'uhashring-ketama' | 'hashring-js' | 'envoy-ring-hash' | 'envoy-maglev' | 'grpc-ring-hash' | 'haproxy'"
+        ts_type = "'ring' | 'ketama' | 'ketama-spy' | 'libketama' | 'nginx' | 'jump' | 'rendezvous' | 'maglev' | 'slots' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'uhashring-ketama' | 'hashring-js' | 'envoy-ring-hash' | 'envoy-maglev' | 'grpc-ring-hash' | 'haproxy' | 'jumpback' | 'memento'"
     )]
     pub algorithm: Option<String>,
     /// Points per unit of weight (integer >= 1); default 160. `"ring"` only.
@@ -112,6 +115,13 @@ pub struct RingOptions {
     /// HAProxy assigns. `"haproxy"` only.
     #[napi(ts_type = "Record<string, number>")]
     pub haproxy_ids: Option<Object<'static>>,
+    /// Memento buckets by node id; unlisted nodes take the free buckets in
+    /// ascending order. `"memento"` only.
+    #[napi(ts_type = "Record<string, number>")]
+    pub buckets: Option<Object<'static>>,
+    /// Memento's removed buckets in removal order, oldest first (as
+    /// `toJSON` writes `removed_buckets`). `"memento"` only.
+    pub removed_buckets: Option<Vec<f64>>,
 }
 
 /// A node argument: an id string, or a `{ id, weight, zone }` object read by
@@ -205,6 +215,8 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
             "avalanche",
             "serverKey",
             "haproxyIds",
+            "buckets",
+            "removedBuckets",
         ],
     )?;
     if let Some(name) = fields.get("algorithm")? {
@@ -253,23 +265,53 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
         builder = builder.server_key(text(env, name, "serverKey")?.parse().map_err(|e| throw(env, e))?);
     }
     if let Some(ids) = fields.get("haproxyIds")? {
-        if !plain_object(env, ids)? {
-            let kind = crate::errors::js_type(ids.get_type()?);
-            return Err(type_error(env, format!("haproxyIds must be an object mapping id to number, not {kind}")));
-        }
-        // SAFETY: `ids` is a live object of this env.
-        let object = unsafe { Object::from_napi_value(env.raw(), ids.raw()) }?;
-        let names = object.get_property_names()?;
-        for i in 0..names.get_array_length()? {
-            let id = text(env, names.get_element::<Unknown>(i)?, "haproxyIds id")?;
-            if !object.has_own_property(&id)? {
-                continue;
-            }
-            let puid = whole(env, object.get_named_property::<Unknown>(&id)?, "haproxyIds value", f64::from(u32::MAX))?;
-            builder = builder.haproxy_id(id, puid as u32);
+        for (id, puid) in id_numbers(env, ids, "haproxyIds")? {
+            builder = builder.haproxy_id(id, puid);
         }
     }
+    if let Some(buckets) = fields.get("buckets")? {
+        for (id, bucket) in id_numbers(env, buckets, "buckets")? {
+            builder = builder.bucket(id, bucket);
+        }
+    }
+    if let Some(removed) = fields.get("removedBuckets")? {
+        if !removed.is_array()? {
+            let kind = crate::errors::js_type(removed.get_type()?);
+            return Err(type_error(env, format!("removedBuckets must be an array of numbers, not {kind}")));
+        }
+        // SAFETY: `removed` is a live array of this env.
+        let list = unsafe { Object::from_napi_value(env.raw(), removed.raw()) }?;
+        let buckets = (0..list.get_array_length()?)
+            .map(
+                |i| Ok(whole(env, list.get_element::<Unknown>(i)?, "removedBuckets item", f64::from(u32::MAX))? as u32),
+            )
+            .collect::<Result<Vec<u32>>>()?;
+        builder = builder.removed_buckets(buckets);
+    }
     Ok(builder)
+}
+
+/// An option mapping node id to a whole number (`haproxyIds`, `buckets`):
+/// a plain object's own properties, in key order.
+fn id_numbers(env: &Env, value: Unknown<'_>, what: &str) -> Result<Vec<(String, u32)>> {
+    if !plain_object(env, value)? {
+        let kind = crate::errors::js_type(value.get_type()?);
+        return Err(type_error(env, format!("{what} must be an object mapping id to number, not {kind}")));
+    }
+    // SAFETY: `value` is a live object of this env.
+    let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }?;
+    let names = object.get_property_names()?;
+    let mut pairs = Vec::new();
+    for i in 0..names.get_array_length()? {
+        let id = text(env, names.get_element::<Unknown>(i)?, &format!("{what} id"))?;
+        if !object.has_own_property(&id)? {
+            continue;
+        }
+        let number =
+            whole(env, object.get_named_property::<Unknown>(&id)?, &format!("{what} value"), f64::from(u32::MAX))?;
+        pairs.push((id, number as u32));
+    }
+    Ok(pairs)
 }
 
 /// A consistent-hash ring (placement format 1, core/SPEC.md). Keys are
@@ -476,6 +518,19 @@ impl Ring {
     pub fn haproxy_ids(&self) -> Option<IndexMap<String, u32>> {
         let ring = self.current();
         Some(ring.haproxy_ids()?.into_iter().map(|(id, puid)| (id.to_owned(), puid)).collect())
+    }
+
+    /// Each node's bucket, by node id (`"memento"` only; `null` otherwise).
+    #[napi(getter, ts_return_type = "Record<string, number> | null")]
+    pub fn buckets(&self) -> Option<IndexMap<String, u32>> {
+        let ring = self.current();
+        Some(ring.nodes().iter().map(|n| n.id().to_owned()).zip(ring.buckets()?.iter().copied()).collect())
+    }
+
+    /// The removed buckets in removal order, oldest first (`"memento"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn removed_buckets(&self) -> Option<Vec<u32>> {
+        self.current().removed_buckets().map(<[u32]>::to_vec)
     }
 
     /// Seed of the key and point hashes.

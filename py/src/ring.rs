@@ -44,7 +44,7 @@ impl Snapshot {
     }
 }
 
-/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=...)
+/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=..., buckets=..., removed_buckets=...)
 ///
 /// A consistent-hash ring (placement format 1, core/SPEC.md).
 ///
@@ -83,6 +83,13 @@ impl Snapshot {
 /// (a bool; default True without hash_function, else False), server_key
 /// ("id", "id_full_hash", "id32") and haproxy_ids (a mapping of node id to
 /// HAProxy server id, from 1; unlisted servers get the id HAProxy assigns).
+/// "jumpback" (JumpBackHash, bit-exact with hash4j) and "memento"
+/// (MementoHash: any node can be removed, only its keys move) take weights
+/// of 1; "memento" also takes its removal history: removed_buckets (the
+/// removed buckets, oldest first, as to_json writes them) and buckets (a
+/// mapping of node id to bucket; unlisted nodes take the free buckets in
+/// ascending order). Derive memento rings (remove_node, add_node) or read
+/// them with from_json: a node list alone forgets the history.
 /// Leave a parameter out for its default: None is not a value, and a bool is
 /// not a number (both raise TypeError).
 ///
@@ -172,20 +179,28 @@ fn to_node(item: &Bound<'_, PyAny>) -> PyResult<Node> {
     Err(PyTypeError::new_err(format!("a node must be a str id or a shardring.Node, not {}", type_name(item))))
 }
 
-/// `haproxy_ids`: a mapping of node id to HAProxy server id.
-fn to_haproxy_ids(value: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u32)>> {
+/// `haproxy_ids` or `buckets`: a mapping of node id to a u32.
+fn to_ids(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<(String, u32)>> {
     let mapping = value.cast::<PyMapping>().map_err(|_| {
-        PyTypeError::new_err(format!("haproxy_ids must be a mapping of id to int, not {}", type_name(value)))
+        PyTypeError::new_err(format!("{what} must be a mapping of id to int, not {}", type_name(value)))
     })?;
     let items = mapping.items()?;
     items
         .iter()
         .map(|item| {
-            let (id, puid): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-            let id = text_argument(&id, "haproxy_ids id")?.into_owned();
-            Ok((id, whole_argument(&puid, "haproxy_ids value", u64::from(u32::MAX))? as u32))
+            let (id, number): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+            let id = text_argument(&id, &format!("{what} id"))?.into_owned();
+            Ok((id, whole_argument(&number, &format!("{what} value"), u64::from(u32::MAX))? as u32))
         })
         .collect()
+}
+
+/// `removed_buckets`: an iterable of ints (not a str or a mapping).
+fn to_buckets(value: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+    if value.cast::<PyString>().is_ok() || value.cast::<PyMapping>().is_ok() {
+        return Err(PyTypeError::new_err(format!("removed_buckets must be a list of ints, not {}", type_name(value))));
+    }
+    value.try_iter()?.map(|b| Ok(whole_argument(&b?, "removed_buckets item", u64::from(u32::MAX))? as u32)).collect()
 }
 
 /// A node of an id -> weight mapping.
@@ -224,9 +239,9 @@ impl PyRing {
             server_ids = Argument::Absent, hash_tag = Argument::Absent, default_port = Argument::Absent,
             min_ring_size = Argument::Absent, max_ring_size = Argument::Absent, hash_function = Argument::Absent,
             endpoint_order = Argument::Absent, avalanche = Argument::Absent, server_key = Argument::Absent,
-            haproxy_ids = Argument::Absent
+            haproxy_ids = Argument::Absent, buckets = Argument::Absent, removed_buckets = Argument::Absent
         ),
-        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=...)"
+        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=..., buckets=..., removed_buckets=...)"
     )]
     #[allow(clippy::too_many_arguments, reason = "one argument per keyword of the Python constructor")]
     fn new(
@@ -248,6 +263,8 @@ impl PyRing {
         avalanche: Argument<'_>,
         server_key: Argument<'_>,
         haproxy_ids: Argument<'_>,
+        buckets: Argument<'_>,
+        removed_buckets: Argument<'_>,
     ) -> PyResult<PyRing> {
         let u32_max = u64::from(u32::MAX);
         let vnodes = vnodes.map(|v| whole_argument(v, "vnodes", u32_max))?;
@@ -266,7 +283,9 @@ impl PyRing {
             endpoint_order.map(|o| Ok(text_argument(o, "endpoint_order")?.parse::<EndpointOrder>()))?;
         let avalanche = avalanche.map(|a| bool_argument(a, "avalanche"))?;
         let server_key = server_key.map(|k| Ok(text_argument(k, "server_key")?.parse::<ServerKey>()))?;
-        let haproxy_ids = haproxy_ids.map(to_haproxy_ids)?;
+        let haproxy_ids = haproxy_ids.map(|ids| to_ids(ids, "haproxy_ids"))?;
+        let buckets = buckets.map(|b| to_ids(b, "buckets"))?;
+        let removed_buckets = removed_buckets.map(to_buckets)?;
         let nodes = to_nodes(nodes)?;
         let algorithm = algorithm.transpose().map_err(to_py_err)?.unwrap_or_default();
         let distribution = distribution.transpose().map_err(to_py_err)?;
@@ -317,6 +336,12 @@ impl PyRing {
         }
         for (id, puid) in haproxy_ids.unwrap_or_default() {
             builder = builder.haproxy_id(id, puid);
+        }
+        for (id, bucket) in buckets.unwrap_or_default() {
+            builder = builder.bucket(id, bucket);
+        }
+        if let Some(removed) = removed_buckets {
+            builder = builder.removed_buckets(removed);
         }
         let ring = py.detach(|| builder.build()).map_err(to_py_err)?;
         Ok(PyRing::from_ring(py, ring))
@@ -423,6 +448,20 @@ impl PyRing {
     fn haproxy_ids(&self) -> Option<std::collections::BTreeMap<String, u32>> {
         let snapshot = self.current.load();
         Some(snapshot.ring.haproxy_ids()?.into_iter().map(|(id, puid)| (id.to_owned(), puid)).collect())
+    }
+
+    /// Each node's bucket, node id -> bucket ("memento" only; None otherwise).
+    #[getter]
+    fn buckets(&self) -> Option<std::collections::BTreeMap<String, u32>> {
+        let snapshot = self.current.load();
+        let ring = &snapshot.ring;
+        Some(ring.nodes().iter().map(|n| n.id().to_owned()).zip(ring.buckets()?.iter().copied()).collect())
+    }
+
+    /// The removed buckets in removal order, oldest first ("memento" only; None otherwise).
+    #[getter]
+    fn removed_buckets(&self) -> Option<Vec<u32>> {
+        self.current.load().ring.removed_buckets().map(<[u32]>::to_vec)
     }
 
     /// Seed of the key and point hashes.
@@ -630,6 +669,7 @@ impl PyRing {
             ring.endpoint_order().map(|o| format!("endpoint_order='{}'", o.name())),
             ring.avalanche().map(|a| format!("avalanche={}", if a { "True" } else { "False" })),
             ring.server_key().map(|k| format!("server_key='{}'", k.name())),
+            ring.removed_buckets().filter(|r| !r.is_empty()).map(|r| format!("removed_buckets={r:?}")),
         ];
         let parameters: String = parameters.into_iter().flatten().map(|p| format!(", {p}")).collect();
         Ok(format!(

@@ -129,3 +129,53 @@ def test_the_load_balancers_parameters_through_the_constructor():
         shardring.Ring(["a", "b"], algorithm="haproxy", haproxy_ids={"a": 3, "b": 3})
     with pytest.raises(shardring.InvalidNodeError, match="257"):
         shardring.Ring({"a": 257}, algorithm="haproxy")
+
+
+def test_jumpback_matches_hash4j_and_grows_like_jump():
+    ring = shardring.Ring([f"bucket-{i:04}" for i in range(1000)], algorithm="jumpback")
+    # hash4j's jumpBackHashSplitMix64() on 1,000 buckets (../shared/specs/modern-algorithms.md).
+    assert [ring.get_by_hash(h) for h in (0, 1, 2**64 - 1, 0x9E3779B97F4A7C15)] == [
+        "bucket-0313", "bucket-0492", "bucket-0288", "bucket-0618"]
+    keys = [f"key-{i}" for i in range(5000)]
+    grown = ring.with_node("bucket-1000")
+    moved = [(a, b) for a, b in zip(ring.get_many(keys), grown.get_many(keys)) if a != b]
+    assert all(b == "bucket-1000" for _, b in moved) and 0 < len(moved) < 20
+    with pytest.raises(shardring.InvalidNodeError, match="jumpback has no weights"):
+        shardring.Ring({"a": 1, "b": 2}, algorithm="jumpback")
+
+
+def test_memento_removes_any_node_and_carries_its_history():
+    ids = [f"shard-{i}" for i in range(10)]
+    jump, ring = shardring.Ring(ids, algorithm="jump"), shardring.Ring(ids, algorithm="memento")
+    keys = [f"key-{i}" for i in range(5000)]
+    before = ring.get_many(keys)
+    assert before == jump.get_many(keys)  # no removals: jump's placement
+    ring.remove_node("shard-3")
+    ring.remove_node("shard-7")
+    after = ring.get_many(keys)
+    assert all(a == b or a in ("shard-3", "shard-7") for a, b in zip(before, after))
+    assert ring.removed_buckets == [3, 7] and ring.buckets["shard-8"] == 8
+    assert "removed_buckets=[3, 7]" in repr(ring)
+    # The history travels in the config; a node list alone would forget it.
+    copy = shardring.Ring.from_json(ring.to_json())
+    assert copy == ring and copy.get_many(keys) == after
+    rebuilt = shardring.Ring(list(ring), algorithm="memento", removed_buckets=[3, 7], buckets=ring.buckets)
+    assert rebuilt == ring and rebuilt.get_many(keys) == after
+    assert pickle.loads(pickle.dumps(ring)).get_many(keys) == after
+    # Re-adding in reverse order restores the placement; the newcomer takes bucket 7.
+    ring.add_node("fresh")
+    assert ring.buckets["fresh"] == 7 and ring.removed_buckets == [3]
+    # The failover order: the second choice is where the key goes when its owner leaves.
+    owner, second = ring.get_n("user:42", 2)
+    assert ring.without_node(owner).get("user:42") == second
+    with pytest.raises(shardring.InvalidConfigError, match="removed_buckets lists bucket 1 twice"):
+        shardring.Ring(["a", "b"], algorithm="memento", removed_buckets=[1, 1])
+    with pytest.raises(shardring.InvalidConfigError, match="bucket 9 is outside the buckets 0..2"):
+        shardring.Ring(["a", "b"], algorithm="memento", buckets={"a": 9})
+    with pytest.raises(shardring.InvalidConfigError, match="removed_buckets do not apply"):
+        shardring.Ring(["a"], removed_buckets=[0])
+    with pytest.raises(TypeError, match="removed_buckets must be a list of ints, not str"):
+        shardring.Ring(["a"], algorithm="memento", removed_buckets="0")
+    with pytest.raises(shardring.InvalidNodeError, match="memento has no weights"):
+        shardring.Ring({"a": 2}, algorithm="memento")
+    assert shardring.Ring(["a"]).buckets is None and shardring.Ring(["a"]).removed_buckets is None

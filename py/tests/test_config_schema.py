@@ -85,6 +85,7 @@ def test_a_minimal_config_is_valid():
     assert errors(with_(algorithm="ketama", seed=0)) == []
     assert errors(with_(vnodes=4294967295, seed=18446744073709551615)) == []
     assert errors({**GOOD, "algorithm": "slots", "nodes": [{"id": "a", "slots": [[0, 16383]]}]}) == []
+    assert errors({**GOOD, "algorithm": "memento", "removed_buckets": [1], "nodes": [{"id": "a", "bucket": 2}]}) == []
 
 
 # Each bad config, and the words the schema's complaint must contain.
@@ -122,6 +123,10 @@ BAD = {
     "slot 16384": ({**GOOD, "algorithm": "slots", "nodes": [{"id": "a", "slots": [[0, 16384]]}]}, "16384"),
     "slot range of three": ({**GOOD, "algorithm": "slots", "nodes": [{"id": "a", "slots": [[0, 1, 2]]}]}, "2"),
     "config as an array": ([1, {"id": "a"}], "is not of type 'object'"),
+    "removed buckets on ring": (with_(removed_buckets=[0]), "should not be valid"),
+    "bucket on jump": ({**GOOD, "algorithm": "jump", "nodes": [{"id": "a", "bucket": 0}]}, "should not be valid"),
+    "negative bucket": ({**GOOD, "algorithm": "memento", "nodes": [{"id": "a", "bucket": -1}]}, "-1 is less than the minimum of 0"),
+    "bucket removed twice": (with_(algorithm="memento", removed_buckets=[1, 1]), "has non-unique elements"),
 }
 
 

@@ -18,7 +18,7 @@ def test_format_version():
 
 PARAMETERS = ("algorithm", "vnodes", "seed", "table_size", "distribution", "key_hash", "server_ids", "hash_tag",
               "default_port", "min_ring_size", "max_ring_size", "hash_function", "endpoint_order", "avalanche",
-              "server_key")
+              "server_key", "removed_buckets")
 
 
 def build(config):
@@ -30,6 +30,9 @@ def build(config):
     haproxy_ids = {n["id"]: n["haproxy_id"] for n in config["nodes"] if "haproxy_id" in n}
     if haproxy_ids:
         options["haproxy_ids"] = haproxy_ids
+    buckets = {n["id"]: n["bucket"] for n in config["nodes"] if "bucket" in n}
+    if buckets:
+        options["buckets"] = buckets
     return shardring.Ring(nodes, **options)
 
 
@@ -45,7 +48,7 @@ def test_case(case):
     for lookup in case["lookups"]:
         key = bytes.fromhex(lookup["key_hex"])
         assert ring.hash_key(key) == int(lookup["key_hash"], 16)
-        if case["config"]["algorithm"] in ("ring", "jump", "rendezvous", "maglev"):
+        if case["config"]["algorithm"] in ("ring", "jump", "rendezvous", "maglev", "jumpback", "memento"):
             assert shardring.hash_key(key, case["config"]["seed"]) == int(lookup["key_hash"], 16)
         assert ring.get(key) == lookup["owner"]
         assert from_json.get(key) == lookup["owner"]

@@ -14,7 +14,7 @@ _Key = Union[str, bytes, bytearray, memoryview]
 _NodeLike = Union[str, Node]
 _Algorithm = Literal["ring", "ketama", "ketama-spy", "libketama", "nginx", "jump", "rendezvous", "maglev", "slots", "libmemcached",
                      "twemproxy", "uhashring", "uhashring-ketama", "hashring-js", "envoy-ring-hash", "envoy-maglev",
-                     "grpc-ring-hash", "haproxy"]
+                     "grpc-ring-hash", "haproxy", "jumpback", "memento"]
 _Distribution = Literal[
     "modula", "ketama", "hash_ring", "consistent_ketama", "consistent_weighted", "consistent_ketama_spy", "consistent_ketama_spy_weighted"
 ]
@@ -88,7 +88,10 @@ class Ring:
     "by_key"), "envoy-maglev" ``table_size``, and "haproxy"
     ``hash_function`` ("sdbm", "djb2", "wt6", "crc32"), ``avalanche``,
     ``server_key`` ("id", "id_full_hash", "id32") and ``haproxy_ids`` (node
-    id -> HAProxy server id). Leave a parameter out for its default: None is not a value and a bool is
+    id -> HAProxy server id). "jumpback" and "memento" take weights of 1;
+    "memento" also takes its removal history, ``removed_buckets`` (oldest
+    first, as to_json writes them) and ``buckets`` (node id -> bucket).
+    Leave a parameter out for its default: None is not a value and a bool is
     not a number (TypeError).
 
     Keys are str (hashed as UTF-8) or bytes-like. Lookups read one whole
@@ -119,6 +122,8 @@ class Ring:
         avalanche: bool = ...,
         server_key: Literal["id", "id_full_hash", "id32"] = ...,
         haproxy_ids: Mapping[str, int] = ...,
+        buckets: Mapping[str, int] = ...,
+        removed_buckets: Iterable[int] = ...,
     ) -> Ring: ...
     @staticmethod
     def from_json(config: str) -> Ring:
@@ -167,6 +172,12 @@ class Ring:
     @property
     def haproxy_ids(self) -> dict[str, int] | None:
         """The HAProxy server ids given, node id -> id ("haproxy" only; None otherwise)."""
+    @property
+    def buckets(self) -> dict[str, int] | None:
+        """Each node's bucket, node id -> bucket ("memento" only; None otherwise)."""
+    @property
+    def removed_buckets(self) -> list[int] | None:
+        """The removed buckets in removal order, oldest first ("memento" only; None otherwise)."""
     @property
     def key_hash(self) -> str | None:
         """The named 32-bit key hash of a peer-compatible mode ("md5" for the
