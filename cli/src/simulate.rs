@@ -208,7 +208,9 @@ fn experiments(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Each algorithm on N -> N+1 equal nodes: what moves, balance, and costs.
+/// Each algorithm on N -> N+1 equal nodes: what moves, balance, and costs;
+/// and what moves when a node in the middle of the list leaves instead
+/// (jump and jumpback renumber the nodes after it; memento moves its keys only).
 fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Result<(), CliError> {
     let n = args.nodes;
     let keys: Vec<String> = (0..args.keys).map(|i| format!("key:{i:08}")).collect();
@@ -220,8 +222,8 @@ fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Resul
     let width = algorithms.iter().map(|a| a.name().len()).max().unwrap_or(0).max("algorithm".len());
     writeln!(
         out,
-        "{:<width$} {:>7} {:>7} {:>9} {:>6} {:>10} {:>10} {:>10}",
-        "algorithm", "moved", "to new", "max/mean", "CV", "build", "lookup", "memory"
+        "{:<width$} {:>7} {:>7} {:>8} {:>9} {:>6} {:>10} {:>10} {:>10}",
+        "algorithm", "moved", "to new", "mid out", "max/mean", "CV", "build", "lookup", "memory"
     )?;
     // Per algorithm: moved %, moved to the new node %, max/mean and CV of the balance.
     let mut rows = Vec::new();
@@ -248,15 +250,28 @@ fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Resul
         bar.finish_and_clear();
         let moved = before.iter().zip(&after).filter(|(b, a)| grown.nodes()[**a].id() != base.nodes()[**b].id());
         let (moved, to_new) = moved.fold((0u64, 0u64), |(m, t), (_, &a)| (m + 1, t + u64::from(a == n as usize)));
+        // The middle node leaves instead (with one node, it is that one, and nothing can move).
+        let middle = base.nodes()[(n / 2) as usize].id();
+        let mid_out = match base.without_node(middle) {
+            Ok(shrunk) if shrunk.live_node_count() > 0 => {
+                let mut left = vec![0usize; keys.len()];
+                shrunk.get_indices(&keys, &mut left)?;
+                let changed =
+                    before.iter().zip(&left).filter(|(b, l)| shrunk.nodes()[**l].id() != base.nodes()[**b].id());
+                100.0 * changed.count() as f64 / total as f64
+            }
+            _ => f64::NAN,
+        };
         let balance = base.balance(&keys)?.by_node;
         let (moved, to_new) = (100.0 * moved as f64 / total as f64, 100.0 * to_new as f64 / total as f64);
         rows.push((algorithm.name(), moved, to_new, balance.max_over_mean, balance.cv));
         writeln!(
             out,
-            "{:<width$} {:>6.2}% {:>6.2}% {:>9.3} {:>6.3} {:>8.2}ms {:>7.1} ns {:>7.1} KiB",
+            "{:<width$} {:>6.2}% {:>6.2}% {:>7.2}% {:>9.3} {:>6.3} {:>8.2}ms {:>7.1} ns {:>7.1} KiB",
             algorithm.name(),
             moved,
             to_new,
+            mid_out,
             balance.max_over_mean,
             balance.cv,
             build_time.as_secs_f64() * 1e3,
@@ -264,7 +279,12 @@ fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Resul
             base.placement_bytes() as f64 / 1024.0
         )?;
     }
-    writeln!(out, "lookup: batch placement of every key (hash included); memory: the placement structure")?;
+    writeln!(
+        out,
+        "mid out: keys moved when node {} of {n} leaves instead (ideal 1/N = {:.2}%); lookup: batch placement of every key (hash included); memory: the placement structure",
+        n / 2,
+        100.0 / f64::from(n)
+    )?;
     if let Some(path) = &args.plot {
         let categories: Vec<String> = rows.iter().map(|r| r.0.to_owned()).collect();
         let ideal = 100.0 / f64::from(n + 1);
