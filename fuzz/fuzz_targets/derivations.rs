@@ -21,7 +21,9 @@
 //!   (`shardring_fuzz::reference`): for the continuum algorithms (ring,
 //!   ketama, ketama-spy, libketama, nginx) the owner of a hash is found by a
 //!   linear search over `ring.points()` and the preference list by walking
-//!   them; jump, rendezvous and maglev are recomputed from their formulas;
+//!   them; jump, jumpback, rendezvous and maglev are recomputed from their
+//!   formulas; memento from a plain model of its buckets and history that the
+//!   harness updates with every derivation;
 //!   slots from `slot_ranges()` and a bit-by-bit CRC16. `get`, `get_by_hash`,
 //!   `get_n` and `get_n_indices_by_hash` must all agree with them, zones
 //!   rule included; `get_n` lists distinct nodes of weight > 0, starting with
@@ -30,10 +32,11 @@
 //!   JSON) has the same fingerprint and places every probe the same; so does
 //!   a fresh build of the model's nodes, except under `slots`, where a derived
 //!   assignment is a rebalance and only its config (which lists the ranges)
-//!   must rebuild it.
+//!   must rebuild it, and `memento`, whose config carries its history.
 //! - **Movement** promised by the docs: on `ring` and `rendezvous` (and
-//!   `slots` when adding or re-weighting; jump when appending or removing
-//!   the last node) keys move only to or from the node that changed. Exact
+//!   `slots` when adding or re-weighting; jump and jumpback when appending
+//!   or removing the last node; memento when adding or removing any node)
+//!   keys move only to or from the node that changed. Exact
 //!   diffs (`Ring::diff`) report arcs whose endpoints really changed owner.
 //! - **Ownership** equals the share recomputed from the points or the table.
 #![no_main]
@@ -266,7 +269,7 @@ impl Setup {
         match spec.kind {
             // Usual weights of the algorithm's family.
             0..160 => match self.algorithm {
-                Algorithm::Jump => 1.0,
+                a if a.unit_weights() => 1.0,
                 Algorithm::Nginx => pick(&[1.0, 1.0, 1.0, 2.0, 3.0, 0.0, 10.0, 1e6]),
                 _ if whole => pick(&[1.0, 1.0, 1.0, 2.0, 3.0, 0.0, 10.0, 4_294_967_295.0]),
                 // 2e7 and 1e300 are too many points for `ring` (2e7 x vnodes >= 1 > 2^24), fine elsewhere.
@@ -274,7 +277,7 @@ impl Setup {
             },
             // Small weights with arbitrary low bits (whole numbers where required).
             160..244 => match self.algorithm {
-                Algorithm::Jump => 1.0,
+                a if a.unit_weights() => 1.0,
                 _ if whole => f64::from(spec.value % 8),
                 _ => f64::from(spec.value) / 4096.0,
             },
@@ -333,7 +336,7 @@ impl Setup {
                     broken.push("RING_TOO_MANY_POINTS");
                 }
             }
-            Algorithm::Jump => {
+            a if a.unit_weights() => {
                 if nodes.iter().any(|n| n.weight != 1.0) {
                     broken.push("RING_INVALID_WEIGHT");
                 }
@@ -403,14 +406,18 @@ fuzz_target!(|input: Input<'_>| {
         Ok(ring) => (ring, start),
         Err(_) => (setup.build(&[]).expect("a ring without nodes builds"), Vec::new()),
     };
-    check_ring(&ring, &model, &setup, &keys, &input_hashes);
+    // Memento's buckets and history, which the node list alone does not give.
+    let mut buckets = reference::Memento::new(model.len());
+    check_ring(&ring, &model, &setup, &buckets, &keys, &input_hashes);
 
     for step in steps.iter().take(MAX_OPS) {
+        let mut next_buckets = buckets.clone();
         let (what, result, next, change) = match step.kind {
             0..128 => {
                 let node = setup.model_node(&step.node);
                 let mut next = model.clone();
                 next.push(node.clone());
+                next_buckets.add();
                 let result = ring.with_node(node.to_node());
                 (format!("with_node({node:?})"), result, next, Change::Added(node.id))
             }
@@ -421,6 +428,7 @@ fuzz_target!(|input: Input<'_>| {
                 let was_last = position == Some(model.len().wrapping_sub(1));
                 if let Some(position) = position {
                     next.remove(position);
+                    next_buckets.remove(position);
                 }
                 let result = ring.without_node(&id);
                 (format!("without_node({id:?})"), result, next, Change::Removed { id, was_last })
@@ -449,15 +457,23 @@ fuzz_target!(|input: Input<'_>| {
         let Ok(next_ring) = result else {
             continue;
         };
-        check_ring(&next_ring, &next, &setup, &keys, &input_hashes);
+        check_ring(&next_ring, &next, &setup, &next_buckets, &keys, &input_hashes);
         check_movement(&ring, &next_ring, &setup, &change, &keys, &input_hashes);
         ring = next_ring;
         model = next;
+        buckets = next_buckets;
     }
 });
 
-/// Every check of one ring state against the model.
-fn check_ring(ring: &Ring, model: &[ModelNode], setup: &Setup, keys: &[Vec<u8>], input_hashes: &[u64]) {
+/// Every check of one ring state against the model (`buckets`: memento's, read under memento only).
+fn check_ring(
+    ring: &Ring,
+    model: &[ModelNode],
+    setup: &Setup,
+    buckets: &reference::Memento,
+    keys: &[Vec<u8>],
+    input_hashes: &[u64],
+) {
     // Nodes and parameters.
     assert_eq!(ring.nodes().len(), model.len(), "node count");
     for (node, expected) in ring.nodes().iter().zip(model) {
@@ -475,7 +491,7 @@ fn check_ring(ring: &Ring, model: &[ModelNode], setup: &Setup, keys: &[Vec<u8>],
     let live = ring.live_node_count();
     match setup.algorithm {
         Algorithm::Ring | Algorithm::Rendezvous => assert_eq!(live, positive, "live nodes"),
-        Algorithm::Jump => assert_eq!(live, n, "live nodes"),
+        a if a.unit_weights() => assert_eq!(live, n, "live nodes"),
         // A tiny weight can earn no Maglev slot or ketama digest.
         _ => assert!(live <= positive, "{live} live nodes but only {positive} of weight > 0"),
     }
@@ -512,6 +528,18 @@ fn check_ring(ring: &Ring, model: &[ModelNode], setup: &Setup, keys: &[Vec<u8>],
         }
         Algorithm::Jump => {
             order_of = Box::new(move |h| reference::jump_order(h, n));
+            shares = None;
+        }
+        Algorithm::Jumpback => {
+            order_of = Box::new(move |h| reference::jump_back_order(h, n));
+            shares = None;
+        }
+        Algorithm::Memento => {
+            let held: Vec<u32> = buckets.bucket_of.iter().map(|&b| b as u32).collect();
+            assert_eq!(ring.buckets(), Some(&held[..]), "buckets");
+            let removed: Vec<u32> = buckets.history.iter().map(|&(b, _)| b as u32).collect();
+            assert_eq!(ring.removed_buckets(), Some(&removed[..]), "removed buckets");
+            order_of = Box::new(|h| if n == 0 { Vec::new() } else { buckets.order(h) });
             shares = None;
         }
         Algorithm::Rendezvous => {
@@ -600,7 +628,12 @@ fn check_ring(ring: &Ring, model: &[ModelNode], setup: &Setup, keys: &[Vec<u8>],
         assert!(h <= top, "key hash {h:#x} wider than {bits} bits");
         match setup.algorithm {
             Algorithm::Slots => assert_eq!(h, reference::redis_slot(key), "slot of {key:?}"),
-            Algorithm::Ring | Algorithm::Jump | Algorithm::Rendezvous | Algorithm::Maglev => {
+            Algorithm::Ring
+            | Algorithm::Jump
+            | Algorithm::Jumpback
+            | Algorithm::Memento
+            | Algorithm::Rendezvous
+            | Algorithm::Maglev => {
                 assert_eq!(h, shardring::hash_key(key, setup.seed));
             }
             _ => {}
@@ -728,7 +761,7 @@ fn check_rebuilds(ring: &Ring, model: &[ModelNode], setup: &Setup, keys: &[Vec<u
             Ring::from_json(&json).unwrap_or_else(|e| panic!("JSON does not rebuild: {e}\n{json}")),
         ),
     ];
-    if setup.algorithm != Algorithm::Slots {
+    if setup.algorithm != Algorithm::Slots && !setup.algorithm.placement_has_history() {
         others.push(("a fresh build of the model", setup.build(model).expect("the model's nodes build")));
     }
     let (fingerprint, slot_ranges) = (ring.fingerprint(), ring.slot_ranges());
@@ -761,11 +794,14 @@ fn check_movement(old: &Ring, new: &Ring, setup: &Setup, change: &Change, keys: 
     let promise: Option<Allowed> = match (setup.algorithm, change) {
         // `slots` promises no such thing: it rebalances as redis-cli does, whose
         // rounding fix can move slots between old masters.
-        (Algorithm::Ring | Algorithm::Rendezvous | Algorithm::Jump, Change::Added(id)) => {
-            Some(Box::new(move |_, to| to == id))
+        (
+            Algorithm::Ring | Algorithm::Rendezvous | Algorithm::Jump | Algorithm::Jumpback | Algorithm::Memento,
+            Change::Added(id),
+        ) => Some(Box::new(move |_, to| to == id)),
+        (Algorithm::Ring | Algorithm::Rendezvous | Algorithm::Memento, Change::Removed { id, .. })
+        | (Algorithm::Jump | Algorithm::Jumpback, Change::Removed { id, was_last: true }) => {
+            Some(Box::new(move |from, _| from == id))
         }
-        (Algorithm::Ring | Algorithm::Rendezvous, Change::Removed { id, .. })
-        | (Algorithm::Jump, Change::Removed { id, was_last: true }) => Some(Box::new(move |from, _| from == id)),
         (Algorithm::Ring | Algorithm::Rendezvous, Change::Reweighted { id, from, to }) => {
             let (from, to) = (*from, *to);
             Some(Box::new(move |was, now| {
@@ -792,7 +828,7 @@ fn check_movement(old: &Ring, new: &Ring, setup: &Setup, change: &Change, keys: 
 
     // Exact diffs only: the sampled ones of jump and rendezvous cost 65,536
     // lookups each, longer than everything else here.
-    if matches!(setup.algorithm, Algorithm::Jump | Algorithm::Rendezvous) {
+    if matches!(setup.algorithm, Algorithm::Jump | Algorithm::Jumpback | Algorithm::Memento | Algorithm::Rendezvous) {
         return;
     }
     let diff = old.diff(new);

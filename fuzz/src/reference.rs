@@ -126,6 +126,145 @@ pub fn jump_order(hash: u64, n: usize) -> Vec<usize> {
     order
 }
 
+/// Value `k` of the SplitMix64 stream seeded with `seed`, as *jumpback* in
+/// the spec writes it.
+pub fn splitmix(seed: u64, k: u64) -> u64 {
+    let mut z = seed.wrapping_add((k + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// `jumpback(h, n)` step by step as *jumpback* in the spec writes it, in
+/// u64 arithmetic with the highest set bit found by a loop.
+pub fn jump_back(h: u64, n: u64) -> u64 {
+    if n <= 1 {
+        return 0;
+    }
+    let r0 = splitmix(h, 0);
+    let (lo32, hi32) = (r0 & 0xffff_ffff, r0 >> 32);
+    let bits = 64 - (n - 1).leading_zeros();
+    let mut x = (lo32 ^ hi32) & ((1u64 << bits) - 1);
+    let mut k = 0;
+    while x != 0 {
+        let mut lo = 1u64;
+        while lo * 2 <= x {
+            lo *= 2;
+        }
+        let half = if x.count_ones() % 2 == 1 { hi32 } else { lo32 };
+        let b = lo + (half & (lo - 1));
+        if b < n {
+            return b;
+        }
+        'draws: loop {
+            k += 1;
+            let r = splitmix(h, k);
+            for b in [r & 0xffff_ffff & (2 * lo - 1), (r >> 32) & (2 * lo - 1)] {
+                if b < lo {
+                    break 'draws;
+                }
+                if b < n {
+                    return b;
+                }
+            }
+        }
+        x ^= lo;
+    }
+    0
+}
+
+/// JumpBack's preference order: jump's, with `jump_back` in place of `jump`.
+pub fn jump_back_order(hash: u64, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    for i in 0..n {
+        let key = if i == 0 { hash } else { fmix64(hash ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) };
+        let pick = jump_back(key, (n - i) as u64) as usize;
+        let node = (0..n).filter(|candidate| !order.contains(candidate)).nth(pick).expect("pick < n - i");
+        order.push(node);
+    }
+    order
+}
+
+/// MementoHash's state as *memento* in the spec defines it, kept the plain
+/// way: a map of removed buckets to replacers and the history as a stack.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memento {
+    /// The bucket array's size.
+    pub size: u64,
+    /// Each node's bucket, in node order.
+    pub bucket_of: Vec<u64>,
+    /// The removed buckets, oldest first, with their replacers.
+    pub history: Vec<(u64, u64)>,
+}
+
+impl Memento {
+    /// `n` nodes holding buckets `0..n`, nothing removed.
+    pub fn new(n: usize) -> Memento {
+        Memento { size: n as u64, bucket_of: (0..n as u64).collect(), history: Vec::new() }
+    }
+
+    /// A node is appended: it takes the most recently removed bucket, or a new one.
+    pub fn add(&mut self) {
+        let bucket = match self.history.pop() {
+            Some((bucket, _)) => bucket,
+            None => {
+                self.size += 1;
+                self.size - 1
+            }
+        };
+        self.bucket_of.push(bucket);
+    }
+
+    /// Node `index` leaves: Memento's removal rule on its bucket.
+    pub fn remove(&mut self, index: usize) {
+        let bucket = self.bucket_of.remove(index);
+        self.remove_bucket(bucket);
+    }
+
+    fn remove_bucket(&mut self, bucket: u64) {
+        if self.history.is_empty() && bucket == self.size - 1 {
+            self.size -= 1;
+        } else {
+            // The replacer: the buckets working right after this removal.
+            let working = self.size - self.history.len() as u64 - 1;
+            self.history.push((bucket, working));
+        }
+    }
+
+    fn replacer(&self, bucket: u64) -> Option<u64> {
+        self.history.iter().find(|&&(b, _)| b == bucket).map(|&(_, r)| r)
+    }
+
+    /// The node owning `hash`: Memento's lookup, the rehash being
+    /// `floor(splitmix(h, b) * r / 2^64)`.
+    pub fn owner(&self, hash: u64) -> usize {
+        let mut b = jump(hash, self.size);
+        let mut r = self.replacer(b);
+        while let Some(working) = r {
+            b = ((u128::from(splitmix(hash, b)) * u128::from(working)) >> 64) as u64;
+            r = self.replacer(b);
+            while let Some(earlier) = r.filter(|&e| e >= working) {
+                b = earlier;
+                r = self.replacer(b);
+            }
+        }
+        self.bucket_of.iter().position(|&held| held == b).expect("the bucket a lookup ends on is held")
+    }
+
+    /// The failover order: the owner, then the owner once it is removed, and so on.
+    pub fn order(&self, hash: u64) -> Vec<usize> {
+        let mut state = self.clone();
+        let mut indices: Vec<usize> = (0..self.bucket_of.len()).collect();
+        let mut order = Vec::new();
+        while !state.bucket_of.is_empty() {
+            let at = state.owner(hash);
+            order.push(indices.remove(at));
+            state.remove(at);
+        }
+        order
+    }
+}
+
 /// Rendezvous preference order of `hash` over `nodes` (id, weight): nodes of
 /// weight > 0 by descending score `-(w / max w) / ln(u)`, equal scores by id bytes.
 pub fn rendezvous_order(nodes: &[(&str, f64)], seed: u64, hash: u64) -> Vec<usize> {

@@ -345,7 +345,10 @@ impl Admin {
     pub fn set_config(&mut self, params: &ParamsRecord) -> Result<i64, MembershipError> {
         let key = self.layout.config_key();
         let probe = params.to_config(Vec::new());
-        params.check().and_then(|()| probe.build()).map_err(|error| MembershipError::Record { key: key.clone(), error })?;
+        params
+            .check()
+            .and_then(|()| probe.build())
+            .map_err(|error| MembershipError::Record { key: key.clone(), error })?;
         let (endpoints, client) = (&self.endpoints, &mut self.client);
         let response = self.runtime.block_on(timed(endpoints, client.put(key, params.to_json(), None)))?;
         Ok(response.header().map_or(0, |h| h.revision()))

@@ -231,6 +231,43 @@ fn the_file_source_follows_atomic_replacements() {
     assert!(matches!(missing, Err(shardring_membership::MembershipError::Timeout { .. })), "{missing:?}");
 }
 
+/// memento's placement depends on the order of removals, which member
+/// records under leases cannot carry: etcd refuses it (the follower keeps
+/// its ring and reports the config key), and a config file, which carries
+/// the history, is followed like any other.
+#[test]
+fn memento_is_followed_from_a_file_and_refused_in_etcd() {
+    let etcd = Etcd::start();
+    let endpoints = [etcd.url()];
+    etcd.etcdctl(&["put", &format!("{PREFIX}/members/a"), "{}"]);
+    etcd.etcdctl(&["put", &format!("{PREFIX}/members/b"), "{}"]);
+    let follower = Follower::etcd(&endpoints, PREFIX, FollowerOptions::default()).unwrap();
+    let events = follower.subscribe();
+    etcd.etcdctl(&["put", &format!("{PREFIX}/config"), r#"{"format_version": 1, "algorithm": "memento"}"#]);
+    eventually(WAIT, "the memento config to be reported", || {
+        rejected_keys(&events).contains(&format!("{PREFIX}/config"))
+    });
+    assert_eq!(follower.ring().algorithm(), Algorithm::Ring, "the last ring stays");
+    let mut admin = Admin::connect(&endpoints, PREFIX).unwrap();
+    let params = ParamsRecord { algorithm: Algorithm::Memento, ..ParamsRecord::default() };
+    let refused = admin.set_config(&params).unwrap_err().to_string();
+    assert!(refused.contains("order in which nodes were removed"), "{refused}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ring.json");
+    let ring = Ring::builder()
+        .algorithm(Algorithm::Memento)
+        .nodes((0..5).map(|i| Node::new(format!("shard-{i}"), 1.0)))
+        .build()
+        .and_then(|r| r.without_node("shard-1"))
+        .and_then(|r| r.without_node("shard-3"))
+        .unwrap();
+    std::fs::write(&path, ring.to_config().to_json()).unwrap();
+    let follower = Follower::file(&path, FollowerOptions::default()).unwrap();
+    assert_eq!(follower.ring().fingerprint(), ring.fingerprint());
+    assert_eq!(follower.ring().removed_buckets(), Some(&[1, 3][..]));
+}
+
 #[test]
 fn bad_endpoints_and_prefixes_are_typed_errors() {
     use shardring_membership::MembershipError;
