@@ -97,10 +97,10 @@ pub enum Algorithm {
     /// appending or removing the last node is minimal) in expected
     /// constant time, bit-exact with hash4j's `jumpBackHashSplitMix64()`.
     Jumpback,
-    /// MementoHash: jump hash over buckets any of which may be removed
+    /// MementoHash over JumpBackHash: buckets any of which may be removed
     /// with only its keys moving; the removal history (per-node `bucket`,
-    /// `removed_buckets`) is part of the ring. With no removals, `jump`'s
-    /// placement exactly.
+    /// `removed_buckets`) is part of the ring. With no removals,
+    /// `jumpback`'s placement exactly.
     Memento,
 }
 

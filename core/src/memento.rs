@@ -1,15 +1,19 @@
 //! MementoHash (Coluzzi, Brocco, Antonucci and Leidi, "MementoHash: A
 //! Stateful, Minimal Memory, Best Performing Consistent Hash Algorithm",
-//! IEEE/ACM Transactions on Networking, 2024; arXiv 2306.09783): jump hash
-//! over an array of buckets, any of which may be removed, with a
-//! replacement table for the removed ones.
+//! IEEE/ACM Transactions on Networking, 2024; arXiv 2306.09783): a
+//! consistent hash over an array of buckets, any of which may be removed,
+//! with a replacement table for the removed ones.
 //!
-//! Each node holds one bucket. A key goes to `jump(hash, size)`; when that
-//! bucket was removed, the key is rehashed into the buckets that were
+//! Each node holds one bucket. A key goes to `jumpback(hash, size)`; when
+//! that bucket was removed, the key is rehashed into the buckets that were
 //! working right after the removal, following the replacement chain, so
 //! removing any node moves only its keys, spread evenly over the others,
 //! and adding a node back restores the placement before the last removal
-//! (LIFO). With no removals the placement is exactly `jump`'s.
+//! (LIFO). The paper's base is jump hash; this mode uses JumpBackHash
+//! (Ertl 2024), which keeps jump's guarantees in expected constant time
+//! instead of `ln n` dependent steps (as hash4j's JumpBackAnchor pairs
+//! AnchorHash with it), so with no removals the placement is exactly
+//! `jumpback`'s.
 //!
 //! The placement depends on the order of removals, not only on the nodes
 //! present: the history is the ring's state (its buckets and its
@@ -17,8 +21,8 @@
 //! derivations carry (`core/SPEC.md`, *memento*).
 
 use crate::error::RingError;
-use crate::hash::{KeyRule, splitmix64};
-use crate::jump::jump_hash;
+use crate::hash::{KeyRule, fmix64, splitmix64};
+use crate::jumpback::jump_back_hash;
 use crate::node::Node;
 use crate::params::{Given, Params};
 use crate::scheme::{BucketTable, Change, Facts, Lookup, Param, PerNode, Placement, PointHash, Scheme};
@@ -110,7 +114,7 @@ fn too_many(buckets: u64) -> RingError {
 
 /// Memento's `remove(b)` on a bucket table whose nodes no longer hold `b`:
 /// with no removal on record, removing the last bucket shrinks the array
-/// (as jump would); otherwise `b` goes on top of the history.
+/// (as jumpback would); otherwise `b` goes on top of the history.
 fn remove(table: &mut BucketTable, bucket: u32) {
     if table.removed.is_empty() && bucket + 1 == table.size {
         table.size -= 1;
@@ -227,7 +231,7 @@ impl Buckets {
     /// the last.
     #[inline]
     fn locate(hash: u64, size: u32, replacer: impl Fn(u32) -> Option<u32>) -> u32 {
-        let mut bucket = jump_hash(hash, size);
+        let mut bucket = jump_back_hash(hash, size);
         let mut next = replacer(bucket);
         while let Some(working) = next {
             bucket = rehash(hash, bucket, working);
@@ -249,10 +253,11 @@ impl Buckets {
 
 /// A key's bucket among the first `working` buckets after its bucket
 /// `bucket` was found removed: value `bucket` of the SplitMix64 stream
-/// seeded with the key hash, scaled to `0..working` (`(r * working) >> 64`).
+/// seeded with `fmix64(hash)` (not the key hash itself, whose stream
+/// JumpBackHash draws from), scaled to `0..working` (`(r * working) >> 64`).
 #[inline]
 fn rehash(hash: u64, bucket: u32, working: u32) -> u32 {
-    ((u128::from(splitmix64(hash, u64::from(bucket))) * u128::from(working)) >> 64) as u32
+    ((u128::from(splitmix64(fmix64(hash), u64::from(bucket))) * u128::from(working)) >> 64) as u32
 }
 
 impl Lookup for Buckets {
@@ -260,7 +265,7 @@ impl Lookup for Buckets {
     fn owner(&self, hash: u64) -> usize {
         let size = self.entries.len() as u32;
         let bucket = if self.table.removed.is_empty() {
-            jump_hash(hash, size)
+            jump_back_hash(hash, size)
         } else {
             Buckets::locate(hash, size, |b| self.replacer(b))
         };
@@ -366,12 +371,12 @@ mod tests {
     }
 
     #[test]
-    fn without_removals_it_is_jump() {
+    fn without_removals_it_is_jumpback() {
         let table = resolve(&nodes(37), None, &[]).unwrap();
         let buckets = placement(&table);
         for i in 0..10_000u64 {
             let hash = crate::hash::fmix64(i);
-            assert_eq!(buckets.owner(hash), jump_hash(hash, 37) as usize);
+            assert_eq!(buckets.owner(hash), jump_back_hash(hash, 37) as usize);
         }
     }
 

@@ -168,11 +168,11 @@ fn memento_balances_after_random_removals() {
     }
 }
 
-/// With no removals memento places exactly as jump: a jump ring switches to
-/// memento without moving a key, and gains removals of any node.
+/// With no removals memento places exactly as jumpback: a jumpback ring
+/// switches to memento without moving a key, and gains removals of any node.
 #[test]
-fn memento_without_removals_is_jump() {
-    let jump = ring(Algorithm::Jump, 57);
+fn memento_without_removals_is_jumpback() {
+    let jump = ring(Algorithm::Jumpback, 57);
     let memento = ring(Algorithm::Memento, 57);
     for i in 0..20_000 {
         let key = format!("k{i}");
@@ -180,7 +180,7 @@ fn memento_without_removals_is_jump() {
     }
     let config = memento.to_config();
     assert!(config.removed_buckets.is_none() && config.nodes.iter().all(|n| n.bucket.is_none()));
-    // Removing the last node is jump's shrink: nothing goes on record.
+    // Removing the last node is jumpback's shrink: nothing goes on record.
     let shrunk = memento.without_node("n56").unwrap();
     assert_eq!(shrunk.removed_buckets(), Some(&[][..]));
     assert_eq!(shrunk.fingerprint(), ring(Algorithm::Memento, 56).fingerprint());

@@ -376,7 +376,7 @@ fn modern_cases() -> Vec<Case> {
         ),
         with_hashes(ring_case("jumpback: 1000 buckets", jumpback(1000), &numbered_keys("jb-", 16), &[1, 4]), hash4j),
         ring_case(
-            "memento: ten buckets, no removals (jump's placement)",
+            "memento: ten buckets, no removals (jumpback's placement)",
             memento(10),
             &numbered_keys("obj-", 24),
             &[1, 3],

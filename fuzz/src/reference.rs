@@ -235,13 +235,13 @@ impl Memento {
         self.history.iter().find(|&&(b, _)| b == bucket).map(|&(_, r)| r)
     }
 
-    /// The node owning `hash`: Memento's lookup, the rehash being
-    /// `floor(splitmix(h, b) * r / 2^64)`.
+    /// The node owning `hash`: Memento's lookup over `jump_back`, the
+    /// rehash being `floor(splitmix(fmix64(h), b) * r / 2^64)`.
     pub fn owner(&self, hash: u64) -> usize {
-        let mut b = jump(hash, self.size);
+        let mut b = jump_back(hash, self.size);
         let mut r = self.replacer(b);
         while let Some(working) = r {
-            b = ((u128::from(splitmix(hash, b)) * u128::from(working)) >> 64) as u64;
+            b = ((u128::from(splitmix(fmix64(hash), b)) * u128::from(working)) >> 64) as u64;
             r = self.replacer(b);
             while let Some(earlier) = r.filter(|&e| e >= working) {
                 b = earlier;

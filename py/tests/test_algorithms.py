@@ -146,10 +146,10 @@ def test_jumpback_matches_hash4j_and_grows_like_jump():
 
 def test_memento_removes_any_node_and_carries_its_history():
     ids = [f"shard-{i}" for i in range(10)]
-    jump, ring = shardring.Ring(ids, algorithm="jump"), shardring.Ring(ids, algorithm="memento")
+    jumpback, ring = shardring.Ring(ids, algorithm="jumpback"), shardring.Ring(ids, algorithm="memento")
     keys = [f"key-{i}" for i in range(5000)]
     before = ring.get_many(keys)
-    assert before == jump.get_many(keys)  # no removals: jump's placement
+    assert before == jumpback.get_many(keys)  # no removals: jumpback's placement
     ring.remove_node("shard-3")
     ring.remove_node("shard-7")
     after = ring.get_many(keys)
