@@ -46,7 +46,9 @@ test: system-deps clippy test-rust test-c test-py test-node test-fleet check-ver
 # boundary against the same loop in Rust.
 bench: build
 	cargo bench -p shardring
-	cargo bench -p shardring-bench
+	cargo bench -p shardring-bench --bench peers
+	mkdir -p build
+	cargo bench -p shardring-bench --bench removals | tee build/bench-removals.txt
 	cc -O2 -Iinclude ffi-c/bench/get_node.c $(LDRING) -o build/bench-c
 	build/bench-c | tee build/bench-c.txt
 	cargo run -q --release -p shardring-ffi --example rust_get | tee build/bench-rust.txt
@@ -55,7 +57,7 @@ bench: build
 	$(PY) py/bench/rebalance_latency.py --backend memcached | tee build/bench-rebalance-memcached.txt
 	$(PY) py/bench/rebalance_latency.py --backend redis | tee build/bench-rebalance-redis.txt
 	@echo; echo "shardring against its peers ($$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')):"
-	@python3 bench/report.py --c build/bench-c.txt --rust build/bench-rust.txt --python build/bench-python.txt --node build/bench-node.txt
+	@python3 bench/report.py --c build/bench-c.txt --rust build/bench-rust.txt --python build/bench-python.txt --node build/bench-node.txt --removals build/bench-removals.txt
 
 # Every cargo-fuzz target for FUZZ_SECONDS (default 60) after replaying the
 # saved inputs in fuzz/regressions/ (nightly toolchain; installs cargo-fuzz).

@@ -1,8 +1,10 @@
 //! shardring against the peer crates, side by side in one process and one
 //! run: each group holds shardring and the peer on the same nodes, points
 //! and keys (100 nodes; 100,000 distinct 30-byte keys, key hash included;
-//! the ring group runs again on 1,000 keys, a key set that stays in cache).
-//! `make bench` runs it and `bench/report.py` prints the ratios.
+//! the ring group runs again on 1,000 keys, a key set that stays in cache;
+//! jumpback at 10, 1,000 and 1,000,000 buckets; memento on 1,000 nodes
+//! after 0%, 10% and 50% random removals). `make bench` runs it and
+//! `bench/report.py` prints the ratios.
 
 use std::hint::black_box;
 use std::net::SocketAddr;
@@ -36,11 +38,11 @@ fn keys(count: usize) -> Vec<[u8; 30]> {
 }
 
 /// Benchmarks `place` over the keys in turn.
-fn bench(
+fn bench<'k>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     name: &str,
-    keys: &[[u8; 30]],
-    place: impl Fn(&[u8]) -> usize,
+    keys: &'k [[u8; 30]],
+    place: impl Fn(&'k [u8]) -> usize,
 ) {
     let mut i = 0;
     group.bench_function(name, |b| {
@@ -114,5 +116,54 @@ fn alternatives(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, continuum, alternatives);
+/// JumpBackHash against our jump and the `jumphash` crate (SipHash-1-3 keys,
+/// Lamping's loop) at three bucket counts.
+fn jumpback(c: &mut Criterion) {
+    let keys = &keys(100_000);
+    let jumphash = jumphash::JumpHasher::new();
+    for (buckets, name) in [(10u32, "10"), (1_000, "1,000"), (1_000_000, "1,000,000")] {
+        let mut group = c.benchmark_group(format!("jumpback, {name} buckets"));
+        let nodes = || (0..buckets).map(|i| Node::new(format!("bucket-{i}"), 1.0));
+        let ours = Ring::builder().algorithm(Algorithm::Jumpback).nodes(nodes()).build().unwrap();
+        bench(&mut group, "shardring jumpback", keys, |k| ours.get_index(k).unwrap());
+        let jump = Ring::builder().algorithm(Algorithm::Jump).nodes(nodes()).build().unwrap();
+        bench(&mut group, "shardring jump", keys, |k| jump.get_index(k).unwrap());
+        bench(&mut group, "jumphash", keys, |k| jumphash.slot(&k, buckets) as usize);
+        group.finish();
+    }
+}
+
+/// MementoHash against AnchorHash (the `anchorhash` crate, capacity 1,000,
+/// keys hashed by XXH3 as ours are) and our `ring` on the same survivors,
+/// after removing 0%, 10% and 50% of 1,000 nodes in one random order.
+fn memento(c: &mut Criterion) {
+    let keys = &keys(100_000);
+    const N: usize = 1_000;
+    let ids: Vec<String> = (0..N).map(|i| format!("node-{i}")).collect();
+    let order = shardring_bench::removal_order(N, 0x5eed);
+    for percent in [0usize, 10, 50] {
+        let gone = &order[..N * percent / 100];
+        let mut group = c.benchmark_group(format!("memento, 1,000 nodes, {percent}% removed"));
+        let memento = gone.iter().fold(
+            Ring::builder()
+                .algorithm(Algorithm::Memento)
+                .nodes(ids.iter().map(|id| Node::new(id, 1.0)))
+                .build()
+                .unwrap(),
+            |ring, &i| ring.without_node(&ids[i]).unwrap(),
+        );
+        bench(&mut group, "shardring memento", keys, |k| memento.get_index(k).unwrap());
+        let survivors = (0..N).filter(|i| !gone.contains(i)).map(|i| Node::new(&ids[i], 1.0));
+        let ring = Ring::builder().nodes(survivors).build().unwrap();
+        bench(&mut group, "shardring ring", keys, |k| ring.get_index(k).unwrap());
+        let mut anchor = shardring_bench::anchor(N);
+        for &i in gone {
+            anchor.remove_resource(&i).unwrap();
+        }
+        bench(&mut group, "anchorhash", keys, |k| *anchor.get_resource(k).unwrap());
+        group.finish();
+    }
+}
+
+criterion_group!(benches, continuum, alternatives, jumpback, memento);
 criterion_main!(benches);

@@ -283,7 +283,21 @@ impl RingBuilder {
             message: format!("{what} do not apply to algorithm {:?}", self.algorithm.name()),
         };
         let facts = self.algorithm.facts();
-        let index = |id: String| self.nodes.iter().position(|n| n.id() == id).ok_or(RingError::UnknownNode { id });
+        // Per-node settings find their node through a map, built only when
+        // some are given (a million memento buckets would otherwise search
+        // the node list a million times). With duplicate ids the first
+        // wins; the build then fails with DuplicateId anyway.
+        let positions: std::collections::HashMap<&str, usize> =
+            if self.slot_ranges.is_empty() && self.haproxy_ids.is_empty() && self.buckets.is_empty() {
+                std::collections::HashMap::new()
+            } else {
+                let mut positions = std::collections::HashMap::with_capacity(self.nodes.len());
+                for (i, node) in self.nodes.iter().enumerate() {
+                    positions.entry(node.id()).or_insert(i);
+                }
+                positions
+            };
+        let index = |id: String| positions.get(id.as_str()).copied().ok_or(RingError::UnknownNode { id });
         let mut extra = PerNode::default();
         if !self.slot_ranges.is_empty() {
             if !facts.takes(Param::SlotRanges) {
