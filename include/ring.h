@@ -100,6 +100,11 @@
 #define RING_OPTION_REMOVED_BUCKETS 65536
 
 /**
+ * `ring_options_t.fields` bit: `score` is given.
+ */
+#define RING_OPTION_SCORE 131072
+
+/**
  * An event kind: the ring changed; `revision` and `fingerprint` are the new epoch's.
  */
 #define RING_FOLLOWER_CHANGED 1
@@ -332,8 +337,8 @@ typedef struct {
    * `RING_OPTION_MIN_RING_SIZE`, `RING_OPTION_MAX_RING_SIZE`,
    * `RING_OPTION_HASH_FUNCTION`, `RING_OPTION_ENDPOINT_ORDER`,
    * `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY`,
-   * `RING_OPTION_HAPROXY_IDS`, `RING_OPTION_BUCKETS` and
-   * `RING_OPTION_REMOVED_BUCKETS` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
+   * `RING_OPTION_HAPROXY_IDS`, `RING_OPTION_BUCKETS`,
+   * `RING_OPTION_REMOVED_BUCKETS` and `RING_OPTION_SCORE` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
    * only when its bit is set, so a program built against an older header
    * (a shorter struct, without the last fields) stays valid.
    */
@@ -454,6 +459,12 @@ typedef struct {
    * The number of entries of `removed_buckets`.
    */
   size_t removed_bucket_count;
+  /**
+   * NUL-terminated rendezvous score: `"integer"` (the default, the same
+   * on every platform) or `"float"` (placement format 1's, with the
+   * platform's `ln`), `rendezvous` only; read when `RING_OPTION_SCORE` is set.
+   */
+  const char *score;
 } ring_options_t;
 
 /**

@@ -95,7 +95,7 @@ struct Options {
     std::optional<std::string> algorithm;
     /// Points per unit of weight, >= 1 (ring only).
     std::optional<uint32_t> vnodes;
-    /// Seed of the XXH3 hashes (ring, jump, rendezvous, maglev; only 0 for the others).
+    /// Seed of the XXH3 hashes (ring, jump, rendezvous, maglev, jumpback, memento; only 0 for the others).
     std::optional<uint64_t> seed;
     /// Maglev table size, a prime from the node count to 2^24 (maglev only).
     std::optional<uint32_t> table_size;
@@ -128,6 +128,8 @@ struct Options {
     std::optional<std::vector<uint32_t>> buckets;
     /// Memento's removed buckets in removal order, oldest first (memento only).
     std::optional<std::vector<uint32_t>> removed_buckets;
+    /// "integer" (the default) or "float" (placement format 1's score; rendezvous only).
+    std::optional<std::string> score;
 };
 
 /// One (from, to) flow of a Diff: `share` of the hash space moves from node
@@ -238,6 +240,10 @@ class Ring {
             c_options.fields |= RING_OPTION_REMOVED_BUCKETS;
             c_options.removed_buckets = options.removed_buckets->data();
             c_options.removed_bucket_count = options.removed_buckets->size();
+        }
+        if (options.score) {
+            c_options.fields |= RING_OPTION_SCORE;
+            c_options.score = options.score->c_str();
         }
         Arrays a(nodes);
         detail::check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),

@@ -148,6 +148,8 @@ export declare class Ring {
   get serverKey(): string | null
   /** The HAProxy server ids given, by node id (`"haproxy"` only; `null` otherwise). */
   get haproxyIds(): Record<string, number> | null
+  /** How nodes are scored, `"integer"` or `"float"` (`"rendezvous"` only; `null` otherwise). */
+  get score(): string | null
   /** Each node's bucket, by node id (`"memento"` only; `null` otherwise). */
   get buckets(): Record<string, number> | null
   /** The removed buckets in removal order, oldest first (`"memento"` only; `null` otherwise). */
@@ -435,7 +437,7 @@ export interface RingOptions {
   /**
    * Seed of the XXH3-64 key and point hashes: an integer in [0, 2^64),
    * as a number (up to 2^53 - 1) or a bigint; default 0. `"ring"`, `"jump"`,
-   * `"rendezvous"` and `"maglev"` only.
+   * `"rendezvous"`, `"maglev"`, `"jumpback"` and `"memento"` only.
    */
   seed?: number | bigint
   /** Maglev table size, a prime; default 65,537. `"maglev"` only. */
@@ -508,6 +510,12 @@ export interface RingOptions {
    * `toJSON` writes `removed_buckets`). `"memento"` only.
    */
   removedBuckets?: Array<number>
+  /**
+   * How nodes are scored: `"integer"` (the default, identical on every
+   * platform) or `"float"` (placement format 1's, with the platform's
+   * `ln`). `"rendezvous"` only.
+   */
+  score?: 'integer' | 'float'
 }
 
 /** Spread of per-node loads against a reference (1.0 is perfect). */

@@ -6,7 +6,7 @@ use crate::algorithm::Algorithm;
 use crate::error::RingError;
 use crate::hash::{HashFunction, KeyHash};
 use crate::node::{Node, NodeState};
-use crate::params::{Distribution, EndpointOrder, ServerIds, ServerKey};
+use crate::params::{Distribution, EndpointOrder, RendezvousScore, ServerIds, ServerKey};
 use crate::ring::Ring;
 use crate::scheme::BucketTable;
 use crate::{envoy_maglev, haproxy, maglev, memento, slots};
@@ -84,6 +84,10 @@ pub struct RingConfig {
     /// What HAProxy node keys derive from (`haproxy` only; `id` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_key: Option<ServerKey>,
+    /// How `rendezvous` scores nodes (`rendezvous` only; `integer` when
+    /// absent; `float` is placement format 1's, with the platform's `ln`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<RendezvousScore>,
     /// The removed buckets in removal order, oldest first (`memento` only;
     /// none when absent). With the nodes' buckets they make up the bucket
     /// array `0..nodes + removed`.
@@ -297,6 +301,7 @@ impl RingConfig {
             endpoint_order: None,
             avalanche: None,
             server_key: None,
+            score: None,
             removed_buckets: None,
             nodes,
         }
@@ -335,7 +340,9 @@ impl RingConfig {
     /// sizes as resolved (u64 each) and the hash function's name, for
     /// `grpc-ring-hash` the endpoint order's name, for `haproxy` the hash
     /// function's name, `avalanche` (u8) and the server key's name, for
-    /// `memento` the bucket array's size (u32) and the removed buckets
+    /// `rendezvous` with the `integer` score that score's name (nothing for
+    /// `float`, so a ring kept on placement format 1's score keeps its
+    /// fingerprint), for `memento` the bucket array's size (u32) and the removed buckets
     /// (count u32, then each u32, oldest first) as the removals' replay
     /// leaves them; the node
     /// count (u64), then each node in ascending order of id bytes (in list
@@ -416,6 +423,12 @@ impl RingConfig {
             }
             if let Some(key) = ring.server_key() {
                 put_str(&mut bytes, key.name());
+            }
+        }
+        if self.algorithm == Algorithm::Rendezvous {
+            let score = self.score.unwrap_or_default();
+            if score != RendezvousScore::Float {
+                put_str(&mut bytes, score.name());
             }
         }
         if let Some(table) = &buckets {
@@ -581,6 +594,9 @@ impl RingConfig {
         if let Some(key) = self.server_key {
             builder = builder.server_key(key);
         }
+        if let Some(score) = self.score {
+            builder = builder.score(score);
+        }
         builder
     }
 
@@ -624,6 +640,8 @@ impl Ring {
             endpoint_order: self.endpoint_order(),
             avalanche: self.avalanche(),
             server_key: self.server_key(),
+            // The default, integer, is left out; float is written.
+            score: self.score().filter(|&s| s != RendezvousScore::default()),
             removed_buckets,
             nodes: self
                 .nodes()

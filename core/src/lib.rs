@@ -67,6 +67,6 @@ pub use continuum::MAX_POINTS;
 pub use error::RingError;
 pub use hash::{HashFunction, KeyHash, hash_key, hash_point};
 pub use node::{Node, NodeState};
-pub use params::{DEFAULT_SEED, DEFAULT_VNODES, Distribution, EndpointOrder, ServerIds, ServerKey};
+pub use params::{DEFAULT_SEED, DEFAULT_VNODES, Distribution, EndpointOrder, RendezvousScore, ServerIds, ServerKey};
 pub use ring::{Ring, RingBuilder};
 pub use transition::Transition;

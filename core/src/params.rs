@@ -236,6 +236,47 @@ impl std::str::FromStr for ServerKey {
     }
 }
 
+/// How `rendezvous` scores a node for a key (the `score` parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RendezvousScore {
+    /// The weight over `-log2(u)` computed in 64-bit fixed point by integer
+    /// operations only (`core/SPEC.md`, *rendezvous*): every platform
+    /// places every key alike. The default.
+    #[default]
+    Integer,
+    /// Placement format 1's `-w / ln(u)` in binary64 with the platform's
+    /// `ln`, whose last bit differs between C libraries (glibc, musl,
+    /// macOS), so near-equal scores can rank differently across platforms:
+    /// for rings that must keep the placement they had before `integer`.
+    Float,
+}
+
+impl RendezvousScore {
+    /// Every score.
+    pub const ALL: [RendezvousScore; 2] = [RendezvousScore::Integer, RendezvousScore::Float];
+
+    /// The name written in configs: `"integer"` or `"float"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RendezvousScore::Integer => "integer",
+            RendezvousScore::Float => "float",
+        }
+    }
+}
+
+impl std::str::FromStr for RendezvousScore {
+    type Err = RingError;
+
+    /// Parses `"integer"` or `"float"`. Errors: [`RingError::InvalidConfig`] naming the value.
+    fn from_str(name: &str) -> Result<RendezvousScore, RingError> {
+        RendezvousScore::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| RingError::InvalidConfig {
+            message: format!("unknown score {name:?}; expected \"integer\" or \"float\""),
+        })
+    }
+}
+
 /// Default points per unit of weight. At 160 points, 10 equal nodes hold
 /// between about 0.9x and 1.1x of the mean load (see the README's balance
 /// table); 160 is also libketama's and nginx's count per server.
@@ -262,6 +303,7 @@ pub(crate) struct Given {
     pub(crate) endpoint_order: Option<EndpointOrder>,
     pub(crate) avalanche: Option<bool>,
     pub(crate) server_key: Option<ServerKey>,
+    pub(crate) score: Option<RendezvousScore>,
 }
 
 /// A ring's parameters as its algorithm resolved them: defaults filled in,
@@ -290,6 +332,8 @@ pub(crate) struct Params {
     pub(crate) endpoint_order: Option<EndpointOrder>,
     /// `haproxy` only.
     pub(crate) server_key: Option<ServerKey>,
+    /// `rendezvous` only.
+    pub(crate) score: Option<RendezvousScore>,
     pub(crate) key: KeyRule,
 }
 
@@ -316,6 +360,7 @@ impl Params {
             hash_function: None,
             endpoint_order: None,
             server_key: None,
+            score: None,
             key,
         })
     }

@@ -11,7 +11,7 @@ use crate::continuum::Continuum;
 use crate::error::RingError;
 use crate::hash::{HashFunction, KeyHash, KeyRule, hash_point};
 use crate::node::{Node, check_unique, check_weight};
-use crate::params::{Distribution, EndpointOrder, Given, Params, ServerIds, ServerKey};
+use crate::params::{Distribution, EndpointOrder, Given, Params, RendezvousScore, ServerIds, ServerKey};
 use crate::scheme::{Change, Param, PerNode, Placement, PointHash};
 use crate::slots;
 
@@ -72,6 +72,9 @@ fn resolve(algorithm: Algorithm, given: &Given) -> Result<Params, RingError> {
     }
     if let Some(key) = given.server_key.filter(|_| refused(Param::ServerKey)) {
         return Err(unused(format!("server_key ({:?})", key.name())));
+    }
+    if let Some(score) = given.score.filter(|_| refused(Param::Score)) {
+        return Err(unused(format!("score ({:?})", score.name())));
     }
     algorithm.scheme().resolve(given)
 }
@@ -215,6 +218,15 @@ impl RingBuilder {
     /// node without one gets the id HAProxy assigns.
     pub fn haproxy_id(mut self, id: impl Into<String>, puid: u32) -> Self {
         self.haproxy_ids.push((id.into(), puid));
+        self
+    }
+
+    /// [`Algorithm::Rendezvous`]: how nodes are scored (default
+    /// [`RendezvousScore::Integer`], the same on every platform;
+    /// [`RendezvousScore::Float`] is placement format 1's, with the
+    /// platform's `ln`). Only rendezvous takes it.
+    pub fn score(mut self, score: RendezvousScore) -> Self {
+        self.given.score = Some(score);
         self
     }
 
@@ -521,6 +533,12 @@ impl Ring {
     /// What HAProxy node keys derive from: `Some` for [`Algorithm::Haproxy`] only.
     pub fn server_key(&self) -> Option<ServerKey> {
         self.params.server_key
+    }
+
+    /// How nodes are scored, as configured or defaulted: `Some` for
+    /// [`Algorithm::Rendezvous`] only.
+    pub fn score(&self) -> Option<RendezvousScore> {
+        self.params.score
     }
 
     /// The HAProxy server ids given, as (node id, id) in node order; nodes

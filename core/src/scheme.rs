@@ -72,6 +72,8 @@ pub(crate) enum Param {
     ServerPuids,
     /// Per-node buckets and the removed buckets (`memento`).
     Buckets,
+    /// How `rendezvous` scores nodes.
+    Score,
 }
 
 /// What the facade and the bindings know of an algorithm without building it.

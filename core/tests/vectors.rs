@@ -10,7 +10,8 @@
 use serde::Serialize;
 use serde_json::Value;
 use shardring::{
-    Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, Ring, RingConfig, ServerIds, ServerKey,
+    Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, RendezvousScore, Ring, RingConfig, ServerIds,
+    ServerKey,
 };
 
 const VECTORS_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/vectors.json");
@@ -157,6 +158,15 @@ fn thousand_ring() -> Ring {
     Ring::builder().nodes(nodes).build().unwrap()
 }
 
+fn weighted_ring(
+    algorithm: Algorithm,
+    nodes: &[(&str, f64)],
+    tweak: &dyn Fn(shardring::RingBuilder) -> shardring::RingBuilder,
+) -> Ring {
+    let nodes = nodes.iter().map(|&(id, w)| Node::new(id, w));
+    tweak(Ring::builder().algorithm(algorithm).nodes(nodes)).build().unwrap()
+}
+
 fn algorithm_ring(algorithm: Algorithm, nodes: &[(&str, f64)]) -> Ring {
     let nodes = nodes.iter().map(|&(id, w)| Node::new(id, w));
     Ring::builder().algorithm(algorithm).nodes(nodes).build().unwrap()
@@ -282,10 +292,11 @@ fn algorithm_cases() -> Vec<Case> {
             ),
             vec![1, 42, 0xDEAD_10CC, 1 << 63],
         ),
+        // Placement format 1's float score, as these cases recorded it before the integer score.
         with_hashes(
             ring_case(
                 "rendezvous: weights 1/2/1 and a drained node",
-                algorithm_ring(Algorithm::Rendezvous, &weighted),
+                weighted_ring(Algorithm::Rendezvous, &weighted, &|b| b.score(RendezvousScore::Float)),
                 &numbered_keys("r", 24),
                 &[1, 2, 4],
             ),
@@ -293,7 +304,13 @@ fn algorithm_cases() -> Vec<Case> {
         ),
         ring_case(
             "rendezvous: zones and a seed",
-            Ring::builder().algorithm(Algorithm::Rendezvous).seed(7).nodes(zoned.clone()).build().unwrap(),
+            Ring::builder()
+                .algorithm(Algorithm::Rendezvous)
+                .score(RendezvousScore::Float)
+                .seed(7)
+                .nodes(zoned.clone())
+                .build()
+                .unwrap(),
             &numbered_keys("z", 16),
             &[2, 3, 5],
         ),
@@ -335,9 +352,9 @@ fn algorithm_cases() -> Vec<Case> {
     .collect()
 }
 
-/// JumpBackHash (by hash: hash4j's published buckets, checked by the core's
-/// unit tests against `jumpBackHashSplitMix64()`) and MementoHash with its
-/// removal history.
+/// Rendezvous with the integer score; JumpBackHash (by hash: hash4j's
+/// published buckets, checked by the core's unit tests against
+/// `jumpBackHashSplitMix64()`); MementoHash with its removal history.
 fn modern_cases() -> Vec<Case> {
     let buckets = |n: usize| -> Vec<Node> { (0..n).map(|i| Node::new(format!("bucket-{i:04}"), 1.0)).collect() };
     let jumpback = |n: usize| Ring::builder().algorithm(Algorithm::Jumpback).nodes(buckets(n)).build().unwrap();
@@ -368,7 +385,53 @@ fn modern_cases() -> Vec<Case> {
         .and_then(|r| r.without_node("bucket-0002"))
         .and_then(|r| r.without_node("bucket-0001"))
         .unwrap();
+    let weighted = [("a", 1.0), ("b", 2.0), ("c", 1.0), ("drained", 0.0)];
+    let eleven: Vec<(String, f64)> = (0..11).map(|i| (format!("w{i}"), f64::from(i % 11 + 1))).collect();
+    let eleven: Vec<(&str, f64)> = eleven.iter().map(|(id, w)| (id.as_str(), *w)).collect();
+    let zoned = [
+        Node::new("east-1", 1.0).with_zone("east"),
+        Node::new("east-2", 1.0).with_zone("east"),
+        Node::new("west-1", 1.0).with_zone("west"),
+        Node::new("west-2", 2.0).with_zone("west"),
+        Node::new("solo", 1.0),
+    ];
     vec![
+        // The integer score (the default): the same on every platform.
+        with_hashes(
+            ring_case(
+                "rendezvous, integer score: weights 1/2/1 and a drained node",
+                algorithm_ring(Algorithm::Rendezvous, &weighted),
+                &numbered_keys("r", 24),
+                &[1, 2, 4],
+            ),
+            vec![1, 1 << 32, 1 << 63],
+        ),
+        with_hashes(
+            ring_case(
+                "rendezvous, integer score: ten equal nodes (no logarithm needed)",
+                algorithm_ring(
+                    Algorithm::Rendezvous,
+                    &(0..10)
+                        .map(|i| (["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9"][i], 1.0))
+                        .collect::<Vec<_>>(),
+                ),
+                &numbered_keys("eq-", 24),
+                &[1, 3, 10],
+            ),
+            vec![1, 42, 0xDEAD_10CC, 1 << 63],
+        ),
+        ring_case(
+            "rendezvous, integer score: eleven distinct weights (every node scored)",
+            algorithm_ring(Algorithm::Rendezvous, &eleven),
+            &numbered_keys("w-", 24),
+            &[1, 3],
+        ),
+        ring_case(
+            "rendezvous, integer score: zones and a seed",
+            Ring::builder().algorithm(Algorithm::Rendezvous).seed(7).nodes(zoned).build().unwrap(),
+            &numbered_keys("z", 16),
+            &[2, 3, 5],
+        ),
         with_hashes(ring_case("jumpback: 3 buckets", jumpback(3), &numbered_keys("jb-", 8), &[1, 3]), hash4j.clone()),
         with_hashes(
             ring_case("jumpback: 10 buckets", jumpback(10), &numbered_keys("jb-", 16), &[1, 3, 10]),

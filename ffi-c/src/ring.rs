@@ -3,7 +3,9 @@
 use std::ffi::{CString, c_char};
 use std::sync::Arc;
 
-use shardring::{Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, Ring, ServerIds, ServerKey};
+use shardring::{
+    Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, RendezvousScore, Ring, ServerIds, ServerKey,
+};
 
 use crate::ring_result::{self, *};
 use crate::{boundary, bytes, core_error, fail, non_null, out_slice, text, write, write_str};
@@ -138,6 +140,8 @@ pub const RING_OPTION_HAPROXY_IDS: u32 = 16384;
 pub const RING_OPTION_BUCKETS: u32 = 32768;
 /// `ring_options_t.fields` bit: `removed_buckets` and `removed_bucket_count` are given.
 pub const RING_OPTION_REMOVED_BUCKETS: u32 = 65536;
+/// `ring_options_t.fields` bit: `score` is given.
+pub const RING_OPTION_SCORE: u32 = 131072;
 /// Every bit `ring_options_t.fields` defines.
 const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_SEED
@@ -155,7 +159,8 @@ const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_SERVER_KEY
     | RING_OPTION_HAPROXY_IDS
     | RING_OPTION_BUCKETS
-    | RING_OPTION_REMOVED_BUCKETS;
+    | RING_OPTION_REMOVED_BUCKETS
+    | RING_OPTION_SCORE;
 
 /// Algorithm and parameters for `ring_new_with_options`. A parameter counts
 /// only when its bit is set in `fields`; a parameter left out gets its
@@ -179,8 +184,8 @@ pub struct ring_options_t {
     /// `RING_OPTION_MIN_RING_SIZE`, `RING_OPTION_MAX_RING_SIZE`,
     /// `RING_OPTION_HASH_FUNCTION`, `RING_OPTION_ENDPOINT_ORDER`,
     /// `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY`,
-    /// `RING_OPTION_HAPROXY_IDS`, `RING_OPTION_BUCKETS` and
-    /// `RING_OPTION_REMOVED_BUCKETS` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
+    /// `RING_OPTION_HAPROXY_IDS`, `RING_OPTION_BUCKETS`,
+    /// `RING_OPTION_REMOVED_BUCKETS` and `RING_OPTION_SCORE` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
     /// only when its bit is set, so a program built against an older header
     /// (a shorter struct, without the last fields) stays valid.
     pub fields: u32,
@@ -262,6 +267,10 @@ pub struct ring_options_t {
     pub removed_buckets: *const u32,
     /// The number of entries of `removed_buckets`.
     pub removed_bucket_count: usize,
+    /// NUL-terminated rendezvous score: `"integer"` (the default, the same
+    /// on every platform) or `"float"` (placement format 1's, with the
+    /// platform's `ln`), `rendezvous` only; read when `RING_OPTION_SCORE` is set.
+    pub score: *const c_char,
 }
 
 /// Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
@@ -317,7 +326,8 @@ pub unsafe extern "C" fn ring_new_with_options(
                          RING_OPTION_MAX_RING_SIZE 0x200, RING_OPTION_HASH_FUNCTION 0x400, \
                          RING_OPTION_ENDPOINT_ORDER 0x800, RING_OPTION_AVALANCHE 0x1000, \
                          RING_OPTION_SERVER_KEY 0x2000, RING_OPTION_HAPROXY_IDS 0x4000, \
-                         RING_OPTION_BUCKETS 0x8000, RING_OPTION_REMOVED_BUCKETS 0x10000)"
+                         RING_OPTION_BUCKETS 0x8000, RING_OPTION_REMOVED_BUCKETS 0x10000, \
+                         RING_OPTION_SCORE 0x20000)"
                     ),
                 ));
             }
@@ -459,6 +469,11 @@ pub unsafe extern "C" fn ring_new_with_options(
                     unsafe { std::slice::from_raw_parts(removed, count) }
                 };
                 builder = builder.removed_buckets(removed.iter().copied());
+            }
+            if fields & RING_OPTION_SCORE != 0 {
+                // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
+                let name = given(unsafe { (*options).score }, "score")?;
+                builder = builder.score(name.parse::<RendezvousScore>().map_err(core_error)?);
             }
         }
         hand_out(builder.nodes(nodes).build().map_err(core_error)?, out_ring);

@@ -209,17 +209,18 @@ int main(void) {
           "vnodes given to maglev, even the default value, is a parameter it does not take");
     CHECK(last_error_has("vnodes"), "names vnodes: %s", ring_last_error());
     defaults.algorithm = NULL;
-    defaults.fields = RING_OPTION_VNODES | 0x20000u | 0x40000u;
+    defaults.fields = RING_OPTION_VNODES | 0x40000u | 0x80000u;
     CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
           "bits no RING_OPTION_* defines");
-    CHECK(last_error_has("0x60000"), "names the unknown bits: %s", ring_last_error());
+    CHECK(last_error_has("0xc0000"), "names the unknown bits: %s", ring_last_error());
     CHECK(RING_OPTION_VNODES == 1 && RING_OPTION_SEED == 2 && RING_OPTION_TABLE_SIZE == 4, "bit values are fixed");
     CHECK(RING_OPTION_DISTRIBUTION == 8 && RING_OPTION_KEY_HASH == 16 && RING_OPTION_SERVER_IDS == 32 &&
               RING_OPTION_HASH_TAG == 64 && RING_OPTION_DEFAULT_PORT == 128,
           "bit values are fixed");
     CHECK(RING_OPTION_MIN_RING_SIZE == 256 && RING_OPTION_MAX_RING_SIZE == 512 && RING_OPTION_HASH_FUNCTION == 1024 &&
               RING_OPTION_ENDPOINT_ORDER == 2048 && RING_OPTION_AVALANCHE == 4096 && RING_OPTION_SERVER_KEY == 8192 &&
-              RING_OPTION_HAPROXY_IDS == 16384 && RING_OPTION_BUCKETS == 32768 && RING_OPTION_REMOVED_BUCKETS == 65536,
+              RING_OPTION_HAPROXY_IDS == 16384 && RING_OPTION_BUCKETS == 32768 && RING_OPTION_REMOVED_BUCKETS == 65536 &&
+              RING_OPTION_SCORE == 131072,
           "bit values are fixed");
     /* HAProxy's avalanche is 0 or 1; its ids array must be there when its bit is set. */
     defaults.algorithm = "haproxy";
@@ -274,6 +275,17 @@ int main(void) {
     CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
           "buckets outside memento");
     CHECK(last_error_has("buckets do not apply"), "names buckets: %s", ring_last_error());
+    /* The rendezvous score: integer or float, by name. */
+    defaults.algorithm = "rendezvous";
+    defaults.fields = RING_OPTION_SCORE;
+    defaults.score = "exact";
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+          "an unknown score");
+    CHECK(last_error_has("unknown score \"exact\""), "names the score: %s", ring_last_error());
+    defaults.score = "float";
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_OK, "the float score");
+    ring_free(chosen);
+    chosen = NULL;
     /* A set bit with a NULL string is a NULL argument, naming the field. */
     defaults.algorithm = "twemproxy";
     defaults.fields = RING_OPTION_HASH_TAG;

@@ -142,6 +142,11 @@ static void run_case(json_t *c) {
             options.fields |= RING_OPTION_AVALANCHE;
             options.avalanche = json_is_true(avalanche) ? 1 : 0;
         }
+        json_t *score = json_object_get(config, "score");
+        if (score) {
+            options.fields |= RING_OPTION_SCORE;
+            options.score = json_string_value(score);
+        }
         if (any_haproxy_id) {
             options.fields |= RING_OPTION_HAPROXY_IDS;
             options.haproxy_ids = haproxy_ids;

@@ -95,6 +95,7 @@ static void run_vector(json_t *c) {
     if (json_t *v = json_object_get(config, "endpoint_order")) options.endpoint_order = text(v);
     if (json_t *v = json_object_get(config, "avalanche")) options.avalanche = json_is_true(v);
     if (json_t *v = json_object_get(config, "server_key")) options.server_key = text(v);
+    if (json_t *v = json_object_get(config, "score")) options.score = text(v);
     if (any_haproxy_id) options.haproxy_ids = haproxy_ids;
     if (any_bucket) options.buckets = buckets;
     if (json_t *removed = json_object_get(config, "removed_buckets")) {

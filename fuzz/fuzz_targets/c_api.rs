@@ -39,12 +39,12 @@ use ring::{
     RING_OPTION_AVALANCHE, RING_OPTION_BUCKETS, RING_OPTION_DEFAULT_PORT, RING_OPTION_DISTRIBUTION,
     RING_OPTION_ENDPOINT_ORDER, RING_OPTION_HAPROXY_IDS, RING_OPTION_HASH_FUNCTION, RING_OPTION_HASH_TAG,
     RING_OPTION_KEY_HASH, RING_OPTION_MAX_RING_SIZE, RING_OPTION_MIN_RING_SIZE, RING_OPTION_REMOVED_BUCKETS,
-    RING_OPTION_SEED, RING_OPTION_SERVER_IDS, RING_OPTION_SERVER_KEY, RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES,
-    ring_diff_t, ring_options_t, ring_t, ring_tracker_t,
+    RING_OPTION_SCORE, RING_OPTION_SEED, RING_OPTION_SERVER_IDS, RING_OPTION_SERVER_KEY, RING_OPTION_TABLE_SIZE,
+    RING_OPTION_VNODES, ring_diff_t, ring_options_t, ring_t, ring_tracker_t,
 };
 use shardring::{
-    Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, NodeConfig, Ring, RingConfig, RingDiff,
-    RingError, ServerIds, ServerKey,
+    Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, NodeConfig, RendezvousScore, Ring, RingConfig,
+    RingDiff, RingError, ServerIds, ServerKey,
 };
 use shardring_fuzz::budget;
 
@@ -70,7 +70,8 @@ const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_SERVER_KEY
     | RING_OPTION_HAPROXY_IDS
     | RING_OPTION_BUCKETS
-    | RING_OPTION_REMOVED_BUCKETS;
+    | RING_OPTION_REMOVED_BUCKETS
+    | RING_OPTION_SCORE;
 /// The load balancers' parameters every input passes when their bits are
 /// set (the HAProxy ids are all 0: every id assigned).
 const HASH_FUNCTION: &CStr = c"djb2";
@@ -1020,6 +1021,9 @@ impl World {
             if given(RING_OPTION_REMOVED_BUCKETS) {
                 builder = builder.removed_buckets([count as u32]);
             }
+            if given(RING_OPTION_SCORE) {
+                builder = builder.score(RendezvousScore::Float);
+            }
         }
         // Skip valid but slow rings (before calling C, which would build them too).
         let config = RingConfig {
@@ -1071,6 +1075,7 @@ impl World {
             buckets: buckets.as_ptr(),
             removed_buckets: removed_buckets.as_ptr(),
             removed_bucket_count: 1,
+            score: c"float".as_ptr(),
         };
         let mut out: *mut ring_t = ptr::null_mut();
         let out_ptr: *mut *mut ring_t = if out_null { ptr::null_mut() } else { &mut out };

@@ -267,7 +267,7 @@ impl Memento {
 
 /// Rendezvous preference order of `hash` over `nodes` (id, weight): nodes of
 /// weight > 0 by descending score `-(w / max w) / ln(u)`, equal scores by id bytes.
-pub fn rendezvous_order(nodes: &[(&str, f64)], seed: u64, hash: u64) -> Vec<usize> {
+pub fn rendezvous_float_order(nodes: &[(&str, f64)], seed: u64, hash: u64) -> Vec<usize> {
     let max = nodes.iter().map(|&(_, w)| w).fold(0.0, f64::max);
     let mut scored: Vec<(f64, usize)> = Vec::new();
     for (index, &(id, weight)) in nodes.iter().enumerate() {
@@ -358,4 +358,68 @@ pub fn redis_slot(key: &[u8]) -> u64 {
         }
     }
     u64::from(crc16_xmodem(hashed) % 16_384)
+}
+
+/// `(a * b) >> 128` for 128-bit `a`, `b`.
+fn mul_hi_128(a: u128, b: u128) -> u128 {
+    let mask = u128::from(u64::MAX);
+    let (a1, a0, b1, b0) = (a >> 64, a & mask, b >> 64, b & mask);
+    let (high, cross1, cross2, low) = (a1 * b1, a1 * b0, a0 * b1, a0 * b0);
+    let middle = (low >> 64) + (cross1 & mask) + (cross2 & mask);
+    high + (cross1 >> 64) + (cross2 >> 64) + (middle >> 64)
+}
+
+/// `2^64 * log2(1 + i/256)` by 64 digits of the squaring algorithm in
+/// 126-bit fixed point (within a unit or two of the spec's rounded table).
+fn log2_entry(i: u64) -> u64 {
+    let mut z = u128::from((256 + i) << 55) << 63;
+    let mut bits = 0u64;
+    for _ in 0..64 {
+        z = mul_hi_128(z, z) << 2;
+        bits <<= 1;
+        if z >= 1 << 127 {
+            bits |= 1;
+            z >>= 1;
+        }
+    }
+    bits
+}
+
+/// `L(y)` step by step as *rendezvous* in the spec writes it.
+pub fn neg_log2(y: u64) -> u64 {
+    static TABLE: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| (0..256).map(log2_entry).collect());
+    let hi = |a: u64, b: u64| ((u128::from(a) * u128::from(b)) >> 64) as u64;
+    let e = 63 - y.leading_zeros();
+    let t = y << (63 - e);
+    let i = ((t >> 55) & 255) as usize;
+    let d = t & ((1 << 55) - 1);
+    let r = ((1u128 << 65) / (256 + i as u128)) as u64;
+    let rho = ((u128::from(d) * u128::from(r)) >> 56) as u64;
+    let (k2, k3, k4, k5, k6) = (1u64 << 63, u64::MAX / 3, 1u64 << 62, u64::MAX / 5, u64::MAX / 6 + 1);
+    let mut h = k5 - hi(rho, k6);
+    h = k4 - hi(rho, h);
+    h = k3 - hi(rho, h);
+    h = k2 - hi(rho, h);
+    let l = rho - hi(rho, hi(rho, h));
+    let f = ((u128::from(l) * 0xb8aa_3b29_5c17_f0bc_u128) >> 63) as u64;
+    let big_f = table[i].saturating_add(f);
+    (u64::from(64 - e) << 57) - (big_f >> 7)
+}
+
+/// Rendezvous preference order under the integer score: by descending
+/// `(w / max w) / binary64(L(draw | 1))`, then descending draw, then id bytes.
+pub fn rendezvous_order(nodes: &[(&str, f64)], seed: u64, hash: u64) -> Vec<usize> {
+    let max = nodes.iter().map(|&(_, w)| w).fold(0.0, f64::max);
+    let mut scored: Vec<(f64, u64, usize)> = Vec::new();
+    for (index, &(id, weight)) in nodes.iter().enumerate() {
+        if weight > 0.0 {
+            let draw = fmix64(hash ^ shardring::hash_key(id.as_bytes(), seed));
+            scored.push(((weight / max) / neg_log2(draw | 1) as f64, draw, index));
+        }
+    }
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then_with(|| nodes[a.2].0.as_bytes().cmp(nodes[b.2].0.as_bytes()))
+    });
+    scored.into_iter().map(|(_, _, index)| index).collect()
 }

@@ -148,6 +148,9 @@ pub struct ParamsRecord {
     /// What HAProxy node keys derive from (`haproxy` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_key: Option<shardring::ServerKey>,
+    /// How rendezvous scores nodes (`rendezvous` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<shardring::RendezvousScore>,
 }
 
 impl Default for ParamsRecord {
@@ -169,6 +172,7 @@ impl Default for ParamsRecord {
             endpoint_order: None,
             avalanche: None,
             server_key: None,
+            score: None,
         }
     }
 }
@@ -193,6 +197,7 @@ impl ParamsRecord {
             endpoint_order: self.endpoint_order,
             avalanche: self.avalanche,
             server_key: self.server_key,
+            score: self.score,
             removed_buckets: None,
             nodes,
         }

@@ -128,3 +128,17 @@ test('memento removes any node and carries its history', () => {
   assert.equal(new Ring(['a']).removedBuckets, null)
 })
 
+test('rendezvous scores by integers by default and keeps the float score', () => {
+  const weights = { a: 1, b: 2, c: 1, d: 3 }
+  const integer = new Ring(weights, { algorithm: 'rendezvous' })
+  const float = new Ring(weights, { algorithm: 'rendezvous', score: 'float' })
+  assert.deepEqual([integer.score, float.score], ['integer', 'float'])
+  const keys = Array.from({ length: 20000 }, (_, i) => `key-${i}`)
+  assert.deepEqual(integer.getMany(keys), float.getMany(keys))
+  assert.notEqual(integer.fingerprint, float.fingerprint)
+  assert.equal(Ring.fromJSON(float.toJSONString()).fingerprint, float.fingerprint)
+  assert.throws(() => new Ring(weights, { algorithm: 'rendezvous', score: 'exact' }), { code: 'RING_INVALID_CONFIG', message: /unknown score "exact"/ })
+  assert.throws(() => new Ring(weights, { score: 'float' }), { code: 'RING_INVALID_CONFIG', message: /score .*does not apply/ })
+  assert.equal(new Ring(['a']).score, null)
+})
+

@@ -29,6 +29,7 @@ function build(config, configText) {
   if (config.endpoint_order !== undefined) options.endpointOrder = config.endpoint_order
   if (config.avalanche !== undefined) options.avalanche = config.avalanche
   if (config.server_key !== undefined) options.serverKey = config.server_key
+  if (config.score !== undefined) options.score = config.score
   const ids = config.nodes.filter((n) => n.haproxy_id !== undefined)
   if (ids.length > 0) options.haproxyIds = Object.fromEntries(ids.map((n) => [n.id, n.haproxy_id]))
   const buckets = config.nodes.filter((n) => n.bucket !== undefined)

@@ -61,7 +61,7 @@ pub struct RingOptions {
     pub vnodes: Option<f64>,
     /// Seed of the XXH3-64 key and point hashes: an integer in [0, 2^64),
     /// as a number (up to 2^53 - 1) or a bigint; default 0. `"ring"`, `"jump"`,
-    /// `"rendezvous"` and `"maglev"` only.
+    /// `"rendezvous"`, `"maglev"`, `"jumpback"` and `"memento"` only.
     #[napi(ts_type = "number | bigint")]
     pub seed: Option<f64>,
     /// Maglev table size, a prime; default 65,537. `"maglev"` only.
@@ -122,6 +122,11 @@ pub struct RingOptions {
     /// Memento's removed buckets in removal order, oldest first (as
     /// `toJSON` writes `removed_buckets`). `"memento"` only.
     pub removed_buckets: Option<Vec<f64>>,
+    /// How nodes are scored: `"integer"` (the default, identical on every
+    /// platform) or `"float"` (placement format 1's, with the platform's
+    /// `ln`). `"rendezvous"` only.
+    #[napi(ts_type = "'integer' | 'float'")]
+    pub score: Option<String>,
 }
 
 /// A node argument: an id string, or a `{ id, weight, zone }` object read by
@@ -217,6 +222,7 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
             "haproxyIds",
             "buckets",
             "removedBuckets",
+            "score",
         ],
     )?;
     if let Some(name) = fields.get("algorithm")? {
@@ -273,6 +279,9 @@ fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilde
         for (id, bucket) in id_numbers(env, buckets, "buckets")? {
             builder = builder.bucket(id, bucket);
         }
+    }
+    if let Some(name) = fields.get("score")? {
+        builder = builder.score(text(env, name, "score")?.parse().map_err(|e| throw(env, e))?);
     }
     if let Some(removed) = fields.get("removedBuckets")? {
         if !removed.is_array()? {
@@ -518,6 +527,12 @@ impl Ring {
     pub fn haproxy_ids(&self) -> Option<IndexMap<String, u32>> {
         let ring = self.current();
         Some(ring.haproxy_ids()?.into_iter().map(|(id, puid)| (id.to_owned(), puid)).collect())
+    }
+
+    /// How nodes are scored, `"integer"` or `"float"` (`"rendezvous"` only; `null` otherwise).
+    #[napi(getter)]
+    pub fn score(&self) -> Option<&'static str> {
+        self.current().score().map(shardring::RendezvousScore::name)
     }
 
     /// Each node's bucket, by node id (`"memento"` only; `null` otherwise).

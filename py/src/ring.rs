@@ -9,7 +9,9 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyMapping, PyString, PyTuple};
 
-use shardring::{Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, Ring, ServerIds, ServerKey};
+use shardring::{
+    Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, RendezvousScore, Ring, ServerIds, ServerKey,
+};
 
 use crate::analysis::PyBalance;
 use crate::errors::{Argument, bool_argument, number_argument, text_argument, type_name, whole_argument};
@@ -44,7 +46,7 @@ impl Snapshot {
     }
 }
 
-/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=..., buckets=..., removed_buckets=...)
+/// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=..., buckets=..., removed_buckets=..., score=...)
 ///
 /// A consistent-hash ring (placement format 1, core/SPEC.md).
 ///
@@ -59,7 +61,10 @@ impl Snapshot {
 /// "twemproxy" (exactly as nutcracker places keys; weights >= 1).
 /// vnodes: points per unit of weight (>= 1, default 160), "ring" only.
 /// seed: seed of the XXH3 hashes, 0 <= seed < 2**64 ("ring", "jump",
-/// "rendezvous", "maglev"). table_size: Maglev table size, a prime (default 65537).
+/// "rendezvous", "maglev", "jumpback", "memento"). table_size: Maglev table
+/// size, a prime (default 65537). score: "rendezvous" only, "integer" (the
+/// default, the same on every platform) or "float" (placement format 1's,
+/// with the platform's ln).
 /// distribution: "libmemcached": "modula", "consistent_ketama" (the
 /// default), "consistent_weighted", "consistent_ketama_spy" or
 /// "consistent_ketama_spy_weighted"; "twemproxy": "ketama" (the default) or
@@ -239,9 +244,10 @@ impl PyRing {
             server_ids = Argument::Absent, hash_tag = Argument::Absent, default_port = Argument::Absent,
             min_ring_size = Argument::Absent, max_ring_size = Argument::Absent, hash_function = Argument::Absent,
             endpoint_order = Argument::Absent, avalanche = Argument::Absent, server_key = Argument::Absent,
-            haproxy_ids = Argument::Absent, buckets = Argument::Absent, removed_buckets = Argument::Absent
+            haproxy_ids = Argument::Absent, buckets = Argument::Absent, removed_buckets = Argument::Absent,
+            score = Argument::Absent
         ),
-        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=..., buckets=..., removed_buckets=...)"
+        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=..., buckets=..., removed_buckets=..., score=...)"
     )]
     #[allow(clippy::too_many_arguments, reason = "one argument per keyword of the Python constructor")]
     fn new(
@@ -265,6 +271,7 @@ impl PyRing {
         haproxy_ids: Argument<'_>,
         buckets: Argument<'_>,
         removed_buckets: Argument<'_>,
+        score: Argument<'_>,
     ) -> PyResult<PyRing> {
         let u32_max = u64::from(u32::MAX);
         let vnodes = vnodes.map(|v| whole_argument(v, "vnodes", u32_max))?;
@@ -286,6 +293,7 @@ impl PyRing {
         let haproxy_ids = haproxy_ids.map(|ids| to_ids(ids, "haproxy_ids"))?;
         let buckets = buckets.map(|b| to_ids(b, "buckets"))?;
         let removed_buckets = removed_buckets.map(to_buckets)?;
+        let score = score.map(|s| Ok(text_argument(s, "score")?.parse::<RendezvousScore>()))?;
         let nodes = to_nodes(nodes)?;
         let algorithm = algorithm.transpose().map_err(to_py_err)?.unwrap_or_default();
         let distribution = distribution.transpose().map_err(to_py_err)?;
@@ -342,6 +350,9 @@ impl PyRing {
         }
         if let Some(removed) = removed_buckets {
             builder = builder.removed_buckets(removed);
+        }
+        if let Some(score) = score.transpose().map_err(to_py_err)? {
+            builder = builder.score(score);
         }
         let ring = py.detach(|| builder.build()).map_err(to_py_err)?;
         Ok(PyRing::from_ring(py, ring))
@@ -448,6 +459,12 @@ impl PyRing {
     fn haproxy_ids(&self) -> Option<std::collections::BTreeMap<String, u32>> {
         let snapshot = self.current.load();
         Some(snapshot.ring.haproxy_ids()?.into_iter().map(|(id, puid)| (id.to_owned(), puid)).collect())
+    }
+
+    /// How nodes are scored, "integer" or "float" ("rendezvous" only; None otherwise).
+    #[getter]
+    fn score(&self) -> Option<&'static str> {
+        self.current.load().ring.score().map(RendezvousScore::name)
     }
 
     /// Each node's bucket, node id -> bucket ("memento" only; None otherwise).
@@ -669,6 +686,7 @@ impl PyRing {
             ring.endpoint_order().map(|o| format!("endpoint_order='{}'", o.name())),
             ring.avalanche().map(|a| format!("avalanche={}", if a { "True" } else { "False" })),
             ring.server_key().map(|k| format!("server_key='{}'", k.name())),
+            ring.score().map(|s| format!("score='{}'", s.name())),
             ring.removed_buckets().filter(|r| !r.is_empty()).map(|r| format!("removed_buckets={r:?}")),
         ];
         let parameters: String = parameters.into_iter().flatten().map(|p| format!(", {p}")).collect();

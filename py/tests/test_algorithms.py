@@ -179,3 +179,20 @@ def test_memento_removes_any_node_and_carries_its_history():
     with pytest.raises(shardring.InvalidNodeError, match="memento has no weights"):
         shardring.Ring({"a": 2}, algorithm="memento")
     assert shardring.Ring(["a"]).buckets is None and shardring.Ring(["a"]).removed_buckets is None
+
+
+def test_rendezvous_scores_by_integers_by_default_and_keeps_the_float_score():
+    weights = {"a": 1, "b": 2, "c": 1, "d": 3}
+    integer, float_ = shardring.Ring(weights, algorithm="rendezvous"), shardring.Ring(weights, algorithm="rendezvous", score="float")
+    assert (integer.score, float_.score) == ("integer", "float")
+    keys = [f"key-{i}" for i in range(20000)]
+    # The two rank alike but for scores within about 2^-50 of each other.
+    assert integer.get_many(keys) == float_.get_many(keys)
+    assert integer.fingerprint != float_.fingerprint and "score='float'" in repr(float_)
+    assert '"score"' not in integer.to_json() and '"score": "float"' in float_.to_json()
+    assert shardring.Ring.from_json(float_.to_json()) == float_
+    with pytest.raises(shardring.InvalidConfigError, match='unknown score "exact"'):
+        shardring.Ring(weights, algorithm="rendezvous", score="exact")
+    with pytest.raises(shardring.InvalidConfigError, match="score .*does not apply"):
+        shardring.Ring(weights, score="float")
+    assert shardring.Ring(["a"]).score is None

@@ -86,6 +86,7 @@ def test_a_minimal_config_is_valid():
     assert errors(with_(vnodes=4294967295, seed=18446744073709551615)) == []
     assert errors({**GOOD, "algorithm": "slots", "nodes": [{"id": "a", "slots": [[0, 16383]]}]}) == []
     assert errors({**GOOD, "algorithm": "memento", "removed_buckets": [1], "nodes": [{"id": "a", "bucket": 2}]}) == []
+    assert errors(with_(algorithm="rendezvous", score="float")) == []
 
 
 # Each bad config, and the words the schema's complaint must contain.
@@ -127,6 +128,8 @@ BAD = {
     "bucket on jump": ({**GOOD, "algorithm": "jump", "nodes": [{"id": "a", "bucket": 0}]}, "should not be valid"),
     "negative bucket": ({**GOOD, "algorithm": "memento", "nodes": [{"id": "a", "bucket": -1}]}, "-1 is less than the minimum of 0"),
     "bucket removed twice": (with_(algorithm="memento", removed_buckets=[1, 1]), "has non-unique elements"),
+    "score on ring": (with_(score="float"), "should not be valid"),
+    "unknown score": (with_(algorithm="rendezvous", score="exact"), "'exact' is not one of"),
 }
 
 

@@ -18,7 +18,7 @@ def test_format_version():
 
 PARAMETERS = ("algorithm", "vnodes", "seed", "table_size", "distribution", "key_hash", "server_ids", "hash_tag",
               "default_port", "min_ring_size", "max_ring_size", "hash_function", "endpoint_order", "avalanche",
-              "server_key", "removed_buckets")
+              "server_key", "removed_buckets", "score")
 
 
 def build(config):

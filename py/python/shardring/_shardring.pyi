@@ -91,6 +91,8 @@ class Ring:
     id -> HAProxy server id). "jumpback" and "memento" take weights of 1;
     "memento" also takes its removal history, ``removed_buckets`` (oldest
     first, as to_json writes them) and ``buckets`` (node id -> bucket).
+    "rendezvous" takes ``score``: "integer" (the default, identical on every
+    platform) or "float" (placement format 1's, with the platform's ln).
     Leave a parameter out for its default: None is not a value and a bool is
     not a number (TypeError).
 
@@ -124,6 +126,7 @@ class Ring:
         haproxy_ids: Mapping[str, int] = ...,
         buckets: Mapping[str, int] = ...,
         removed_buckets: Iterable[int] = ...,
+        score: Literal["integer", "float"] = ...,
     ) -> Ring: ...
     @staticmethod
     def from_json(config: str) -> Ring:
@@ -172,6 +175,9 @@ class Ring:
     @property
     def haproxy_ids(self) -> dict[str, int] | None:
         """The HAProxy server ids given, node id -> id ("haproxy" only; None otherwise)."""
+    @property
+    def score(self) -> str | None:
+        """How nodes are scored, "integer" or "float" ("rendezvous" only; None otherwise)."""
     @property
     def buckets(self) -> dict[str, int] | None:
         """Each node's bucket, node id -> bucket ("memento" only; None otherwise)."""
