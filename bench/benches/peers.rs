@@ -84,6 +84,13 @@ fn continuum_on(c: &mut Criterion, name: &str, keys: &[[u8; 30]]) {
         addresses().into_iter().map(|a| pingora_ketama::Bucket::new(a, 1)).collect();
     let pingora = pingora_ketama::Continuum::new(&buckets);
     bench(&mut group, "pingora-ketama", keys, |k| pingora.node_idx(k));
+    let buckets: Vec<pingora_ketama_latest::Bucket> =
+        addresses().into_iter().map(|a| pingora_ketama_latest::Bucket::new(a, 1)).collect();
+    let latest = pingora_ketama_latest::Continuum::new(&buckets);
+    bench(&mut group, "pingora-ketama 0.9", keys, |k| latest.node_idx(k));
+    // What the key hashes alone cost, in the same loop: the floor under each lookup.
+    bench(&mut group, "XXH3-64 alone", keys, |k| shardring::hash_key(k, 0) as usize);
+    bench(&mut group, "CRC-32 alone", keys, |k| shardring::KeyHash::Crc32a.hash(k) as usize);
     let mut hashring = hashring::HashRing::new();
     for node in 0..NODES {
         hashring.batch_add((0..160).map(|index| VNode { node, index }).collect());
@@ -111,6 +118,18 @@ fn alternatives(c: &mut Criterion) {
     let mut group = c.benchmark_group("rendezvous, 100 nodes");
     let ours = ring(Algorithm::Rendezvous);
     bench(&mut group, "shardring rendezvous", keys, |k| ours.get_index(k).unwrap());
+    let nodes = addresses().into_iter().map(|a| Node::new(a.to_string(), 1.0));
+    let float = Ring::builder().algorithm(Algorithm::Rendezvous).score(shardring::RendezvousScore::Float);
+    let float = float.nodes(nodes).build().unwrap();
+    bench(&mut group, "shardring rendezvous, float score", keys, |k| float.get_index(k).unwrap());
+    // Four weights: one logarithm per weight and lookup.
+    let weighted = addresses().into_iter().enumerate().map(|(i, a)| Node::new(a.to_string(), (i % 4 + 1) as f64));
+    let weighted = Ring::builder().algorithm(Algorithm::Rendezvous).nodes(weighted).build().unwrap();
+    bench(&mut group, "shardring rendezvous, weights 1-4", keys, |k| weighted.get_index(k).unwrap());
+    // Every weight distinct: every node scored.
+    let distinct = addresses().into_iter().enumerate().map(|(i, a)| Node::new(a.to_string(), 1.0 + i as f64 / 100.0));
+    let distinct = Ring::builder().algorithm(Algorithm::Rendezvous).nodes(distinct).build().unwrap();
+    bench(&mut group, "shardring rendezvous, 100 weights", keys, |k| distinct.get_index(k).unwrap());
     let peer = hrw_hash::HrwNodes::new(0..NODES);
     bench(&mut group, "hrw-hash", keys, |k| *peer.sorted(&k).next().unwrap());
     group.finish();
