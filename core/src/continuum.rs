@@ -75,9 +75,7 @@ impl Continuum {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.points.len() * size_of::<u64>()
-            + self.owners.len() * size_of::<u32>()
-            + self.index.heap_bytes()
+        self.points.len() * size_of::<u64>() + self.owners.len() * size_of::<u32>() + self.index.heap_bytes()
     }
 
     /// This continuum without the points of node `removed`, the owners
@@ -244,7 +242,9 @@ impl PointIndex {
             });
         }
         let entries = if narrow {
-            Entries::Narrow(entries.iter().map(|&(mixed, v)| v as u16 | if mixed { Self::NARROW_MIXED } else { 0 }).collect())
+            Entries::Narrow(
+                entries.iter().map(|&(mixed, v)| v as u16 | if mixed { Self::NARROW_MIXED } else { 0 }).collect(),
+            )
         } else {
             Entries::Wide(entries.iter().map(|&(mixed, v)| v | if mixed { Self::WIDE_MIXED } else { 0 }).collect())
         };
@@ -265,7 +265,11 @@ impl PointIndex {
         match &self.entries {
             Entries::Narrow(entries) => {
                 let entry = entries[bucket];
-                if entry & Self::NARROW_MIXED == 0 { Ok(u32::from(entry)) } else { Err(u32::from(entry & !Self::NARROW_MIXED)) }
+                if entry & Self::NARROW_MIXED == 0 {
+                    Ok(u32::from(entry))
+                } else {
+                    Err(u32::from(entry & !Self::NARROW_MIXED))
+                }
             }
             Entries::Wide(entries) => {
                 let entry = entries[bucket];

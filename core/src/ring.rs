@@ -714,6 +714,40 @@ impl Ring {
         Ok(placed)
     }
 
+    /// Places many keys hashed beforehand with [`Ring::hash_key`]: writes
+    /// the index in [`Ring::nodes`] of the owner of `hashes[i]` to `out[i]`,
+    /// for as many hashes as both hold, and returns that count. On a
+    /// continuum, looks hashes up in blocks so independent memory reads
+    /// overlap. A binding that hashes keys while it reads them (holding its
+    /// runtime's lock) can place them after letting go of it.
+    ///
+    /// Errors: [`RingError::EmptyRing`]; [`RingError::HashOutOfRange`] for
+    /// the first hash wider than [`Algorithm::hash_bits`] (nothing is
+    /// written in either case).
+    pub fn get_indices_by_hash(&self, hashes: &[u64], out: &mut [usize]) -> Result<usize, RingError> {
+        const BLOCK: usize = 32;
+        if self.live_nodes == 0 {
+            return Err(RingError::EmptyRing);
+        }
+        let count = hashes.len().min(out.len());
+        let (hashes, out) = (&hashes[..count], &mut out[..count]);
+        if self.algorithm.hash_bits() < 64 {
+            hashes.iter().try_for_each(|&h| self.check_hash(h))?;
+        }
+        match &self.placement {
+            Placement::Continuum(continuum) => {
+                for (hashes, out) in hashes.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
+                    continuum.owners_of(hashes, out);
+                }
+            }
+            _ => {
+                let lookup = self.placement.lookup();
+                hashes.iter().zip(out.iter_mut()).for_each(|(&h, slot)| *slot = lookup.owner(h));
+            }
+        }
+        Ok(count)
+    }
+
     /// The preference list of `key`: up to `n` distinct nodes in the
     /// algorithm's preference order, the first being [`Ring::get`]. The
     /// order is clockwise on a continuum (Dynamo's preference list,

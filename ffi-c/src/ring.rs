@@ -807,14 +807,24 @@ pub unsafe extern "C" fn ring_get_node_batch(
         if ring.live_node_count() == 0 {
             return Err(core_error(shardring::RingError::EmptyRing));
         }
-        // Check every key before writing, so a bad key leaves the output untouched.
-        // SAFETY: the caller guarantees `key_count` keys, each valid for its length.
-        let keys: Vec<&[u8]> = (0..key_count)
-            .map(|i| unsafe { bytes(*keys.add(i), *key_lens.add(i), format_args!("keys[{i}]")) })
-            .collect::<Result<_, _>>()?;
+        // Check every key before writing, so a bad key leaves the output
+        // untouched; then place them, each read where it lies.
+        // (Only a NULL key needs its length read: one is allowed with length 0.)
+        for i in 0..key_count {
+            // SAFETY: the caller guarantees `key_count` keys and lengths.
+            if unsafe { (*keys.add(i)).is_null() } {
+                // SAFETY: as above.
+                unsafe { bytes(std::ptr::null(), *key_lens.add(i), format_args!("keys[{i}]")) }?;
+            }
+        }
+        // SAFETY: checked above: each key is valid for its length (or empty and NULL).
+        let slices = (0..key_count).map(|i| unsafe {
+            let (key, len) = (*keys.add(i), *key_lens.add(i));
+            if key.is_null() { &[][..] } else { std::slice::from_raw_parts(key, len) }
+        });
         // SAFETY: writable for `out_indices_len >= key_count` elements by contract.
         let out = unsafe { out_slice(out_indices, key_count, "out_indices") }?;
-        ring.get_indices(keys, out).map_err(core_error)?;
+        ring.get_indices(slices, out).map_err(core_error)?;
         Ok(())
     })
 }

@@ -62,7 +62,7 @@ def main() -> None:
     print("| call | shardring | uhashring get_node | speed-up |")
     print("|---|---:|---:|---:|")
     for name, ns in rows:
-        print(f"| {name} | {ns:.0f} ns | {peer_ns:.0f} ns | {peer_ns / ns:.0f}x |")
+        print(f"| {name} | {ns:.1f} ns | {peer_ns:.0f} ns | {peer_ns / ns:.0f}x |")
 
 
 if __name__ == "__main__":

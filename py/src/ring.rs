@@ -15,7 +15,7 @@ use shardring::{
 
 use crate::analysis::PyBalance;
 use crate::errors::{Argument, bool_argument, number_argument, text_argument, type_name, whole_argument};
-use crate::keys::{key_bytes, pack_keys};
+use crate::keys::{hash_keys, key_bytes, pack_keys};
 use crate::{package_class, to_py_err};
 
 // The Python signatures spell the core's defaults out, so introspection shows them.
@@ -563,13 +563,14 @@ impl PyRing {
     }
 
     /// get_many(keys) -> list[str]: the owner of every key of an iterable,
-    /// in key order. Places the keys without holding the GIL. Raises as get.
+    /// in key order. Hashes each key as it reads it, then places the hashes
+    /// without holding the GIL. Raises as get.
     #[pyo3(signature = (keys, /))]
     fn get_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let packed = pack_keys(keys)?;
         let snapshot = self.snapshot();
-        let mut indices = vec![0usize; packed.len()];
-        py.detach(|| snapshot.ring.get_indices(packed.iter(), &mut indices)).map_err(to_py_err)?;
+        let hashes = hash_keys(&snapshot.ring, keys)?;
+        let mut indices = vec![0usize; hashes.len()];
+        py.detach(|| snapshot.ring.get_indices_by_hash(&hashes, &mut indices)).map_err(to_py_err)?;
         PyList::new(py, indices.iter().map(|&i| snapshot.ids[i].bind(py)))
     }
 
