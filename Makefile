@@ -42,13 +42,16 @@ test: system-deps clippy test-rust test-c test-py test-node test-fleet check-ver
 	grep '^OK: C, Python and Node placed every key identically' build/demo.txt
 	@echo "make test: all suites passed"
 
-# Benchmarks (not part of `make test`): criterion on the core, then the C
-# boundary against the same loop in Rust.
+# Benchmarks (not part of `make test`): criterion on the core and against
+# the peer crates, the cost of removals, the curves of how cost grows (SVG
+# in docs/), then the C boundary against the same loop in Rust, and the
+# Python and Node peers; report.py prints one table with every goal's status.
 bench: build
 	cargo bench -p shardring
 	cargo bench -p shardring-bench --bench peers
 	mkdir -p build
 	cargo bench -p shardring-bench --bench removals | tee build/bench-removals.txt
+	cargo bench -p shardring-bench --bench curves | tee build/bench-curves.txt
 	cc -O2 -Iinclude ffi-c/bench/get_node.c $(LDRING) -o build/bench-c
 	build/bench-c | tee build/bench-c.txt
 	cargo run -q --release -p shardring-ffi --example rust_get | tee build/bench-rust.txt
