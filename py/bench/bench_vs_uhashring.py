@@ -51,10 +51,16 @@ def main() -> None:
         for key in KEYS:
             pass
 
+    def copy_keys() -> None:
+        # The floor under any batch call: building (and freeing) a list that
+        # touches every key object once, as get_many must to read the keys.
+        list(KEYS)
+
     loop = per_key(loop_only)
     rows = [
         ("get(key), per call", per_key(ours_get)),
         ("get_many(keys), per key", per_key(ours_many)),
+        ("floor: list(keys), touching each key object once, per key", per_key(copy_keys)),
     ]
     peer_ns = per_key(peer_single)
     print(f"Python {sys.version.split()[0]}, {len(NODES)} nodes x 160 vnodes, {len(KEYS)} distinct keys, "
