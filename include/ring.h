@@ -358,8 +358,8 @@ typedef struct {
    */
   uint32_t vnodes;
   /**
-   * Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`;
-   * only 0 for the others); read when `RING_OPTION_SEED` is set (default 0).
+   * Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`,
+   * `jumpback`, `memento`; only 0 for the others); read when `RING_OPTION_SEED` is set (default 0).
    */
   uint64_t seed;
   /**
@@ -751,9 +751,11 @@ ring_result ring_get_nodes(const ring_t *ring,
 
 /**
  * The key's hash under the ring's algorithm: XXH3-64 of the key bytes under
- * the seed (`ring`, `jump`, `rendezvous`, `maglev`), the first 4 bytes of
- * MD5 little-endian (ketama modes), CRC-32 (`nginx`) or the Redis Cluster
- * slot (`slots`). Returns 0 for a NULL ring or a NULL key with non-zero length.
+ * the seed (`ring`, `jump`, `rendezvous`, `maglev`, `jumpback`,
+ * `memento`), the first 4 bytes of MD5 little-endian (ketama
+ * modes), CRC-32 (`nginx`), the Redis Cluster slot (`slots`), or the key
+ * hash of the peer a compatibility mode follows (`core/SPEC.md`). Returns 0
+ * for a NULL ring or a NULL key with non-zero length.
  *
  * # Safety
  * `ring` must be NULL or a live handle; `key` valid for `key_len` bytes.
@@ -763,8 +765,11 @@ uint64_t ring_hash_key(const ring_t *ring, const uint8_t *key, size_t key_len);
 /**
  * The ring's config fingerprint: a stable 64-bit digest of its algorithm,
  * parameters and set of nodes (`core/SPEC.md`; node order counts only where
- * it places keys: jump, and fresh slot ranges), so two processes can check
- * they hold the same ring. 0 for NULL.
+ * it places keys: `jump` and `jumpback` (buckets are list positions),
+ * libmemcached's modes and the migration modes (ties go to the earlier
+ * node), and fresh slot ranges; `memento` lists nodes by bucket and adds
+ * its removed buckets), so two processes can check they hold the same
+ * ring. 0 for NULL.
  *
  * # Safety
  * `ring` must be NULL or a live handle.

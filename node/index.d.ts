@@ -156,7 +156,7 @@ export declare class Ring {
   get removedBuckets(): Array<number> | null
   /** Seed of the key and point hashes. */
   get seed(): bigint
-  /** Total number of points on the ring (0 for jump, rendezvous, maglev and slots). */
+  /** Total number of points on the ring (0 for jump, jumpback, memento, rendezvous, maglev, slots, modula, haproxy). */
   get pointCount(): number
   /**
    * A 64-bit digest (bigint) of the canonical config (core/SPEC.md): equal

@@ -41,7 +41,7 @@ fn keys(count: usize) -> Vec<[u8; 30]> {
 
 /// The smallest prime at least `n`.
 fn prime_at_least(mut n: u32) -> u32 {
-    let prime = |n: u32| n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0);
+    let prime = |n: u32| n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d));
     while !prime(n) {
         n += 1;
     }
@@ -125,6 +125,10 @@ fn swap_ms(algorithm: Algorithm, members: usize, passes: usize) -> Option<f64> {
 
 /// The series of a chart: a name and its (node count, value) points.
 type Series = (String, Vec<(f64, f64)>);
+
+/// One chart: its file name, title, y-axis caption and panels (each a
+/// caption and its series).
+type Chart<'a> = (&'a str, String, &'a str, Vec<(&'a str, Vec<Series>)>);
 
 /// shardring's own algorithms; the rest place keys as their peers do.
 const OWN: [Algorithm; 7] = [
@@ -321,7 +325,7 @@ fn main() {
             })
             .collect()
     };
-    let charts: [(&str, String, &str, Vec<(&str, Vec<Series>)>); 5] = [
+    let charts: [Chart; 5] = [
         (
             "curves-lookup.svg",
             format!("Lookup time against node count ({machine}, 20,000 streamed 30-byte keys)"),

@@ -4,7 +4,8 @@
 //! buckets after 0%, 10% and 50% random removals (and memento at
 //! 1,000,000); and the share of keys each removal moves against the ideal
 //! (the removed node's share, 1/w of w working nodes) for memento,
-//! anchorhash, ring, and jump (which can only renumber).
+//! anchorhash, ring, and jump (which can only renumber); and how memento's
+//! lookup slows as removed buckets come to outnumber working ones.
 //!
 //! `cargo bench -p shardring-bench --bench removals` prints the tables;
 //! under `cargo test` (the smoke run of `make test`) it runs a small version.
@@ -199,13 +200,55 @@ fn movement(n: usize, steps: usize, key_count: usize) {
     moves(ring(Algorithm::Jump, &names), &order, steps, &keys, by_id, removing).row("jump (renumbers)");
 }
 
+/// Memento's lookup time when most buckets are removed: `size` buckets of
+/// which the given shares were removed in random order, each ring built
+/// through the builder, timed as the best of 5 passes over `key_count` keys.
+fn heavy_removals(sizes: &[usize], key_count: usize) {
+    println!(
+        "\nMemento lookup as removals outnumber working buckets (random removal order; ns per get_index, \
+         best of 5 passes over {key_count} keys; removing the last bucket shrinks the array instead):"
+    );
+    println!("| buckets | 50% removed | 90% removed | 99% removed | 99.9% removed |");
+    println!("|---:|---:|---:|---:|---:|");
+    let keys: Vec<String> = (0..key_count).map(|i| format!("key:{i:08}")).collect();
+    for &size in sizes {
+        let order = shardring_bench::removal_order(size, 0x5eed);
+        let mut cells = Vec::new();
+        for permille in [500usize, 900, 990, 999] {
+            let gone = &order[..size * permille / 1000];
+            let mut left = vec![true; size];
+            gone.iter().for_each(|&i| left[i] = false);
+            let working: Vec<usize> = (0..size).filter(|&i| left[i]).collect();
+            let mut builder = Ring::builder()
+                .algorithm(Algorithm::Memento)
+                .nodes(working.iter().map(|i| Node::new(format!("node-{i}"), 1.0)))
+                .removed_buckets(gone.iter().map(|&i| i as u32));
+            for &i in &working {
+                builder = builder.bucket(format!("node-{i}"), i as u32);
+            }
+            let ring = builder.build().unwrap();
+            let mut best = f64::INFINITY;
+            for _ in 0..5 {
+                let start = std::time::Instant::now();
+                let sum: usize = keys.iter().map(|k| ring.get_index(k).unwrap()).sum();
+                std::hint::black_box(sum);
+                best = best.min(start.elapsed().as_nanos() as f64 / key_count as f64);
+            }
+            cells.push(if best < 1000.0 { format!("{best:.0} ns") } else { format!("{:.1} µs", best / 1000.0) });
+        }
+        println!("| {size} | {} |", cells.join(" | "));
+    }
+}
+
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` runs a small version.
     if std::env::args().any(|a| a == "--bench") {
         memory(1_000, 1_000_000);
         movement(1_000, 500, 200_000);
+        heavy_removals(&[10_000, 1_000_000], 20_000);
     } else {
         memory(100, 10_000);
         movement(100, 10, 5_000);
+        heavy_removals(&[10_000], 200);
     }
 }

@@ -66,6 +66,7 @@ pub use config::{NodeConfig, PLACEMENT_FORMAT, RingConfig, from_json_strict};
 pub use continuum::MAX_POINTS;
 pub use error::RingError;
 pub use hash::{HashFunction, KeyHash, hash_key, hash_point};
+pub use memento::MAX_BUCKETS as MAX_MEMENTO_BUCKETS;
 pub use node::{Node, NodeState};
 pub use params::{DEFAULT_SEED, DEFAULT_VNODES, Distribution, EndpointOrder, RendezvousScore, ServerIds, ServerKey};
 pub use ring::{Ring, RingBuilder};

@@ -297,8 +297,7 @@ impl RingBuilder {
         let facts = self.algorithm.facts();
         // Per-node settings find their node through a map, built only when
         // some are given (a million memento buckets would otherwise search
-        // the node list a million times). With duplicate ids the first
-        // wins; the build then fails with DuplicateId anyway.
+        // the node list a million times).
         let positions: std::collections::HashMap<&str, usize> =
             if self.slot_ranges.is_empty() && self.haproxy_ids.is_empty() && self.buckets.is_empty() {
                 std::collections::HashMap::new()
@@ -310,6 +309,9 @@ impl RingBuilder {
                 positions
             };
         let index = |id: String| positions.get(id.as_str()).copied().ok_or(RingError::UnknownNode { id });
+        // The nodes first: a per-node setting given twice to an id that is
+        // itself listed twice is a duplicate id, not a setting given twice.
+        check_nodes(&self.nodes)?;
         let mut extra = PerNode::default();
         if !self.slot_ranges.is_empty() {
             if !facts.takes(Param::SlotRanges) {
@@ -351,7 +353,6 @@ impl RingBuilder {
             extra.buckets = Some(per_node);
             extra.removed_buckets = self.removed_buckets;
         }
-        check_nodes(&self.nodes)?;
         let placement = self.algorithm.scheme().build(&params, &self.nodes, hash_point, extra)?;
         Ok(Ring::assemble(self.nodes, self.algorithm, params, placement, hash_point))
     }
@@ -577,8 +578,8 @@ impl Ring {
     }
 
     /// Number of points on the continuum (`ring` and the continuum modes);
-    /// 0 for `jump`, `rendezvous`, the Maglev tables, `slots`, modula and
-    /// `haproxy` (whose nodes sit in a tree of its own, with the closest-node rule).
+    /// 0 for `jump`, `jumpback`, `memento`, `rendezvous`, the Maglev tables,
+    /// `slots`, modula and `haproxy` (whose nodes sit in a tree of its own, with the closest-node rule).
     pub fn point_count(&self) -> usize {
         match &self.placement {
             Placement::Continuum(c) => c.len(),
@@ -605,9 +606,11 @@ impl Ring {
 
     /// The key's hash under this ring's algorithm, in `[0, 2^bits)` for
     /// `bits` = [`Algorithm::hash_bits`]: XXH3-64 under the seed (`ring`,
-    /// `jump`, `rendezvous`, `maglev`; see [`hash_key`](crate::hash_key)), the first 4 bytes
-    /// of MD5 little-endian (ketama modes), CRC-32 (`nginx`), or the Redis
-    /// Cluster slot (`slots`).
+    /// `jump`, `rendezvous`, `maglev`, `jumpback`, `memento`; see
+    /// [`hash_key`](crate::hash_key)), the first 4 bytes
+    /// of MD5 little-endian (ketama modes), CRC-32 (`nginx`), the Redis
+    /// Cluster slot (`slots`), or the key hash of the peer a compatibility
+    /// mode follows (`core/SPEC.md`).
     #[inline(always)]
     pub fn hash_key(&self, key: impl AsRef<[u8]>) -> u64 {
         self.params.key.hash(key.as_ref(), self.params.seed)

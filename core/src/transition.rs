@@ -118,8 +118,12 @@ impl Transition {
     /// the order of removals: the old ring is `from`, the new ring `to`, and
     /// the read ring `from` without the leaving members, in its order. The
     /// fingerprint is XXH3-64 of `shardring-transition` and both rings'
-    /// fingerprints (u64 little-endian each).
+    /// fingerprints (u64 little-endian each); between two equal rings it
+    /// is the steady transition of `to`, with the ring's fingerprint.
     fn between_histories(from: &Ring, to: &Ring) -> Transition {
+        if from.fingerprint() == to.fingerprint() {
+            return Transition::steady(Arc::new(to.clone()));
+        }
         let leaving: Vec<&str> = from.nodes().iter().map(|n| n.id()).filter(|id| to.position(id).is_none()).collect();
         let mut states: HashMap<String, NodeState> =
             to.nodes().iter().map(|n| (n.id().to_owned(), NodeState::Active)).collect();

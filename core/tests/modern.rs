@@ -214,6 +214,18 @@ fn memento_history_enters_json_and_fingerprint() {
     assert!(matches!(err, RingError::InvalidWeight { .. }) && err.to_string().contains("memento has no weights"));
     let err = Ring::builder().algorithm(Algorithm::Memento).node("a", 1.0).bucket("b", 0).build().unwrap_err();
     assert!(matches!(err, RingError::UnknownNode { ref id } if id == "b"), "{err}");
+    // An id listed twice is the fault, not the bucket each listing is given.
+    let twice = Ring::builder().algorithm(Algorithm::Memento).node("a", 1.0).node("a", 1.0);
+    let err = twice.bucket("a", 0).bucket("a", 1).build().unwrap_err();
+    assert!(matches!(err, RingError::DuplicateId { ref id } if id == "a"), "{err}");
+    let err = Ring::builder()
+        .algorithm(Algorithm::Memento)
+        .node("a", 1.0)
+        .node("b", 1.0)
+        .bucket("a", 0)
+        .bucket("a", 1)
+        .build();
+    assert!(err.unwrap_err().to_string().contains("node \"a\" is given a bucket twice"));
 }
 
 /// A memento transition follows the history: the joining member of a
@@ -249,4 +261,8 @@ fn memento_transitions_follow_the_history() {
         let want = if owner == "n4" { vec![left.get(&key).unwrap().id(), "n4"] } else { vec![owner] };
         assert_eq!(reads, want, "{key}");
     }
+    // Between a ring and itself: steady, with the ring's fingerprint.
+    let same = Transition::between(&before, &before).unwrap();
+    assert_eq!(same.fingerprint(), before.fingerprint());
+    assert_eq!(same.state("n4"), Some(NodeState::Active));
 }

@@ -199,8 +199,8 @@ pub struct ring_options_t {
     /// Points per unit of weight, >= 1, `ring` only; read when
     /// `RING_OPTION_VNODES` is set (default 160).
     pub vnodes: u32,
-    /// Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`;
-    /// only 0 for the others); read when `RING_OPTION_SEED` is set (default 0).
+    /// Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`,
+    /// `jumpback`, `memento`; only 0 for the others); read when `RING_OPTION_SEED` is set (default 0).
     pub seed: u64,
     /// Maglev table size, a prime from the node count to 2^24, `maglev`
     /// only; read when `RING_OPTION_TABLE_SIZE` is set (default 65,537).
@@ -460,6 +460,17 @@ pub unsafe extern "C" fn ring_new_with_options(
                     return Err(fail(
                         RING_NULL_ARGUMENT,
                         format_args!("`options.removed_buckets` is NULL with removed_bucket_count {count}"),
+                    ));
+                }
+                // A count past memento's bucket limit is refused before the
+                // array is read: a wrong count would otherwise read gigabytes.
+                if count > shardring::MAX_MEMENTO_BUCKETS as usize {
+                    return Err(fail(
+                        RING_INVALID_CONFIG,
+                        format_args!(
+                            "removed_bucket_count {count} is over memento's {} buckets",
+                            shardring::MAX_MEMENTO_BUCKETS
+                        ),
                     ));
                 }
                 let removed = if count == 0 {
@@ -864,9 +875,11 @@ pub unsafe extern "C" fn ring_get_nodes(
 }
 
 /// The key's hash under the ring's algorithm: XXH3-64 of the key bytes under
-/// the seed (`ring`, `jump`, `rendezvous`, `maglev`), the first 4 bytes of
-/// MD5 little-endian (ketama modes), CRC-32 (`nginx`) or the Redis Cluster
-/// slot (`slots`). Returns 0 for a NULL ring or a NULL key with non-zero length.
+/// the seed (`ring`, `jump`, `rendezvous`, `maglev`, `jumpback`,
+/// `memento`), the first 4 bytes of MD5 little-endian (ketama
+/// modes), CRC-32 (`nginx`), the Redis Cluster slot (`slots`), or the key
+/// hash of the peer a compatibility mode follows (`core/SPEC.md`). Returns 0
+/// for a NULL ring or a NULL key with non-zero length.
 ///
 /// # Safety
 /// `ring` must be NULL or a live handle; `key` valid for `key_len` bytes.
@@ -881,8 +894,11 @@ pub unsafe extern "C" fn ring_hash_key(ring: *const ring_t, key: *const u8, key_
 
 /// The ring's config fingerprint: a stable 64-bit digest of its algorithm,
 /// parameters and set of nodes (`core/SPEC.md`; node order counts only where
-/// it places keys: jump, and fresh slot ranges), so two processes can check
-/// they hold the same ring. 0 for NULL.
+/// it places keys: `jump` and `jumpback` (buckets are list positions),
+/// libmemcached's modes and the migration modes (ties go to the earlier
+/// node), and fresh slot ranges; `memento` lists nodes by bucket and adds
+/// its removed buckets), so two processes can check they hold the same
+/// ring. 0 for NULL.
 ///
 /// # Safety
 /// `ring` must be NULL or a live handle.

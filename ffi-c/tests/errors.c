@@ -267,6 +267,12 @@ int main(void) {
           "removed_buckets NULL with a count");
     CHECK(last_error_has("removed_buckets"), "names removed_buckets: %s", ring_last_error());
     defaults.removed_buckets = removed;
+    /* A count past memento's 2^31 - 1 buckets is refused before the array is read. */
+    defaults.removed_bucket_count = (size_t)1 << 31;
+    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+          "a removed_bucket_count past the bucket limit");
+    CHECK(last_error_has("removed_bucket_count 2147483648"), "names the count: %s", ring_last_error());
+    defaults.removed_bucket_count = 1;
     buckets[0] = 1;
     CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
           "a bucket both held and removed");

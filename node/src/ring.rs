@@ -554,7 +554,7 @@ impl Ring {
         BigInt::from(self.current().seed())
     }
 
-    /// Total number of points on the ring (0 for jump, rendezvous, maglev and slots).
+    /// Total number of points on the ring (0 for jump, jumpback, memento, rendezvous, maglev, slots, modula, haproxy).
     #[napi(getter)]
     pub fn point_count(&self) -> u32 {
         self.current().point_count() as u32

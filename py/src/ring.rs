@@ -7,7 +7,7 @@ use arc_swap::ArcSwap;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
-use pyo3::types::{PyDict, PyList, PyMapping, PyString, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PyMapping, PySet, PyString, PyTuple};
 
 use shardring::{
     Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, RendezvousScore, Ring, ServerIds, ServerKey,
@@ -202,8 +202,19 @@ fn to_ids(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<(String, u32)>> 
 
 /// `removed_buckets`: an iterable of ints (not a str or a mapping).
 fn to_buckets(value: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
-    if value.cast::<PyString>().is_ok() || value.cast::<PyMapping>().is_ok() {
-        return Err(PyTypeError::new_err(format!("removed_buckets must be a list of ints, not {}", type_name(value))));
+    // The order is the history, so unordered collections are refused, and so
+    // are str and bytes, which iterate as characters or bytes.
+    let refused = value.cast::<PyString>().is_ok()
+        || value.cast::<PyBytes>().is_ok()
+        || value.cast::<PyByteArray>().is_ok()
+        || value.cast::<PyMapping>().is_ok()
+        || value.cast::<PySet>().is_ok()
+        || value.cast::<PyFrozenSet>().is_ok();
+    if refused {
+        return Err(PyTypeError::new_err(format!(
+            "removed_buckets must be a list of ints in removal order, not {}",
+            type_name(value)
+        )));
     }
     value.try_iter()?.map(|b| Ok(whole_argument(&b?, "removed_buckets item", u64::from(u32::MAX))? as u32)).collect()
 }
@@ -487,7 +498,7 @@ impl PyRing {
         self.current.load().ring.seed()
     }
 
-    /// Total number of points on the ring (0 for jump, rendezvous, maglev and slots).
+    /// Total number of points on the ring (0 for jump, jumpback, memento, rendezvous, maglev, slots, modula, haproxy).
     #[getter]
     fn point_count(&self) -> usize {
         self.current.load().ring.point_count()
@@ -511,8 +522,9 @@ impl PyRing {
 
     /// hash_key(key) -> int: the key's hash under the ring's algorithm: XXH3-64
     /// of its bytes under the seed, in [0, 2**64) ("ring", "jump",
-    /// "rendezvous", "maglev"); the first 4 bytes of MD5, little-endian
-    /// (ketama modes); CRC-32 ("nginx"); the Redis Cluster slot ("slots").
+    /// "rendezvous", "maglev", "jumpback", "memento"); the first 4
+    /// bytes of MD5, little-endian (ketama modes); CRC-32 ("nginx"); the Redis
+    /// Cluster slot ("slots"); a compatibility mode's peer's hash otherwise.
     #[pyo3(signature = (key, /))]
     fn hash_key(&self, key: &Bound<'_, PyAny>) -> PyResult<u64> {
         Ok(self.current.load().ring.hash_key(&*key_bytes(key)?))

@@ -174,8 +174,11 @@ def test_memento_removes_any_node_and_carries_its_history():
         shardring.Ring(["a", "b"], algorithm="memento", buckets={"a": 9})
     with pytest.raises(shardring.InvalidConfigError, match="removed_buckets do not apply"):
         shardring.Ring(["a"], removed_buckets=[0])
-    with pytest.raises(TypeError, match="removed_buckets must be a list of ints, not str"):
-        shardring.Ring(["a"], algorithm="memento", removed_buckets="0")
+    # The order is the history: strings, bytes and unordered collections are refused.
+    for unordered in ("0", b"\x00", bytearray(b"\x00"), {0}, frozenset({0}), {0: 1}):
+        with pytest.raises(TypeError, match=f"removed_buckets must be a list of ints in removal order, not {type(unordered).__name__}"):
+            shardring.Ring(["a", "b"], algorithm="memento", removed_buckets=unordered)
+    assert shardring.Ring(["a", "b"], algorithm="memento", removed_buckets=(0,)).removed_buckets == [0]
     with pytest.raises(shardring.InvalidNodeError, match="memento has no weights"):
         shardring.Ring({"a": 2}, algorithm="memento")
     assert shardring.Ring(["a"]).buckets is None and shardring.Ring(["a"]).removed_buckets is None

@@ -64,7 +64,12 @@ def test_readers_see_whole_snapshots_while_a_writer_mutates(algorithm):
     ]
     swaps = 0
     end = time.monotonic() + SECONDS
-    while time.monotonic() < end:
+    # At least a few swaps and reads, however slowly a loaded machine hands
+    # the GIL round, then until the time is up.
+    def short() -> bool:
+        return swaps < 4 or (reads[0] < 3 and any(t.is_alive() for t in readers))
+
+    while short() or time.monotonic() < end:
         derive, mutate = steps[swaps % 4]
         owners, lists = answers(derive(ring))  # recorded before it is published
         batches.add(owners)
@@ -76,5 +81,5 @@ def test_readers_see_whole_snapshots_while_a_writer_mutates(algorithm):
     stop.set()
     for thread in readers:
         thread.join()
-    assert errors == []
-    assert swaps >= 3 and reads[0] > 0, (swaps, reads[0])
+    assert reads[0] >= 3, "the readers died"
+    assert errors == [], f"{len(errors)} torn reads over {swaps} swaps, e.g. {errors[:3]}"

@@ -194,7 +194,7 @@ class Ring:
         """Seed of the key and point hashes (0 for the unseeded algorithms)."""
     @property
     def point_count(self) -> int:
-        """Points on the continuum (0 for jump, rendezvous, maglev and slots)."""
+        """Points on the continuum (0 for jump, jumpback, memento, rendezvous, maglev, slots, modula, haproxy)."""
     @property
     def fingerprint(self) -> int:
         """A 64-bit digest of the canonical config (core/SPEC.md): equal
@@ -204,8 +204,9 @@ class Ring:
         """The nodes as Node objects, in order (drained ones included)."""
     def hash_key(self, key: _Key, /) -> int:
         """The key's hash under the ring's algorithm: XXH3-64 under the seed
-        ("ring", "jump", "rendezvous", "maglev"), MD5's first 4 bytes
-        little-endian (ketama modes), CRC-32 ("nginx"), the Redis slot ("slots")."""
+        ("ring", "jump", "rendezvous", "maglev", "jumpback", "memento"), MD5's first 4 bytes little-endian (ketama modes), CRC-32
+        ("nginx"), the Redis slot ("slots"), a compatibility mode's peer's hash
+        otherwise."""
     def get(self, key: _Key, /) -> str:
         """The id of the node owning ``key``. Raises EmptyRingError (a
         LookupError) when no node can own keys, InvalidUtf8Error for a str with
