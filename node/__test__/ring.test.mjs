@@ -60,6 +60,22 @@ test('weights, drained nodes, ownership and balance', () => {
   assert.deepEqual(ring.getN('k', 5).sort(), ['big', 'small'])
 })
 
+test('objects keyed by node id hold every id as an own key, __proto__ and NUL included', () => {
+  const ids = ['__proto__', 'constructor', 'a\0b', 'plain']
+  const ring = new Ring(ids, { algorithm: 'memento' })
+  const own = (object) => Object.getOwnPropertyNames(object)
+  assert.deepEqual(own(ring.buckets), ids)
+  assert.deepEqual(Object.values(ring.buckets), [0, 1, 2, 3])
+  assert.equal(Object.getPrototypeOf(ring.buckets), Object.prototype)
+  assert.deepEqual(own(ring.ownership()), ids)
+  assert.equal(ring.balance(KEYS).counts.__proto__, ring.getMany(KEYS).filter((o) => o === '__proto__').length)
+  assert.deepEqual(own(new LoadTracker(ring, 1.25).loads), ids)
+  assert.deepEqual(JSON.parse(JSON.stringify(ring.buckets)), { ['__proto__']: 0, constructor: 1, 'a\0b': 2, plain: 3 })
+  const haproxy = new Ring(['__proto__', 'x'], { algorithm: 'haproxy', haproxyIds: JSON.parse('{"__proto__": 5}') })
+  assert.deepEqual(own(haproxy.haproxyIds), ['__proto__'])
+  assert.equal(haproxy.haproxyIds.__proto__, 5)
+})
+
 test('derivation is immutable and minimal; mutation swaps the ring', () => {
   const ring = new Ring(['a', 'b', 'c'])
   const grown = ring.withNode({ id: 'd', zone: 'west' })

@@ -1,8 +1,9 @@
 //! `diff`, `RingDiff`, `Balance` and `Spread`: the core's analysis results
 //! as JS objects.
 
-use indexmap::IndexMap;
 use napi::bindgen_prelude::BigInt;
+
+use crate::by_id::ById;
 use napi::{Env, Result};
 use napi_derive::napi;
 
@@ -62,12 +63,13 @@ impl From<shardring::Spread> for Spread {
 }
 
 /// Per-node key counts of a sample and how evenly they spread.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct Balance {
     /// Keys in the sample.
     pub keys: f64,
     /// Keys per node id (drained nodes included).
-    pub counts: IndexMap<String, f64>,
+    #[napi(ts_type = "Record<string, number>")]
+    pub counts: ById<f64>,
     /// Spread of the counts over the nodes with weight > 0, against their mean.
     pub by_node: Spread,
     /// Spread of each count over its fair count (keys x weight share).

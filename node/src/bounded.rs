@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use indexmap::IndexMap;
 use napi::{Env, Result, Unknown};
 use napi_derive::napi;
 
+use crate::by_id::ById;
 use crate::errors::{Id, number, throw};
 use crate::keys::with_key;
 use crate::ring::{Ring, RingCell};
@@ -97,8 +97,8 @@ impl LoadTracker {
     }
 
     /// Current load per node id of the ring followed, in node order.
-    #[napi(getter)]
-    pub fn loads(&self) -> IndexMap<String, f64> {
+    #[napi(getter, ts_return_type = "Record<string, number>")]
+    pub fn loads(&self) -> ById<f64> {
         let tracker = self.current();
         let (ring, loads) = (tracker.ring(), tracker.loads());
         ring.nodes().iter().zip(loads).map(|(n, load)| (n.id().to_owned(), load as f64)).collect()

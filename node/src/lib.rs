@@ -12,6 +12,7 @@
 // builds (which skip the registration) that keeps them from counting as dead.
 pub mod analysis;
 pub mod bounded;
+mod by_id;
 mod errors;
 pub mod follower;
 pub mod keys;

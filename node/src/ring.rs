@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use indexmap::IndexMap;
 use napi::bindgen_prelude::{BigInt, Buffer, FromNapiValue, JsObjectValue, Object, Uint32Array, Utf16String};
 use napi::{Either, Env, JsValue, Result, Unknown, ValueType};
 use napi_derive::napi;
@@ -13,6 +12,7 @@ use napi_derive::napi;
 use shardring::Node;
 
 use crate::analysis::Balance;
+use crate::by_id::ById;
 use crate::errors::{
     Fields, Id, MAX_SAFE_INTEGER, boolean, number, plain_object, text, throw, type_error, u64_value, whole,
 };
@@ -524,7 +524,7 @@ impl Ring {
 
     /// The HAProxy server ids given, by node id (`"haproxy"` only; `null` otherwise).
     #[napi(getter, ts_return_type = "Record<string, number> | null")]
-    pub fn haproxy_ids(&self) -> Option<IndexMap<String, u32>> {
+    pub fn haproxy_ids(&self) -> Option<ById<u32>> {
         let ring = self.current();
         Some(ring.haproxy_ids()?.into_iter().map(|(id, puid)| (id.to_owned(), puid)).collect())
     }
@@ -537,7 +537,7 @@ impl Ring {
 
     /// Each node's bucket, by node id (`"memento"` only; `null` otherwise).
     #[napi(getter, ts_return_type = "Record<string, number> | null")]
-    pub fn buckets(&self) -> Option<IndexMap<String, u32>> {
+    pub fn buckets(&self) -> Option<ById<u32>> {
         let ring = self.current();
         Some(ring.nodes().iter().map(|n| n.id().to_owned()).zip(ring.buckets()?.iter().copied()).collect())
     }
@@ -703,8 +703,8 @@ impl Ring {
 
     /// Each node's exact share of the hash space (of uniformly hashed keys),
     /// from arc lengths: `{ [id]: share }`, shares in [0, 1] summing to 1.
-    #[napi]
-    pub fn ownership(&self) -> IndexMap<String, f64> {
+    #[napi(ts_return_type = "Record<string, number>")]
+    pub fn ownership(&self) -> ById<f64> {
         self.current().ownership().into_iter().map(|(node, share)| (node.id().to_owned(), share)).collect()
     }
 }
