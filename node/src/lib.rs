@@ -6,7 +6,8 @@
 //! The same rooms as the Python and C bindings: `ring` (the `Ring` class),
 //! `analysis` (`diff`, balance), `bounded` (`LoadTracker`), `keys` (keys,
 //! batches, `hashKey`), `errors` (error codes and argument checks), plus
-//! `placer`, the raw Node-API fast path of `get`.
+//! `placer`, the raw Node-API fast path of `get`, and `by_id`, the objects
+//! keyed by node id.
 
 // Public modules: napi-rs registers the exports from each, and in test
 // builds (which skip the registration) that keeps them from counting as dead.
