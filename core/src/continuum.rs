@@ -116,25 +116,39 @@ impl Continuum {
         self.points.iter().zip(&self.owners).map(move |(&p, &o)| (p.wrapping_sub(step) | fill, o as usize))
     }
 
+    /// The native `hash` as a 64-bit position: shifted to the top bits, and
+    /// one further on when keys take the point strictly above them.
+    #[inline(always)]
+    fn position(&self, hash: u64) -> u64 {
+        hash.wrapping_add(self.above) << self.shift
+    }
+
     /// Index of the first point `>=` the native `hash`, wrapping to 0 past
     /// the end. The continuum must not be empty.
     #[inline(always)]
     pub(crate) fn start(&self, hash: u64) -> usize {
-        let i = self.index.first_at_or_after(&self.points, hash.wrapping_add(self.above) << self.shift);
+        let i = self.index.first_at_or_after(&self.points, self.position(hash));
         if i == self.points.len() { 0 } else { i }
+    }
+
+    /// The owner of the native `hash`, given its bucket's table entry: the
+    /// entry's owner, or the owner of the first point `>=` its position
+    /// from the entry's first point (wrapping to point 0 past the end).
+    #[inline(always)]
+    fn settle(&self, hash: u64, entry: Result<u32, u32>) -> usize {
+        match entry {
+            Ok(owner) => owner as usize,
+            Err(start) => {
+                let i = self.index.scan(&self.points, start as usize, self.position(hash));
+                self.owners[if i == self.points.len() { 0 } else { i }] as usize
+            }
+        }
     }
 
     /// Owner of the first point `>=` the native `hash`. Must not be empty.
     #[inline(always)]
     pub(crate) fn owner(&self, hash: u64) -> usize {
-        let hash = hash.wrapping_add(self.above) << self.shift;
-        match self.index.entry(hash) {
-            Ok(owner) => owner as usize,
-            Err(start) => {
-                let i = self.index.scan(&self.points, start as usize, hash);
-                self.owners[if i == self.points.len() { 0 } else { i }] as usize
-            }
-        }
+        self.settle(hash, self.index.entry(self.position(hash)))
     }
 
     /// Owners of up to 32 native hashes at once: every table entry is read
@@ -144,18 +158,10 @@ impl Continuum {
     pub(crate) fn owners_of(&self, hashes: &[u64], out: &mut [usize]) {
         let mut entries = [Ok(0u32); 32];
         for (entry, &hash) in entries.iter_mut().zip(hashes) {
-            *entry = self.index.entry(hash.wrapping_add(self.above) << self.shift);
+            *entry = self.index.entry(self.position(hash));
         }
-        let len = self.points.len();
         for ((slot, &hash), &entry) in out.iter_mut().zip(hashes).zip(&entries) {
-            *slot = match entry {
-                Ok(owner) => owner as usize,
-                Err(start) => {
-                    let hash = hash.wrapping_add(self.above) << self.shift;
-                    let i = self.index.scan(&self.points, start as usize, hash);
-                    self.owners[if i == len { 0 } else { i }] as usize
-                }
-            };
+            *slot = self.settle(hash, entry);
         }
     }
 
