@@ -164,30 +164,26 @@ impl Rendezvous {
         if let [only] = leaders {
             return self.candidates[only.at as usize].index as usize;
         }
-        let mut best: Option<(f64, u64, u32)> = None;
-        for leader in leaders {
-            let candidate = &self.candidates[leader.at as usize];
-            let score = integer_score(leader.draw, candidate.ratio);
-            if best.is_none_or(|b| ranks_above((score, leader.draw, leader.at), b)) {
-                best = Some((score, leader.draw, leader.at));
-            }
-        }
-        let (_, _, at) = best.expect("a ring that places keys has a candidate");
-        self.candidates[at as usize].index as usize
+        let ranks = leaders.iter().map(|l| Rank::new(l.draw, self.candidates[l.at as usize].ratio, l.at));
+        self.index_of_highest(ranks)
     }
 
     /// The owner under `integer`, every node scored.
     fn owner_by_scores(&self, key_hash: u64) -> usize {
-        let mut best: Option<(f64, u64, u32)> = None;
-        for (at, candidate) in self.candidates.iter().enumerate() {
-            let draw = fmix64(key_hash ^ candidate.hash);
-            let key = (integer_score(draw, candidate.ratio), draw, at as u32);
-            if best.is_none_or(|b| ranks_above(key, b)) {
-                best = Some(key);
-            }
-        }
-        let (_, _, at) = best.expect("a ring that places keys has a candidate");
-        self.candidates[at as usize].index as usize
+        self.index_of_highest(self.ranks(key_hash))
+    }
+
+    /// Every candidate's `integer` rank for a key hash, in candidate order.
+    #[inline]
+    fn ranks(&self, key_hash: u64) -> impl Iterator<Item = Rank> + '_ {
+        self.candidates.iter().enumerate().map(move |(at, c)| Rank::new(fmix64(key_hash ^ c.hash), c.ratio, at as u32))
+    }
+
+    /// The node index of the highest of `ranks` (not empty).
+    #[inline]
+    fn index_of_highest(&self, ranks: impl Iterator<Item = Rank>) -> usize {
+        let best = ranks.reduce(|best, rank| if rank.above(&best) { rank } else { best });
+        self.candidates[best.expect("a ring that places keys has a candidate").at as usize].index as usize
     }
 
     /// The owner under `float`: the highest `-w / ln(u)`, equal scores to the smaller id.
@@ -207,20 +203,15 @@ impl Rendezvous {
     /// by descending score, then descending draw, then id; `float` by
     /// descending score, then id.
     fn walk(&self, key_hash: u64, mut visit: impl FnMut(usize) -> bool) {
-        let mut ranked: Vec<(f64, u64, u32)> = self
-            .candidates
-            .iter()
-            .enumerate()
-            .map(|(at, candidate)| match self.score {
-                RendezvousScore::Integer => {
-                    let draw = fmix64(key_hash ^ candidate.hash);
-                    (integer_score(draw, candidate.ratio), draw, at as u32)
-                }
-                RendezvousScore::Float => (float_score(key_hash, candidate.hash, candidate.ratio), 0, at as u32),
-            })
-            .collect();
-        ranked.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-        for (_, _, at) in ranked {
+        let mut ranked: Vec<Rank> = match self.score {
+            RendezvousScore::Integer => self.ranks(key_hash).collect(),
+            // Draw 0 for every node: equal scores fall to the position (id bytes).
+            RendezvousScore::Float => (self.candidates.iter().enumerate())
+                .map(|(at, c)| Rank { score: float_score(key_hash, c.hash, c.ratio), draw: 0, at: at as u32 })
+                .collect(),
+        };
+        ranked.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(b.draw.cmp(&a.draw)).then(a.at.cmp(&b.at)));
+        for Rank { at, .. } in ranked {
             if visit(self.candidates[at as usize].index as usize) {
                 return;
             }
@@ -228,18 +219,31 @@ impl Rendezvous {
     }
 }
 
-/// Whether `(score, draw, position)` ranks above `other`: a higher score,
-/// then a larger draw, then an earlier position (smaller id bytes).
-#[inline]
-fn ranks_above(key: (f64, u64, u32), other: (f64, u64, u32)) -> bool {
-    key.0 > other.0 || (key.0 == other.0 && (key.1 > other.1 || (key.1 == other.1 && key.2 < other.2)))
+/// A candidate's standing for one key: its score, its draw and its
+/// position among the candidates (ascending id bytes).
+#[derive(Debug, Clone, Copy)]
+struct Rank {
+    score: f64,
+    draw: u64,
+    at: u32,
 }
 
-/// The `integer` score of a draw: the weight ratio over `-log2(u)` in
-/// fixed point ([`neg_log2`]), `u = (draw | 1) / 2^64`, in binary64.
-#[inline]
-fn integer_score(draw: u64, ratio: f64) -> f64 {
-    ratio / neg_log2(draw | 1) as f64
+impl Rank {
+    /// The `integer` rank of a draw: the weight ratio over `-log2(u)` in
+    /// fixed point ([`neg_log2`]), `u = (draw | 1) / 2^64`, in binary64.
+    #[inline]
+    fn new(draw: u64, ratio: f64, at: u32) -> Rank {
+        Rank { score: ratio / neg_log2(draw | 1) as f64, draw, at }
+    }
+
+    /// Whether this ranks above `other`: a higher score, then a larger
+    /// draw, then an earlier position (smaller id bytes).
+    #[inline]
+    fn above(&self, other: &Rank) -> bool {
+        self.score > other.score
+            || (self.score == other.score
+                && (self.draw > other.draw || (self.draw == other.draw && self.at < other.at)))
+    }
 }
 
 /// The `float` score (placement format 1): `u = (top 53 bits of
