@@ -72,52 +72,51 @@ pub(crate) fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>
     )))
 }
 
-/// Packs every key of an iterable into one [`KeyBatch`] (a list or tuple is
-/// read without building an iterator), so placement can run without the GIL.
-/// Raises as [`key_bytes`] for a bad key.
-pub(crate) fn pack_keys(keys: &Bound<'_, PyAny>) -> PyResult<KeyBatch<'static>> {
-    let mut batch = KeyBatch::default();
+/// Reads every key of an iterable in order (a list or tuple without
+/// building an iterator), into a collection that `with_capacity` makes
+/// (with the key count when it is known, else 0) and `push` fills with each
+/// key's bytes. Raises `TypeError` for a single str or bytes (an iterable of
+/// characters, not of keys), and as [`key_bytes`] for a bad key.
+fn read_keys<C>(
+    keys: &Bound<'_, PyAny>,
+    with_capacity: impl FnOnce(usize) -> C,
+    mut push: impl FnMut(&mut C, &[u8]),
+) -> PyResult<C> {
     if let Ok(list) = keys.cast::<pyo3::types::PyList>() {
-        batch = KeyBatch::with_capacity(list.len(), 24);
+        let mut collection = with_capacity(list.len());
         for key in list.iter() {
-            batch.push(&key_bytes(&key)?);
+            push(&mut collection, &key_bytes(&key)?);
         }
-    } else if let Ok(tuple) = keys.cast::<pyo3::types::PyTuple>() {
-        batch = KeyBatch::with_capacity(tuple.len(), 24);
-        for key in tuple.iter() {
-            batch.push(&key_bytes(&key)?);
-        }
-    } else {
-        if keys.cast::<PyString>().is_ok() || keys.cast::<PyBytes>().is_ok() {
-            return Err(PyTypeError::new_err("keys must be an iterable of keys, not a single str or bytes"));
-        }
-        for key in keys.try_iter()? {
-            batch.push(&key_bytes(&key?)?);
-        }
-    }
-    Ok(batch)
-}
-
-/// Hashes every key of an iterable under `ring`'s key hash while reading
-/// it (a list or tuple is read without building an iterator), so that
-/// placing them can run without the GIL on 8 bytes per key. Raises as
-/// [`key_bytes`] for a bad key.
-pub(crate) fn hash_keys(ring: &shardring::Ring, keys: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
-    let hash = |key: &Bound<'_, PyAny>| key_bytes(key).map(|bytes| ring.hash_key(bytes));
-    if let Ok(list) = keys.cast::<pyo3::types::PyList>() {
-        let mut hashes = Vec::with_capacity(list.len());
-        for key in list.iter() {
-            hashes.push(hash(&key)?);
-        }
-        return Ok(hashes);
+        return Ok(collection);
     }
     if let Ok(tuple) = keys.cast::<pyo3::types::PyTuple>() {
-        return tuple.iter().map(|key| hash(&key)).collect();
+        let mut collection = with_capacity(tuple.len());
+        for key in tuple.iter() {
+            push(&mut collection, &key_bytes(&key)?);
+        }
+        return Ok(collection);
     }
     if keys.cast::<PyString>().is_ok() || keys.cast::<PyBytes>().is_ok() {
         return Err(PyTypeError::new_err("keys must be an iterable of keys, not a single str or bytes"));
     }
-    keys.try_iter()?.map(|key| hash(&key?)).collect()
+    let mut collection = with_capacity(0);
+    for key in keys.try_iter()? {
+        push(&mut collection, &key_bytes(&key?)?);
+    }
+    Ok(collection)
+}
+
+/// Packs every key of an iterable into one [`KeyBatch`], so placement can
+/// run without the GIL. Raises as [`read_keys`].
+pub(crate) fn pack_keys(keys: &Bound<'_, PyAny>) -> PyResult<KeyBatch<'static>> {
+    read_keys(keys, |count| KeyBatch::with_capacity(count, 24), |batch, key| batch.push(key))
+}
+
+/// Hashes every key of an iterable under `ring`'s key hash while reading
+/// it, so that placing them can run without the GIL on 8 bytes per key.
+/// Raises as [`read_keys`].
+pub(crate) fn hash_keys(ring: &shardring::Ring, keys: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    read_keys(keys, Vec::with_capacity, |hashes, key| hashes.push(ring.hash_key(key)))
 }
 
 /// hash_key(key, seed=0) -> int
