@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use plotters::prelude::*;
 use shardring::{Algorithm, Node, Ring, RingBuilder};
+use shardring_bench::keys;
 use shardring_membership::{Change, Layout, Records};
 
 /// One measured algorithm at one size (`None` where it does not build there).
@@ -27,16 +28,6 @@ struct Point {
 /// Server-style ids every algorithm accepts (the ketama modes parse them).
 fn id(i: usize) -> String {
     format!("10.{}.{}.{}:11211", i >> 16, (i >> 8) & 255, i & 255)
-}
-
-fn keys(count: usize) -> Vec<[u8; 30]> {
-    (0..count)
-        .map(|i| {
-            let mut key = [b'x'; 30];
-            key[..24].copy_from_slice(format!("user:session:{i:011}").as_bytes());
-            key
-        })
-        .collect()
 }
 
 /// The smallest prime at least `n`.

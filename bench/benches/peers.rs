@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use maglev::ConsistentHasher;
 use shardring::{Algorithm, Node, Ring};
+use shardring_bench::keys;
 
 const NODES: usize = 100;
 
@@ -23,18 +24,6 @@ fn ring(algorithm: Algorithm) -> Ring {
     let nodes = addresses().into_iter().map(|a| Node::new(a.to_string(), 1.0));
     let builder = Ring::builder().algorithm(algorithm).nodes(nodes);
     builder.build().unwrap()
-}
-
-/// `count` distinct 30-byte keys; 100,000 are too many for any per-key
-/// cache to help and stream 3 MB through the caches.
-fn keys(count: usize) -> Vec<[u8; 30]> {
-    (0..count)
-        .map(|i| {
-            let mut key = [b'x'; 30];
-            key[..24].copy_from_slice(format!("user:session:{i:011}").as_bytes());
-            key
-        })
-        .collect()
 }
 
 /// Benchmarks `place` over the keys in turn.

@@ -1,5 +1,19 @@
-//! What the benchmarks share (`benches/peers.rs`, `benches/removals.rs`):
-//! a reproducible removal order and an AnchorHash built as they compare it.
+//! What the benchmarks share (`benches/peers.rs`, `benches/removals.rs`,
+//! `benches/curves.rs`): the keys they place, a reproducible removal order
+//! and an AnchorHash built as they compare it.
+
+/// `count` distinct 30-byte keys (`user:session:` and 11 digits, padded
+/// with `x`); 100,000 are too many for any per-key cache to help and stream
+/// 3 MB through the caches.
+pub fn keys(count: usize) -> Vec<[u8; 30]> {
+    (0..count)
+        .map(|i| {
+            let mut key = [b'x'; 30];
+            key[..24].copy_from_slice(format!("user:session:{i:011}").as_bytes());
+            key
+        })
+        .collect()
+}
 
 /// AnchorHash from the `anchorhash` crate over resources `0..n` with
 /// capacity `n`, hashing keys with XXH3-64 as shardring does, so a

@@ -194,17 +194,25 @@ fn fixture_keys(count: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn algorithm_cases() -> Vec<Case> {
-    let ten: Vec<String> = (0..10).map(|i| format!("shard-{i}")).collect();
-    let ten: Vec<(&str, f64)> = ten.iter().map(|id| (id.as_str(), 1.0)).collect();
-    let weighted = [("a", 1.0), ("b", 2.0), ("c", 1.0), ("drained", 0.0)];
-    let zoned = [
+/// Weights 1/2/1 and a drained node.
+const WEIGHTED: [(&str, f64); 4] = [("a", 1.0), ("b", 2.0), ("c", 1.0), ("drained", 0.0)];
+
+/// Two zones of two nodes each (one of weight 2) and a node without a zone.
+fn two_zones() -> [Node; 5] {
+    [
         Node::new("east-1", 1.0).with_zone("east"),
         Node::new("east-2", 1.0).with_zone("east"),
         Node::new("west-1", 1.0).with_zone("west"),
         Node::new("west-2", 2.0).with_zone("west"),
         Node::new("solo", 1.0),
-    ];
+    ]
+}
+
+fn algorithm_cases() -> Vec<Case> {
+    let ten: Vec<String> = (0..10).map(|i| format!("shard-{i}")).collect();
+    let ten: Vec<(&str, f64)> = ten.iter().map(|id| (id.as_str(), 1.0)).collect();
+    let weighted = WEIGHTED;
+    let zoned = two_zones();
     let redis_keys = text_keys(&[
         "somekey",
         "foo{hash_tag}",
@@ -385,16 +393,12 @@ fn modern_cases() -> Vec<Case> {
         .and_then(|r| r.without_node("bucket-0002"))
         .and_then(|r| r.without_node("bucket-0001"))
         .unwrap();
-    let weighted = [("a", 1.0), ("b", 2.0), ("c", 1.0), ("drained", 0.0)];
+    let equal: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+    let equal: Vec<(&str, f64)> = equal.iter().map(|id| (id.as_str(), 1.0)).collect();
+    let weighted = WEIGHTED;
     let eleven: Vec<(String, f64)> = (0..11).map(|i| (format!("w{i}"), f64::from(i % 11 + 1))).collect();
     let eleven: Vec<(&str, f64)> = eleven.iter().map(|(id, w)| (id.as_str(), *w)).collect();
-    let zoned = [
-        Node::new("east-1", 1.0).with_zone("east"),
-        Node::new("east-2", 1.0).with_zone("east"),
-        Node::new("west-1", 1.0).with_zone("west"),
-        Node::new("west-2", 2.0).with_zone("west"),
-        Node::new("solo", 1.0),
-    ];
+    let zoned = two_zones();
     vec![
         // The integer score (the default): the same on every platform.
         with_hashes(
@@ -409,12 +413,7 @@ fn modern_cases() -> Vec<Case> {
         with_hashes(
             ring_case(
                 "rendezvous, integer score: ten equal nodes (no logarithm needed)",
-                algorithm_ring(
-                    Algorithm::Rendezvous,
-                    &(0..10)
-                        .map(|i| (["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9"][i], 1.0))
-                        .collect::<Vec<_>>(),
-                ),
+                algorithm_ring(Algorithm::Rendezvous, &equal),
                 &numbered_keys("eq-", 24),
                 &[1, 3, 10],
             ),
