@@ -1,6 +1,6 @@
 //! The classic consistent-hashing experiments on 1,000,000 keys: how much
 //! moves when a node joins or leaves, how evenly vnodes spread keys, and how
-//! weights divide the space. Prints the tables the README quotes.
+//! weights divide the space. Prints the tables docs/performance.md quotes.
 //!
 //! cargo run --release -p shardring --example experiments
 

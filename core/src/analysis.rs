@@ -220,10 +220,19 @@ impl Ring {
         if self.live_node_count() == 0 {
             return Err(RingError::EmptyRing);
         }
-        let live: Vec<usize> = (0..counts.len()).filter(|&i| self.nodes()[i].weight() > 0.0).collect();
-        let weight: f64 = live.iter().map(|&i| self.nodes()[i].weight()).sum();
+        // The nodes that can own keys, as the placement says (not by weight:
+        // nginx's down nodes have weight and own nothing; libmemcached's and
+        // npm hashring's weight 0 is read as 1 and owns keys).
+        let mut is_live = vec![false; counts.len()];
+        self.mark_live(&mut is_live);
+        let live: Vec<usize> = (0..counts.len()).filter(|&i| is_live[i]).collect();
+        let effective = |i: usize| match self.nodes()[i].weight() {
+            0.0 => 1.0,
+            w => w,
+        };
+        let weight: f64 = live.iter().map(|&i| effective(i)).sum();
         let raw: Vec<f64> = live.iter().map(|&i| counts[i] as f64).collect();
-        let fair: Vec<f64> = live.iter().map(|&i| counts[i] as f64 * weight / self.nodes()[i].weight()).collect();
+        let fair: Vec<f64> = live.iter().map(|&i| counts[i] as f64 * weight / effective(i)).collect();
         Ok(Balance { keys: total, counts, by_node: Spread::of(&raw), by_weight: Spread::of(&fair) })
     }
 }

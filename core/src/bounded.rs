@@ -175,7 +175,7 @@ impl State {
                 .nodes()
                 .iter()
                 .map(|n| {
-                    let effective = (n.weight() as u32).wrapping_mul(crate::haproxy::NODES_PER_WEIGHT);
+                    let effective = (n.weight() as u32).wrapping_mul(crate::compat::haproxy::NODES_PER_WEIGHT);
                     cumulative = cumulative.wrapping_add(effective);
                     (effective, cumulative.wrapping_sub(effective))
                 })

@@ -27,8 +27,9 @@ pub enum RingError {
 
     /// A weight is NaN, infinite or negative, or one the ring's algorithm
     /// cannot express (a fractional ketama or nginx weight, a jump weight
-    /// other than 1). Weights must be finite and `>= 0`; 0 means drained (a
-    /// member that owns no keys).
+    /// other than 1, a `haproxy` weight change that HAProxy's `set weight`
+    /// would make with ties reordered). Weights must be finite and `>= 0`;
+    /// 0 means drained (a member that owns no keys).
     #[error("invalid weight {weight} for node {id:?}: {rule}")]
     InvalidWeight {
         /// The node the weight was given for.
@@ -80,14 +81,18 @@ pub enum RingError {
         limit: u64,
     },
 
-    /// A lookup on a ring with no points: it has no nodes, or every node has
-    /// weight 0.
-    #[error("ring has no points: add a node with weight > 0 before placing keys")]
+    /// A lookup on a ring with no node that can own keys: it has no nodes,
+    /// every node has weight 0, or (nginx) every node is marked down.
+    #[error("ring has no points: add a node with weight > 0 (and, under nginx, not marked down) before placing keys")]
     EmptyRing,
 
-    /// A ring config (JSON) could not be read: malformed JSON, a missing or
-    /// unknown field, or a value of the wrong type.
-    #[error("invalid ring config: {message}")]
+    /// A ring config (JSON) could not be read (malformed JSON, a missing or
+    /// unknown field, a value of the wrong type: the message then starts
+    /// with "invalid ring config: "), or a parameter is refused (one the
+    /// algorithm does not take, an unknown algorithm or parameter value:
+    /// the message names the parameter and the value, whether it came from a
+    /// config or from a builder call).
+    #[error("{message}")]
     InvalidConfig {
         /// What the JSON reader reported, with line and column.
         message: String,

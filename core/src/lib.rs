@@ -28,46 +28,44 @@
 //! ```
 
 mod algorithm;
+mod algorithms;
 mod analysis;
 mod batch;
 mod bounded;
+mod builder;
+mod compat;
 mod config;
-mod envoy_maglev;
-mod continuum;
 mod error;
 mod hash;
-mod haproxy;
-mod hashring_js;
-pub mod jump;
-pub mod jumpback;
-pub mod ketama;
-mod libmemcached;
-pub mod maglev;
-mod memento;
-mod modula;
-pub mod nginx;
+mod json;
 mod node;
 mod params;
-mod rendezvous;
+mod registry;
 mod ring;
-pub mod ring_hash;
 mod scheme;
-pub mod slots;
+mod structures;
 mod transition;
-pub mod twemproxy;
-mod uhashring;
-mod vnode;
+
+// The modules of public items, by the paths they have always had.
+pub use algorithms::{jump, jumpback, maglev, slots};
+pub use compat::envoy_grpc as ring_hash;
+pub use compat::{ketama, nginx, twemproxy};
 
 pub use algorithm::Algorithm;
+pub use algorithms::memento::MAX_BUCKETS as MAX_MEMENTO_BUCKETS;
 pub use analysis::{Balance, Flow, MovedArc, RingDiff, Spread};
 pub use batch::KeyBatch;
 pub use bounded::{Assignment, Lease, LoadTracker};
-pub use config::{NodeConfig, PLACEMENT_FORMAT, RingConfig, from_json_strict};
-pub use continuum::MAX_POINTS;
+pub use builder::RingBuilder;
+pub use config::{NodeConfig, PLACEMENT_FORMAT, RingConfig};
 pub use error::RingError;
 pub use hash::{HashFunction, KeyHash, hash_key, hash_point};
-pub use memento::MAX_BUCKETS as MAX_MEMENTO_BUCKETS;
+pub use json::from_json_strict;
 pub use node::{Node, NodeState};
-pub use params::{DEFAULT_SEED, DEFAULT_VNODES, Distribution, EndpointOrder, RendezvousScore, ServerIds, ServerKey};
-pub use ring::{Ring, RingBuilder};
+pub use params::{
+    DEFAULT_SEED, DEFAULT_VNODES, Distribution, EndpointOrder, ParamKind, ParamValue, RendezvousScore, RingParams,
+    ServerIds, ServerKey,
+};
+pub use ring::Ring;
+pub use structures::continuum::MAX_POINTS;
 pub use transition::Transition;

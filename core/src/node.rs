@@ -109,3 +109,31 @@ impl NodeState {
         }
     }
 }
+
+/// Checks every node (id, weight, zone), that ids are unique and that the
+/// weights sum to a finite number.
+///
+/// Errors: [`RingError::EmptyId`], [`RingError::InvalidWeight`],
+/// [`RingError::EmptyZone`], [`RingError::DuplicateId`].
+pub(crate) fn check_nodes(nodes: &[Node]) -> Result<(), RingError> {
+    let mut total_weight = 0.0;
+    for (position, node) in nodes.iter().enumerate() {
+        node.validate(position)?;
+        total_weight += node.weight();
+        if !total_weight.is_finite() {
+            let rule = "the weights must sum to a finite number (below about 1.8e308)";
+            return Err(RingError::InvalidWeight { id: node.id().to_owned(), weight: node.weight(), rule });
+        }
+    }
+    check_unique(nodes)
+}
+
+/// Checks that every node has weight exactly 1, for an algorithm whose nodes
+/// are buckets: [`RingError::InvalidWeight`] with the algorithm's `rule`
+/// naming the first that has another.
+pub(crate) fn check_unit_weights(nodes: &[Node], rule: &'static str) -> Result<(), RingError> {
+    match nodes.iter().find(|n| n.weight() != 1.0) {
+        Some(node) => Err(RingError::InvalidWeight { id: node.id().to_owned(), weight: node.weight(), rule }),
+        None => Ok(()),
+    }
+}

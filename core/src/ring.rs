@@ -3,378 +3,23 @@
 //! [`Algorithm::scheme`]; this facade validates nodes and parameters once,
 //! hashes keys by the [`KeyRule`] the scheme chose, and looks keys up in
 //! its [`Placement`]. Byte-exact rules: `core/SPEC.md`.
+//!
+//! Here: the struct, its getters and its derivations (`with_node`,
+//! `without_node`, `with_weight`). The lookups (`get`, batches, `get_n` and
+//! its preference walks with zones) are in `ring/lookups.rs`.
 
 use std::ops::RangeInclusive;
 
 use crate::algorithm::Algorithm;
-use crate::continuum::Continuum;
+use crate::algorithms::slots;
 use crate::error::RingError;
-use crate::hash::{HashFunction, KeyHash, KeyRule, hash_point};
-use crate::node::{Node, check_unique, check_weight};
-use crate::params::{Distribution, EndpointOrder, Given, Params, RendezvousScore, ServerIds, ServerKey};
-use crate::scheme::{Change, Param, PerNode, Placement, PointHash};
-use crate::slots;
+use crate::hash::{HashFunction, KeyHash, KeyRule};
+use crate::node::{Node, check_nodes, check_unit_weights, check_weight};
+use crate::params::{Distribution, EndpointOrder, Param, Params, RendezvousScore, RingParams, ServerIds, ServerKey};
+use crate::scheme::{Change, Placement, PointHash};
+use crate::structures::continuum::Continuum;
 
-/// Checks that each given parameter applies to `algorithm` (naming the
-/// first that does not), then resolves them by its scheme.
-///
-/// Errors: [`RingError::InvalidConfig`] naming a parameter the algorithm
-/// does not take, or a value it refuses; [`RingError::ZeroVnodes`].
-fn resolve(algorithm: Algorithm, given: &Given) -> Result<Params, RingError> {
-    let facts = algorithm.facts();
-    let unused = |what: String| RingError::InvalidConfig {
-        message: format!("{what} does not apply to algorithm {:?}", algorithm.name()),
-    };
-    if let Some(v) = given.vnodes.filter(|_| facts.vnodes.is_none()) {
-        return Err(unused(format!("vnodes ({v})")));
-    }
-    if let Some(s) = given.seed.filter(|&s| s != 0 && !facts.seeded) {
-        return Err(RingError::InvalidConfig {
-            message: format!(
-                "seed ({s}) does not apply to algorithm {:?}: it hashes exactly as its peer system does, unseeded",
-                algorithm.name()
-            ),
-        });
-    }
-    let refused = |param| !facts.takes(param);
-    if let Some(t) = given.table_size.filter(|_| refused(Param::TableSize)) {
-        return Err(unused(format!("table_size ({t})")));
-    }
-    if let Some(port) = given.default_port.filter(|_| refused(Param::DefaultPort)) {
-        return Err(unused(format!("default_port ({port})")));
-    }
-    if let Some(d) = given.distribution.filter(|_| refused(Param::Distribution)) {
-        return Err(unused(format!("distribution ({:?})", d.name())));
-    }
-    if let Some(h) = given.key_hash.filter(|_| refused(Param::KeyHash)) {
-        return Err(unused(format!("key_hash ({:?})", h.name())));
-    }
-    if let Some(i) = given.server_ids.filter(|_| refused(Param::ServerIds)) {
-        return Err(unused(format!("server_ids ({:?})", i.name())));
-    }
-    if let Some(tag) = given.hash_tag.as_ref().filter(|_| refused(Param::HashTag)) {
-        return Err(unused(format!("hash_tag ({tag:?})")));
-    }
-    if let Some(size) = given.min_ring_size.filter(|_| refused(Param::MinRingSize)) {
-        return Err(unused(format!("min_ring_size ({size})")));
-    }
-    if let Some(size) = given.max_ring_size.filter(|_| refused(Param::MaxRingSize)) {
-        return Err(unused(format!("max_ring_size ({size})")));
-    }
-    if let Some(function) = given.hash_function.filter(|_| refused(Param::HashFunction)) {
-        return Err(unused(format!("hash_function ({:?})", function.name())));
-    }
-    if let Some(order) = given.endpoint_order.filter(|_| refused(Param::EndpointOrder)) {
-        return Err(unused(format!("endpoint_order ({:?})", order.name())));
-    }
-    if let Some(avalanche) = given.avalanche.filter(|_| refused(Param::Avalanche)) {
-        return Err(unused(format!("avalanche ({avalanche})")));
-    }
-    if let Some(key) = given.server_key.filter(|_| refused(Param::ServerKey)) {
-        return Err(unused(format!("server_key ({:?})", key.name())));
-    }
-    if let Some(score) = given.score.filter(|_| refused(Param::Score)) {
-        return Err(unused(format!("score ({:?})", score.name())));
-    }
-    algorithm.scheme().resolve(given)
-}
-
-/// Collects the algorithm, parameters and nodes, then builds an immutable [`Ring`].
-#[derive(Debug, Clone, Default)]
-pub struct RingBuilder {
-    algorithm: Algorithm,
-    given: Given,
-    nodes: Vec<Node>,
-    slot_ranges: Vec<(String, Vec<RangeInclusive<u16>>)>,
-    haproxy_ids: Vec<(String, u32)>,
-    buckets: Vec<(String, u32)>,
-    removed_buckets: Option<Vec<u32>>,
-}
-
-impl RingBuilder {
-    /// The placement algorithm (default [`Algorithm::Ring`]).
-    pub fn algorithm(mut self, algorithm: Algorithm) -> Self {
-        self.algorithm = algorithm;
-        self
-    }
-
-    /// Points per unit of weight (default [`DEFAULT_VNODES`](crate::DEFAULT_VNODES) = 160). Must be
-    /// at least 1. Only [`Algorithm::Ring`] takes it.
-    pub fn vnodes(mut self, vnodes: u32) -> Self {
-        self.given.vnodes = Some(vnodes);
-        self
-    }
-
-    /// Seed of the XXH3 key and node hashes (default 0). Rings with
-    /// different seeds place keys independently. `ring`, `jump`,
-    /// `rendezvous` and `maglev` take it; the compatibility modes and
-    /// `slots` accept only 0.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.given.seed = Some(seed);
-        self
-    }
-
-    /// Maglev lookup table size: for [`Algorithm::Maglev`] a prime, at least
-    /// the node count, at most [`MAX_POINTS`](crate::MAX_POINTS); for
-    /// [`Algorithm::EnvoyMaglev`] a prime up to 5,000,011 (Envoy's limit).
-    /// Default [`DEFAULT_TABLE_SIZE`](crate::maglev::DEFAULT_TABLE_SIZE) =
-    /// 65,537. Only those two take it.
-    pub fn table_size(mut self, size: u32) -> Self {
-        self.given.table_size = Some(size);
-        self
-    }
-
-    /// The peer's distribution: for [`Algorithm::Libmemcached`] one of its
-    /// own (default [`Distribution::ConsistentKetama`]), for
-    /// [`Algorithm::Twemproxy`] [`Distribution::Ketama`] (the default) or
-    /// [`Distribution::Modula`]. Only those two take it.
-    pub fn distribution(mut self, distribution: Distribution) -> Self {
-        self.given.distribution = Some(distribution);
-        self
-    }
-
-    /// The key hash. [`Algorithm::Libmemcached`]: default
-    /// [`Distribution::default_key_hash`] (MD5 for the weighted
-    /// distributions, one-at-a-time otherwise), and only the hashes
-    /// libhashkit 1.1.4 provides as Debian builds it (not `hsieh`, `crc16`,
-    /// `crc32a`). [`Algorithm::Twemproxy`]: its `hash:`, default `fnv1a_64`,
-    /// any but `murmur3`. Only those two take it.
-    pub fn key_hash(mut self, key_hash: KeyHash) -> Self {
-        self.given.key_hash = Some(key_hash);
-        self
-    }
-
-    /// What node ids are under [`Algorithm::Twemproxy`] (default
-    /// [`ServerIds::Address`]); only it takes this.
-    pub fn server_ids(mut self, server_ids: ServerIds) -> Self {
-        self.given.server_ids = Some(server_ids);
-        self
-    }
-
-    /// twemproxy's `hash_tag`: two bytes, such as `"{}"`; keys with a tag
-    /// hash only the bytes inside it. Only [`Algorithm::Twemproxy`] takes it.
-    pub fn hash_tag(mut self, tag: impl Into<String>) -> Self {
-        self.given.hash_tag = Some(tag.into());
-        self
-    }
-
-    /// npm hashring's `default port`: a server whose port equals it is
-    /// labelled by its host alone. Only [`Algorithm::HashringJs`] takes it.
-    pub fn default_port(mut self, port: u16) -> Self {
-        self.given.default_port = Some(port);
-        self
-    }
-
-    /// The least number of points on the ring of [`Algorithm::EnvoyRingHash`]
-    /// (default 1,024) or [`Algorithm::GrpcRingHash`] (1,024, capped at
-    /// 4,096): Envoy's and gRPC's `minimum_ring_size`, 1 to 8,388,608.
-    pub fn min_ring_size(mut self, size: u64) -> Self {
-        self.given.min_ring_size = Some(size);
-        self
-    }
-
-    /// The most points on the ring of [`Algorithm::EnvoyRingHash`] (default
-    /// 8,388,608) or [`Algorithm::GrpcRingHash`] (4,096, capped at 4,096):
-    /// `maximum_ring_size`, at least the minimum.
-    pub fn max_ring_size(mut self, size: u64) -> Self {
-        self.given.max_ring_size = Some(size);
-        self
-    }
-
-    /// The balancer's hash function: for [`Algorithm::EnvoyRingHash`] the
-    /// host hash of its points (`xx_hash`, the default, or `murmur_hash_2`;
-    /// `grpc-ring-hash` has `xx_hash` only); for [`Algorithm::Haproxy`] the
-    /// request hash (`sdbm`, the default, `djb2`, `wt6`, `crc32`).
-    pub fn hash_function(mut self, function: HashFunction) -> Self {
-        self.given.hash_function = Some(function);
-        self
-    }
-
-    /// [`Algorithm::GrpcRingHash`]'s endpoint order (default
-    /// [`EndpointOrder::Given`], gRPC C-core's; grpc-go's is
-    /// [`EndpointOrder::ByKey`]).
-    pub fn endpoint_order(mut self, order: EndpointOrder) -> Self {
-        self.given.endpoint_order = Some(order);
-        self
-    }
-
-    /// [`Algorithm::Haproxy`]: whether request hashes pass through
-    /// `full_hash` (`hash-type consistent <function> avalanche`). Default:
-    /// on when no hash function is given (`hash-type consistent` alone is
-    /// `sdbm avalanche`), off when one is.
-    pub fn avalanche(mut self, avalanche: bool) -> Self {
-        self.given.avalanche = Some(avalanche);
-        self
-    }
-
-    /// [`Algorithm::Haproxy`]: what node keys derive from (default
-    /// [`ServerKey::Id`], HAProxy 2.6's).
-    pub fn server_key(mut self, key: ServerKey) -> Self {
-        self.given.server_key = Some(key);
-        self
-    }
-
-    /// [`Algorithm::Haproxy`]: node `id`'s server `id` (puid, from 1). A
-    /// node without one gets the id HAProxy assigns.
-    pub fn haproxy_id(mut self, id: impl Into<String>, puid: u32) -> Self {
-        self.haproxy_ids.push((id.into(), puid));
-        self
-    }
-
-    /// [`Algorithm::Rendezvous`]: how nodes are scored (default
-    /// [`RendezvousScore::Integer`], the same on every platform;
-    /// [`RendezvousScore::Float`] is placement format 1's, with the
-    /// platform's `ln`). Only rendezvous takes it.
-    pub fn score(mut self, score: RendezvousScore) -> Self {
-        self.given.score = Some(score);
-        self
-    }
-
-    /// [`Algorithm::Memento`]: node `id` holds `bucket`. Nodes without one
-    /// take the buckets neither given nor removed, in ascending order, in
-    /// node order (with none given, node `i` holds bucket `i` of those).
-    /// The array has `nodes + removed` buckets. Errors at
-    /// [`RingBuilder::build`]: [`RingError::InvalidConfig`] naming a bucket
-    /// outside the array or taken twice.
-    pub fn bucket(mut self, id: impl Into<String>, bucket: u32) -> Self {
-        self.buckets.push((id.into(), bucket));
-        self
-    }
-
-    /// [`Algorithm::Memento`]: the removed buckets in the order they were
-    /// removed, oldest first, as [`Ring::removed_buckets`] lists them. The
-    /// removals are replayed by Memento's rule (`core/SPEC.md`,
-    /// *memento*): removing the last bucket while none is on record shrinks
-    /// the array. Errors at [`RingBuilder::build`]:
-    /// [`RingError::InvalidConfig`] naming a bucket outside the array or
-    /// listed twice.
-    pub fn removed_buckets(mut self, buckets: impl IntoIterator<Item = u32>) -> Self {
-        self.removed_buckets = Some(buckets.into_iter().collect());
-        self
-    }
-
-    /// Adds a node with the given id and weight and no zone.
-    pub fn node(mut self, id: impl Into<String>, weight: f64) -> Self {
-        self.nodes.push(Node::new(id, weight));
-        self
-    }
-
-    /// Adds nodes in order.
-    pub fn nodes(mut self, nodes: impl IntoIterator<Item = Node>) -> Self {
-        self.nodes.extend(nodes);
-        self
-    }
-
-    /// Gives node `id` these Redis Cluster slots (inclusive ranges within
-    /// 0..=16383), for [`Algorithm::Slots`] rings mirroring a live cluster
-    /// (`CLUSTER SLOTS`). When any ranges are given, every slot must be
-    /// given exactly once; otherwise each node of weight > 0 gets one
-    /// contiguous range as `redis-cli --cluster create` assigns them.
-    pub fn slot_ranges(mut self, id: impl Into<String>, ranges: impl IntoIterator<Item = RangeInclusive<u16>>) -> Self {
-        self.slot_ranges.push((id.into(), ranges.into_iter().collect()));
-        self
-    }
-
-    /// Builds the ring: O(P log P) for P points (`ring` and the
-    /// compatibility modes), O(M log M) for a Maglev table of M slots, O(n)
-    /// otherwise.
-    ///
-    /// Errors: [`RingError::ZeroVnodes`], [`RingError::EmptyId`],
-    /// [`RingError::InvalidWeight`] (including weights the algorithm cannot
-    /// express, such as a fractional ketama weight or a jump weight other
-    /// than 1), [`RingError::EmptyZone`], [`RingError::DuplicateId`],
-    /// [`RingError::TooManyPoints`], [`RingError::InvalidAddress`] (ketama
-    /// server ids), [`RingError::InvalidTableSize`] (Maglev),
-    /// [`RingError::InvalidConfig`] (a parameter the algorithm does not take;
-    /// bad slot ranges), [`RingError::UnknownNode`] (slot ranges for an id
-    /// not in the ring). A ring with no nodes (or only drained ones) builds;
-    /// lookups on it fail with [`RingError::EmptyRing`].
-    pub fn build(self) -> Result<Ring, RingError> {
-        let params = resolve(self.algorithm, &self.given)?;
-        let refused = |what: &str| RingError::InvalidConfig {
-            message: format!("{what} do not apply to algorithm {:?}", self.algorithm.name()),
-        };
-        let facts = self.algorithm.facts();
-        // Per-node settings find their node through a map, built only when
-        // some are given (a million memento buckets would otherwise search
-        // the node list a million times).
-        let positions: std::collections::HashMap<&str, usize> =
-            if self.slot_ranges.is_empty() && self.haproxy_ids.is_empty() && self.buckets.is_empty() {
-                std::collections::HashMap::new()
-            } else {
-                let mut positions = std::collections::HashMap::with_capacity(self.nodes.len());
-                for (i, node) in self.nodes.iter().enumerate() {
-                    positions.entry(node.id()).or_insert(i);
-                }
-                positions
-            };
-        let index = |id: String| positions.get(id.as_str()).copied().ok_or(RingError::UnknownNode { id });
-        // The nodes first: a per-node setting given twice to an id that is
-        // itself listed twice is a duplicate id, not a setting given twice.
-        check_nodes(&self.nodes)?;
-        let mut extra = PerNode::default();
-        if !self.slot_ranges.is_empty() {
-            if !facts.takes(Param::SlotRanges) {
-                return Err(refused("slot ranges"));
-            }
-            let mut per_node = vec![Vec::new(); self.nodes.len()];
-            for (id, ranges) in self.slot_ranges {
-                per_node[index(id)?].extend(ranges);
-            }
-            extra.slots = Some(per_node);
-        }
-        if !self.haproxy_ids.is_empty() {
-            if !facts.takes(Param::ServerPuids) {
-                return Err(refused("haproxy ids"));
-            }
-            let mut per_node = vec![0; self.nodes.len()];
-            for (id, puid) in self.haproxy_ids {
-                if puid == 0 {
-                    return Err(RingError::InvalidConfig {
-                        message: format!("node {id:?}: haproxy id 0 is no id (HAProxy's ids start at 1)"),
-                    });
-                }
-                per_node[index(id)?] = puid;
-            }
-            extra.puids = Some(per_node);
-        }
-        if !self.buckets.is_empty() || self.removed_buckets.is_some() {
-            if !facts.takes(Param::Buckets) {
-                let what = if self.buckets.is_empty() { "removed_buckets" } else { "buckets" };
-                return Err(refused(what));
-            }
-            let mut per_node = vec![None; self.nodes.len()];
-            for (id, bucket) in self.buckets {
-                let at = index(id.clone())?;
-                if per_node[at].replace(bucket).is_some() {
-                    return Err(RingError::InvalidConfig { message: format!("node {id:?} is given a bucket twice") });
-                }
-            }
-            extra.buckets = Some(per_node);
-            extra.removed_buckets = self.removed_buckets;
-        }
-        let placement = self.algorithm.scheme().build(&params, &self.nodes, hash_point, extra)?;
-        Ok(Ring::assemble(self.nodes, self.algorithm, params, placement, hash_point))
-    }
-}
-
-/// Checks every node (id, weight, zone), that ids are unique and that the
-/// weights sum to a finite number.
-///
-/// Errors: [`RingError::EmptyId`], [`RingError::InvalidWeight`],
-/// [`RingError::EmptyZone`], [`RingError::DuplicateId`].
-fn check_nodes(nodes: &[Node]) -> Result<(), RingError> {
-    let mut total_weight = 0.0;
-    for (position, node) in nodes.iter().enumerate() {
-        node.validate(position)?;
-        total_weight += node.weight();
-        if !total_weight.is_finite() {
-            let rule = "the weights must sum to a finite number (below about 1.8e308)";
-            return Err(RingError::InvalidWeight { id: node.id().to_owned(), weight: node.weight(), rule });
-        }
-    }
-    check_unique(nodes)
-}
+mod lookups;
 
 /// An immutable placement snapshot: nodes, an [`Algorithm`] and its
 /// parameters. Every algorithm answers through this one type.
@@ -406,12 +51,7 @@ pub struct Ring {
 }
 
 impl Ring {
-    /// A builder with the defaults: algorithm `ring`, vnodes 160, seed 0, no nodes.
-    pub fn builder() -> RingBuilder {
-        RingBuilder::default()
-    }
-
-    fn assemble(
+    pub(crate) fn assemble(
         nodes: Vec<Node>,
         algorithm: Algorithm,
         params: Params,
@@ -446,6 +86,36 @@ impl Ring {
     /// The placement algorithm.
     pub fn algorithm(&self) -> Algorithm {
         self.algorithm
+    }
+
+    /// The algorithm and its parameters as this ring resolved them, in the
+    /// canonical form a config writes: each parameter the algorithm takes,
+    /// defaults filled in (`vnodes`, `table_size`, the peers' distribution
+    /// and key hash, the ring hash modes' sizes and hash function, HAProxy's
+    /// `avalanche` and `server_key`, gRPC's endpoint order), and left out
+    /// where the algorithm takes none or the value is no parameter's
+    /// (rendezvous's default `integer` score, no removed buckets, no hash
+    /// tag, no default port). Building a ring from these parameters and
+    /// the same nodes gives this ring again.
+    pub fn params(&self) -> RingParams {
+        let algorithm = self.algorithm;
+        let sizes = self.ring_sizes();
+        RingParams {
+            algorithm,
+            vnodes: self.vnodes(),
+            seed: algorithm.uses_seed().then_some(self.seed()),
+            table_size: self.table_size(),
+            key_hash: self.key_hash_parameter(),
+            hash_tag: self.hash_tag(),
+            min_ring_size: sizes.map(|(min, _)| min),
+            max_ring_size: sizes.map(|(_, max)| max),
+            hash_function: self.hash_function(),
+            avalanche: self.avalanche(),
+            // The default, integer, is left out; float is written.
+            score: self.score().filter(|&s| s != RendezvousScore::default()),
+            removed_buckets: self.removed_buckets().filter(|r| !r.is_empty()).map(<[u32]>::to_vec),
+            ..self.params.written(algorithm)
+        }
     }
 
     /// Points per unit of weight: `Some` for [`Algorithm::Ring`] only.
@@ -542,6 +212,26 @@ impl Ring {
         self.params.score
     }
 
+    /// The ids of the nodes marked `down` ([`RingBuilder::down`](crate::RingBuilder::down)), in
+    /// node order; empty when none is (always, outside `nginx`).
+    pub fn down_nodes(&self) -> Vec<&str> {
+        match self.placement.lookup().down() {
+            Some(down) => self.nodes.iter().zip(down).filter(|(_, d)| **d).map(|(n, _)| n.id()).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Sets `live[i]` for each node `i` that can own keys, as the placement
+    /// says.
+    pub(crate) fn mark_live(&self, live: &mut [bool]) {
+        self.placement.lookup().mark_live(live);
+    }
+
+    /// Per node, whether it is marked `down`; `None` when none is.
+    pub(crate) fn down_per_node(&self) -> Option<&[bool]> {
+        self.placement.lookup().down()
+    }
+
     /// The HAProxy server ids given, as (node id, id) in node order; nodes
     /// whose id HAProxy assigns are left out. `Some` for
     /// [`Algorithm::Haproxy`] only.
@@ -577,14 +267,12 @@ impl Ring {
         self.live_nodes
     }
 
-    /// Number of points on the continuum (`ring` and the continuum modes);
+    /// Number of points on the continuum (`ring` and the continuum modes;
+    /// under `nginx`, without those of servers marked down);
     /// 0 for `jump`, `jumpback`, `memento`, `rendezvous`, the Maglev tables,
     /// `slots`, modula and `haproxy` (whose nodes sit in a tree of its own, with the closest-node rule).
     pub fn point_count(&self) -> usize {
-        match &self.placement {
-            Placement::Continuum(c) => c.len(),
-            _ => 0,
-        }
+        self.placement.continuum().map_or(0, Continuum::len)
     }
 
     /// Heap bytes of the placement structure (points, owners and index, or
@@ -597,273 +285,7 @@ impl Ring {
     /// hash space, index into [`Ring::nodes`]); empty for algorithms
     /// without points.
     pub fn points(&self) -> impl Iterator<Item = (u64, usize)> + '_ {
-        let continuum = match &self.placement {
-            Placement::Continuum(c) => Some(c),
-            _ => None,
-        };
-        continuum.into_iter().flat_map(Continuum::points)
-    }
-
-    /// The key's hash under this ring's algorithm, in `[0, 2^bits)` for
-    /// `bits` = [`Algorithm::hash_bits`]: XXH3-64 under the seed (`ring`,
-    /// `jump`, `rendezvous`, `maglev`, `jumpback`, `memento`; see
-    /// [`hash_key`](crate::hash_key)), the first 4 bytes
-    /// of MD5 little-endian (ketama modes), CRC-32 (`nginx`), the Redis
-    /// Cluster slot (`slots`), or the key hash of the peer a compatibility
-    /// mode follows (`core/SPEC.md`).
-    #[inline(always)]
-    pub fn hash_key(&self, key: impl AsRef<[u8]>) -> u64 {
-        self.params.key.hash(key.as_ref(), self.params.seed)
-    }
-
-    /// The node owning `key` (bytes; a string is its UTF-8 bytes). On a
-    /// continuum, the owner of the first point `>=` the key's hash, wrapping
-    /// past the end; on the other algorithms, as each defines.
-    ///
-    /// Errors: [`RingError::EmptyRing`] when no node can own keys.
-    #[inline]
-    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<&Node, RingError> {
-        Ok(&self.nodes[self.owner(self.hash_key(key))?])
-    }
-
-    /// Like [`Ring::get`], for a caller that hashed the key itself with
-    /// [`Ring::hash_key`].
-    ///
-    /// Errors: [`RingError::EmptyRing`]; [`RingError::HashOutOfRange`] when
-    /// `hash` does not fit the algorithm's [`Algorithm::hash_bits`].
-    #[inline]
-    pub fn get_by_hash(&self, hash: u64) -> Result<&Node, RingError> {
-        Ok(&self.nodes[self.index_by_hash(hash)?])
-    }
-
-    /// Index in [`Ring::nodes`] of the node owning `key`. Errors as [`Ring::get`].
-    #[inline(always)]
-    pub fn get_index(&self, key: impl AsRef<[u8]>) -> Result<usize, RingError> {
-        self.owner(self.hash_key(key))
-    }
-
-    /// Index in [`Ring::nodes`] of the node owning hash `hash`. Errors as
-    /// [`Ring::get_by_hash`].
-    #[inline]
-    pub fn index_by_hash(&self, hash: u64) -> Result<usize, RingError> {
-        self.check_hash(hash)?;
-        self.owner(hash)
-    }
-
-    fn check_hash(&self, hash: u64) -> Result<(), RingError> {
-        let bits = self.algorithm.hash_bits();
-        if bits < 64 && hash >> bits != 0 {
-            return Err(RingError::HashOutOfRange { hash, bits });
-        }
-        Ok(())
-    }
-
-    /// Owner of an in-range hash.
-    #[inline(always)]
-    fn owner(&self, hash: u64) -> Result<usize, RingError> {
-        match &self.placement {
-            Placement::Continuum(c) if self.live_nodes > 0 => Ok(c.owner(hash)),
-            _ => self.owner_elsewhere(hash),
-        }
-    }
-
-    /// [`Ring::owner`] for the algorithms without a continuum, out of line.
-    #[inline(never)]
-    fn owner_elsewhere(&self, hash: u64) -> Result<usize, RingError> {
-        if self.live_nodes == 0 {
-            return Err(RingError::EmptyRing);
-        }
-        Ok(self.placement.lookup().owner(hash))
-    }
-
-    /// Places many keys: writes the index in [`Ring::nodes`] of the owner of
-    /// the `i`-th key to `out[i]`, for as many keys as both `keys` and `out`
-    /// hold, and returns that count. On a continuum, hashes keys in blocks
-    /// before looking them up, so independent memory reads overlap.
-    ///
-    /// Errors: [`RingError::EmptyRing`] (nothing is written).
-    pub fn get_indices<K: AsRef<[u8]>>(
-        &self,
-        keys: impl IntoIterator<Item = K>,
-        out: &mut [usize],
-    ) -> Result<usize, RingError> {
-        const BLOCK: usize = 32;
-        if self.live_nodes == 0 {
-            return Err(RingError::EmptyRing);
-        }
-        let mut keys = keys.into_iter();
-        let Placement::Continuum(continuum) = &self.placement else {
-            let mut placed = 0;
-            for (slot, key) in out.iter_mut().zip(keys) {
-                *slot = self.owner(self.hash_key(key))?;
-                placed += 1;
-            }
-            return Ok(placed);
-        };
-        let mut hashes = [0u64; BLOCK];
-        let mut placed = 0;
-        for chunk in out.chunks_mut(BLOCK) {
-            let mut filled = 0;
-            for (slot, key) in hashes[..chunk.len()].iter_mut().zip(keys.by_ref()) {
-                *slot = self.hash_key(key);
-                filled += 1;
-            }
-            continuum.owners_of(&hashes[..filled], &mut chunk[..filled]);
-            placed += filled;
-            if filled < chunk.len() {
-                break;
-            }
-        }
-        Ok(placed)
-    }
-
-    /// Places many keys hashed beforehand with [`Ring::hash_key`]: writes
-    /// the index in [`Ring::nodes`] of the owner of `hashes[i]` to `out[i]`,
-    /// for as many hashes as both hold, and returns that count. On a
-    /// continuum, looks hashes up in blocks so independent memory reads
-    /// overlap. A binding that hashes keys while it reads them (holding its
-    /// runtime's lock) can place them after letting go of it.
-    ///
-    /// Errors: [`RingError::EmptyRing`]; [`RingError::HashOutOfRange`] for
-    /// the first hash wider than [`Algorithm::hash_bits`] (nothing is
-    /// written in either case).
-    pub fn get_indices_by_hash(&self, hashes: &[u64], out: &mut [usize]) -> Result<usize, RingError> {
-        const BLOCK: usize = 32;
-        if self.live_nodes == 0 {
-            return Err(RingError::EmptyRing);
-        }
-        let count = hashes.len().min(out.len());
-        let (hashes, out) = (&hashes[..count], &mut out[..count]);
-        if self.algorithm.hash_bits() < 64 {
-            hashes.iter().try_for_each(|&h| self.check_hash(h))?;
-        }
-        match &self.placement {
-            Placement::Continuum(continuum) => {
-                for (hashes, out) in hashes.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
-                    continuum.owners_of(hashes, out);
-                }
-            }
-            _ => {
-                let lookup = self.placement.lookup();
-                hashes.iter().zip(out.iter_mut()).for_each(|(&h, slot)| *slot = lookup.owner(h));
-            }
-        }
-        Ok(count)
-    }
-
-    /// The preference list of `key`: up to `n` distinct nodes in the
-    /// algorithm's preference order, the first being [`Ring::get`]. The
-    /// order is clockwise on a continuum (Dynamo's preference list,
-    /// DeCandia et al., 2007), forward through the table for `maglev` and
-    /// `slots`, by descending score for `rendezvous`, successive jumps over
-    /// the remaining nodes for `jump` and `jumpback`, and for `memento` the
-    /// owner once the nodes before it are removed in turn (its failover
-    /// order) (`core/SPEC.md`). When nodes have
-    /// zones, nodes of zones not yet listed come first (a node without a
-    /// zone counts as a zone of its own), then the remaining nodes in
-    /// preference order, as Cassandra's NetworkTopologyStrategy places
-    /// replicas. When `n` exceeds the number of nodes that can own keys,
-    /// each of them appears once.
-    ///
-    /// Errors: [`RingError::EmptyRing`] when no node can own keys.
-    pub fn get_n(&self, key: impl AsRef<[u8]>, n: usize) -> Result<Vec<&Node>, RingError> {
-        let mut indices = vec![0usize; n.min(self.live_nodes)];
-        let found = self.get_n_indices(key, &mut indices)?;
-        Ok(indices[..found].iter().map(|&i| &self.nodes[i]).collect())
-    }
-
-    /// Writes the preference list of `key` (see [`Ring::get_n`]) as indices
-    /// into [`Ring::nodes`], up to `out.len()` of them, and returns how many
-    /// were written. Writes nothing when it fails. On a continuum or a table
-    /// it does not allocate when `out.len() <= 32`.
-    ///
-    /// Errors: [`RingError::EmptyRing`] when no node can own keys.
-    pub fn get_n_indices(&self, key: impl AsRef<[u8]>, out: &mut [usize]) -> Result<usize, RingError> {
-        self.preference(self.hash_key(key), out)
-    }
-
-    /// [`Ring::get_n_indices`] for a caller that hashed the key itself.
-    /// Errors as [`Ring::get_by_hash`].
-    pub fn get_n_indices_by_hash(&self, hash: u64, out: &mut [usize]) -> Result<usize, RingError> {
-        self.check_hash(hash)?;
-        self.preference(hash, out)
-    }
-
-    fn preference(&self, hash: u64, out: &mut [usize]) -> Result<usize, RingError> {
-        if self.live_nodes == 0 {
-            return Err(RingError::EmptyRing);
-        }
-        let want = out.len().min(self.live_nodes);
-        if want == 0 {
-            return Ok(0);
-        }
-        let out = &mut out[..want];
-        let mut taken = Taken::new(want, self.nodes.len());
-        let mut found = 0;
-        if !self.zone_class.is_empty() {
-            let mut zones = Taken::new(want, self.nodes.len());
-            let zone_target = want.min(self.live_zones);
-            self.walk(hash, |owner| {
-                let zone = self.zone_class[owner] as usize;
-                if !taken.contains(out, found, owner) && !zones.contains_zone(out, found, zone, &self.zone_class) {
-                    taken.insert(owner);
-                    zones.insert(zone);
-                    out[found] = owner;
-                    found += 1;
-                }
-                found == zone_target
-            });
-        }
-        if found < want {
-            self.walk(hash, |owner| {
-                if !taken.contains(out, found, owner) {
-                    taken.insert(owner);
-                    out[found] = owner;
-                    found += 1;
-                }
-                found == want
-            });
-        }
-        Ok(found)
-    }
-
-    /// Visits each node that can own keys once, in the preference order of
-    /// `hash` (without the zones rule), until `visit` returns true.
-    pub(crate) fn walk_distinct(&self, hash: u64, mut visit: impl FnMut(usize) -> bool) {
-        let mut small = 0u64;
-        let mut large: Vec<bool> = if self.nodes.len() > 64 { vec![false; self.nodes.len()] } else { Vec::new() };
-        let mut seen = 0;
-        self.walk(hash, |node| {
-            let fresh = if large.is_empty() {
-                let fresh = small & (1 << node) == 0;
-                small |= 1 << node;
-                fresh
-            } else {
-                !std::mem::replace(&mut large[node], true)
-            };
-            if !fresh {
-                return false;
-            }
-            seen += 1;
-            visit(node) || seen == self.live_nodes
-        });
-    }
-
-    /// Visits candidate owners of `hash` in preference order (a node may
-    /// repeat; every node that can own keys appears), until `visit` returns true.
-    #[inline]
-    fn walk(&self, hash: u64, mut visit: impl FnMut(usize) -> bool) {
-        match &self.placement {
-            Placement::Continuum(c) => c.walk(c.start(hash), visit),
-            _ => self.walk_elsewhere(hash, &mut visit),
-        }
-    }
-
-    /// [`Ring::walk`] for the algorithms without a continuum, out of line so
-    /// the continuum's walk stays small.
-    #[inline(never)]
-    fn walk_elsewhere(&self, hash: u64, visit: &mut dyn FnMut(usize) -> bool) {
-        self.placement.lookup().walk(hash, visit)
+        self.placement.continuum().into_iter().flat_map(Continuum::points)
     }
 
     /// The owner of an `haproxy` ring's first node in key order.
@@ -912,7 +334,7 @@ impl Ring {
     /// about the new node's share, as their peers do).
     ///
     /// Errors: [`RingError::DuplicateId`] when the id is taken, the errors
-    /// of [`RingBuilder::build`].
+    /// of [`RingBuilder::build`](crate::RingBuilder::build).
     pub fn with_node(&self, node: Node) -> Result<Ring, RingError> {
         node.validate(self.nodes.len())?;
         if self.position(node.id()).is_some() {
@@ -943,8 +365,10 @@ impl Ring {
     /// moves what `redis-cli --cluster rebalance` would.
     ///
     /// Errors: [`RingError::UnknownNode`], [`RingError::InvalidWeight`]
-    /// (including weights the algorithm cannot express),
-    /// [`RingError::TooManyPoints`].
+    /// (including weights the algorithm cannot express, and under `haproxy`
+    /// a weight HAProxy's `set weight` would reach with equal node keys in
+    /// another order than a ring of the configuration: `core/SPEC.md`,
+    /// *haproxy*), [`RingError::TooManyPoints`].
     pub fn with_weight(&self, id: &str, weight: f64) -> Result<Ring, RingError> {
         let index = self.position(id).ok_or_else(|| RingError::UnknownNode { id: id.to_owned() })?;
         check_weight(id, weight)?;
@@ -958,52 +382,12 @@ impl Ring {
     /// from this ring's by `change`: the scheme edits or rebuilds the placement.
     fn derived(&self, nodes: Vec<Node>, change: Change) -> Result<Ring, RingError> {
         check_nodes(&nodes)?;
+        if let Some(rule) = self.algorithm.facts().unit_weights {
+            check_unit_weights(&nodes, rule)?;
+        }
         let placement =
             self.algorithm.scheme().derive(&self.params, &self.placement, &nodes, change, self.point_hash)?;
         Ok(Ring::assemble(nodes, self.algorithm, self.params, placement, self.point_hash))
-    }
-
-    #[cfg(test)]
-    pub(crate) fn with_point_hash(nodes: Vec<Node>, vnodes: u32, point_hash: PointHash) -> Result<Ring, RingError> {
-        let params = resolve(Algorithm::Ring, &Given { vnodes: Some(vnodes), ..Given::default() })?;
-        check_nodes(&nodes)?;
-        let placement = Algorithm::Ring.scheme().build(&params, &nodes, point_hash, PerNode::default())?;
-        Ok(Ring::assemble(nodes, Algorithm::Ring, params, placement, point_hash))
-    }
-}
-
-/// Which nodes (or zones) a preference walk has taken: a scan of the output
-/// for short lists, a bitmap for long ones.
-enum Taken {
-    Scan,
-    Bitmap(Vec<bool>),
-}
-
-impl Taken {
-    fn new(want: usize, universe: usize) -> Taken {
-        if want <= 32 { Taken::Scan } else { Taken::Bitmap(vec![false; universe]) }
-    }
-
-    fn contains(&self, out: &[usize], found: usize, node: usize) -> bool {
-        match self {
-            Taken::Scan => out[..found].contains(&node),
-            Taken::Bitmap(bits) => bits[node],
-        }
-    }
-
-    /// Whether zone class `zone` is taken, when every node in `out[..found]`
-    /// was taken for a new zone.
-    fn contains_zone(&self, out: &[usize], found: usize, zone: usize, class: &[u32]) -> bool {
-        match self {
-            Taken::Scan => out[..found].iter().any(|&n| class[n] as usize == zone),
-            Taken::Bitmap(bits) => bits[zone],
-        }
-    }
-
-    fn insert(&mut self, item: usize) {
-        if let Taken::Bitmap(bits) = self {
-            bits[item] = true;
-        }
     }
 }
 
@@ -1031,6 +415,7 @@ fn zone_classes(nodes: &[Node]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::hash_point;
     use proptest::prelude::*;
 
     /// A 3-bit point hash: almost every point collides with another.

@@ -12,11 +12,11 @@ use std::fmt;
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
-use crate::continuum::Continuum;
 use crate::error::RingError;
 use crate::hash::KeyHash;
 use crate::node::Node;
-use crate::params::{Distribution, Given, Params};
+use crate::params::{Distribution, Param, Params, RingParams};
+use crate::structures::continuum::Continuum;
 
 /// Hash of point `index` of node `id` under a seed. Always
 /// [`hash_point`](crate::hash_point) except in the crate's own collision
@@ -36,6 +36,8 @@ pub(crate) struct PerNode {
     pub(crate) buckets: Option<Vec<Option<u32>>>,
     /// Memento's removed buckets in removal order, oldest first ([`Param::Buckets`]).
     pub(crate) removed_buckets: Option<Vec<u32>>,
+    /// Whether each node is marked `down` (nginx; [`Param::Down`]).
+    pub(crate) down: Option<Vec<bool>>,
 }
 
 /// The state of a `memento` ring besides its nodes: its bucket array, whose
@@ -51,31 +53,6 @@ pub(crate) struct BucketTable {
     pub(crate) removed: Vec<u32>,
 }
 
-/// A parameter some algorithms take, besides `vnodes` and `seed` (which
-/// [`Facts::vnodes`] and [`Facts::seeded`] state).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Param {
-    TableSize,
-    Distribution,
-    KeyHash,
-    ServerIds,
-    HashTag,
-    DefaultPort,
-    SlotRanges,
-    MinRingSize,
-    MaxRingSize,
-    HashFunction,
-    EndpointOrder,
-    Avalanche,
-    ServerKey,
-    /// Per-node HAProxy server ids (`puid`s).
-    ServerPuids,
-    /// Per-node buckets and the removed buckets (`memento`).
-    Buckets,
-    /// How `rendezvous` scores nodes.
-    Score,
-}
-
 /// What the facade and the bindings know of an algorithm without building it.
 #[derive(Debug)]
 pub(crate) struct Facts {
@@ -87,8 +64,10 @@ pub(crate) struct Facts {
     pub(crate) seeded: bool,
     /// Whether node order places keys, and so enters the fingerprint.
     pub(crate) order_places_keys: bool,
-    /// Whether every node must have weight exactly 1 (a node is a bucket).
-    pub(crate) unit_weights: bool,
+    /// Where every node must have weight exactly 1 (a node is a bucket):
+    /// the rule a weight breaks, which the facade checks for every build and
+    /// derivation.
+    pub(crate) unit_weights: Option<&'static str>,
     /// Whether a node of weight 0 owns no keys.
     pub(crate) weight_zero_drains: bool,
     /// The other parameters it takes.
@@ -96,6 +75,19 @@ pub(crate) struct Facts {
 }
 
 impl Facts {
+    /// What most algorithms are, so each states only where it differs: a
+    /// 64-bit key hash, no `vnodes` parameter, unseeded, node order
+    /// irrelevant, any weights, weight 0 draining a node, no other parameter.
+    pub(crate) const DEFAULT: Facts = Facts {
+        hash_bits: 64,
+        vnodes: None,
+        seeded: false,
+        order_places_keys: false,
+        unit_weights: None,
+        weight_zero_drains: true,
+        takes: &[],
+    };
+
     /// Whether the algorithm takes `param`.
     pub(crate) fn takes(&self, param: Param) -> bool {
         self.takes.contains(&param)
@@ -143,7 +135,7 @@ pub(crate) trait Scheme: Sync {
     /// holds only parameters the algorithm takes (the facade refused the
     /// others, naming them). Errors: [`RingError::ZeroVnodes`],
     /// [`RingError::InvalidConfig`] naming a value the algorithm refuses.
-    fn resolve(&self, given: &Given) -> Result<Params, RingError>;
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError>;
 
     /// Builds the placement over `nodes`, which the facade validated (ids,
     /// weights, uniqueness), with what was given per node.
@@ -209,8 +201,26 @@ pub(crate) trait Lookup: fmt::Debug + Send + Sync + RefUnwindSafe + UnwindSafe {
         None
     }
 
+    /// Per server, the nodes HAProxy has allocated for it (`haproxy` rings):
+    /// those of its configured weight, or of the highest weight a derivation
+    /// gave it since.
+    fn allocated_nodes(&self) -> Option<&[u32]> {
+        None
+    }
+
     /// The bucket table of a `memento` ring.
     fn buckets(&self) -> Option<&BucketTable> {
+        None
+    }
+
+    /// Per node, whether it is marked `down` (`nginx` rings with a node
+    /// marked down; `None` when none is).
+    fn down(&self) -> Option<&[bool]> {
+        None
+    }
+
+    /// The continuum keys are placed on, when this structure wraps one.
+    fn continuum(&self) -> Option<&Continuum> {
         None
     }
 
@@ -235,6 +245,14 @@ impl Placement {
         match self {
             Placement::Continuum(continuum) => continuum,
             Placement::Other(other) => &**other,
+        }
+    }
+
+    /// The continuum keys are placed on, for the point-based algorithms.
+    pub(crate) fn continuum(&self) -> Option<&Continuum> {
+        match self {
+            Placement::Continuum(continuum) => Some(continuum),
+            Placement::Other(other) => other.continuum(),
         }
     }
 

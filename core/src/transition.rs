@@ -56,7 +56,7 @@ impl Transition {
     pub fn from_config(config: &RingConfig) -> Result<Transition, RingError> {
         let states: HashMap<String, NodeState> =
             config.nodes.iter().map(|n| (n.id.clone(), n.state.unwrap_or_default())).collect();
-        if config.algorithm.placement_has_history() {
+        if config.params.algorithm.placement_has_history() {
             return Transition::by_removals(config, states);
         }
         let with = |keep: &dyn Fn(NodeState) -> bool| {
@@ -109,7 +109,13 @@ impl Transition {
             }
         }
         let mut transition = Transition::from_config(&config)?;
-        // The old ring is `from` itself: weights before the change, its slots.
+        // The old ring is `from` itself: weights before the change, its
+        // slots, nginx's down marks. Where that is another ring than the
+        // config's own old ring, the config alone does not say how the
+        // transition answers, so its fingerprint takes in `from`'s.
+        if from.fingerprint() != transition.old.fingerprint() {
+            transition.fingerprint = combined(from.fingerprint(), transition.fingerprint);
+        }
         transition.old = Arc::new(from.clone());
         Ok(transition)
     }
@@ -132,15 +138,12 @@ impl Transition {
         }
         leaving.iter().for_each(|&id| _ = states.insert(id.to_owned(), NodeState::Draining));
         let read = Arc::new(without(from, &leaving).expect("every leaving member is in `from`"));
-        let mut bytes = b"shardring-transition".to_vec();
-        bytes.extend_from_slice(&from.fingerprint().to_le_bytes());
-        bytes.extend_from_slice(&to.fingerprint().to_le_bytes());
         Transition {
             read,
             old: Arc::new(from.clone()),
             new: Arc::new(to.clone()),
             states,
-            fingerprint: xxhash_rust::xxh3::xxh3_64(&bytes),
+            fingerprint: combined(from.fingerprint(), to.fingerprint()),
         }
     }
 
@@ -184,9 +187,11 @@ impl Transition {
         self.states.get(id).copied()
     }
 
-    /// Whether every member is active (the three rings are one).
+    /// Whether every member is active and keys read from where they are:
+    /// the three rings are one (a transition between rings that differ only
+    /// in weights, or in nginx's down marks, is not steady: its keys move).
     pub fn is_steady(&self) -> bool {
-        self.states.values().all(|&s| s == NodeState::Active)
+        self.states.values().all(|&s| s == NodeState::Active) && self.old.fingerprint() == self.read.fingerprint()
     }
 
     /// The fingerprint of the config with its states (see
@@ -235,4 +240,14 @@ impl Transition {
 /// `ring` with the nodes `ids` removed in turn.
 fn without(ring: &Ring, ids: &[&str]) -> Result<Ring, RingError> {
     ids.iter().try_fold(ring.clone(), |ring, id| ring.without_node(id))
+}
+
+/// XXH3-64 (seed 0) of `shardring-transition` and two fingerprints (u64
+/// little-endian each): the fingerprint of a transition from a ring that its
+/// config does not describe.
+fn combined(from: u64, to: u64) -> u64 {
+    let mut bytes = b"shardring-transition".to_vec();
+    bytes.extend_from_slice(&from.to_le_bytes());
+    bytes.extend_from_slice(&to.to_le_bytes());
+    xxhash_rust::xxh3::xxh3_64(&bytes)
 }

@@ -179,7 +179,7 @@ fn memento_without_removals_is_jumpback() {
         assert_eq!(memento.get(&key).unwrap().id(), jump.get(&key).unwrap().id());
     }
     let config = memento.to_config();
-    assert!(config.removed_buckets.is_none() && config.nodes.iter().all(|n| n.bucket.is_none()));
+    assert!(config.params.removed_buckets.is_none() && config.nodes.iter().all(|n| n.bucket.is_none()));
     // Removing the last node is jumpback's shrink: nothing goes on record.
     let shrunk = memento.without_node("n56").unwrap();
     assert_eq!(shrunk.removed_buckets(), Some(&[][..]));
@@ -198,16 +198,16 @@ fn memento_history_enters_json_and_fingerprint() {
     let json = one_then_three.to_config().to_json();
     assert!(json.contains("\"removed_buckets\": [\n    1,\n    3\n  ]"), "{json}");
     let back = RingConfig::from_json(&json).unwrap();
-    assert_eq!(back.removed_buckets, Some(vec![1, 3]));
+    assert_eq!(back.params.removed_buckets, Some(vec![1, 3]));
     // A newcomer takes bucket 3, removed last; its config says so.
     let refilled = one_then_three.with_node(Node::new("fresh", 1.0)).unwrap();
     assert_eq!(refilled.buckets(), Some(&[0, 2, 4, 3][..]));
     let config = refilled.to_config();
     assert_eq!(config.nodes.iter().map(|n| n.bucket).collect::<Vec<_>>(), [Some(0), Some(2), Some(4), Some(3)]);
-    assert_eq!(config.removed_buckets, Some(vec![1]));
+    assert_eq!(config.params.removed_buckets, Some(vec![1]));
     // The history applies to memento alone.
     let err = Ring::builder().removed_buckets([1]).node("a", 1.0).build().unwrap_err();
-    assert!(err.to_string().contains("removed_buckets do not apply to algorithm \"ring\""), "{err}");
+    assert!(err.to_string().contains("removed_buckets ([1]) does not apply to algorithm \"ring\""), "{err}");
     let err = Ring::builder().algorithm(Algorithm::Jump).bucket("a", 0).node("a", 1.0).build().unwrap_err();
     assert!(err.to_string().contains("buckets do not apply to algorithm \"jump\""), "{err}");
     let err = Ring::builder().algorithm(Algorithm::Memento).node("a", 2.0).build().unwrap_err();

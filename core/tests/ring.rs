@@ -204,7 +204,9 @@ fn duplicate_keys_and_nulls_are_rejected_naming_their_path() {
     ];
     for (json, wanted) in cases {
         match Ring::from_json(json) {
-            Err(RingError::InvalidConfig { message }) => assert!(message.starts_with(wanted), "{json}: {message}"),
+            Err(RingError::InvalidConfig { message }) => {
+                assert!(message.starts_with(&format!("invalid ring config: {wanted}")), "{json}: {message}")
+            }
             other => panic!("{json}: {other:?}"),
         }
     }

@@ -153,3 +153,30 @@ proptest! {
         }
     }
 }
+
+/// A transition between rings with the same members but other weights (or
+/// nginx's down marks) moves keys: it is not steady, and its fingerprint
+/// is neither the new ring's nor that of the steady transition to it.
+#[test]
+fn a_transition_that_only_reweights_is_not_steady() {
+    let before = ring(&[("a", 1.0), ("b", 1.0)]);
+    let after = ring(&[("a", 2.0), ("b", 1.0)]);
+    let moving = Transition::between(&before, &after).unwrap();
+    let settled = Transition::between(&after, &after).unwrap();
+    assert!(!moving.is_steady() && settled.is_steady());
+    assert!(moving.moves().unwrap().moved_share > 0.0);
+    assert_ne!(moving.fingerprint(), after.fingerprint());
+    assert_ne!(moving.fingerprint(), settled.fingerprint());
+    assert_eq!(settled.fingerprint(), after.fingerprint());
+    let nginx = |down: bool| {
+        Ring::builder()
+            .algorithm(shardring::Algorithm::Nginx)
+            .nodes(["a:1", "b:1", "c:1"].map(|id| Node::new(id, 1.0)))
+            .down("a:1", down)
+            .build()
+            .unwrap()
+    };
+    let back_up = Transition::between(&nginx(true), &nginx(false)).unwrap();
+    assert!(!back_up.is_steady());
+    assert_ne!(back_up.fingerprint(), nginx(false).fingerprint());
+}

@@ -11,11 +11,11 @@
 //! above its hash (`bisect_right`), and equal points go to the node listed
 //! later (one dict entry per point value, the last written).
 
+use crate::compat::ketama::{LabelForm, Member, Share, Ties};
 use crate::error::RingError;
 use crate::hash::{KeyHash, KeyRule};
-use crate::ketama::{LabelForm, Member, Share, Ties};
 use crate::node::Node;
-use crate::params::{Given, Params};
+use crate::params::{Params, RingParams};
 use crate::scheme::{Facts, PerNode, Placement, PointHash, Scheme};
 
 /// `uhashring` or `uhashring-ketama`.
@@ -31,15 +31,7 @@ pub(crate) static UHASHRING: Uhashring = Uhashring { ketama: false, facts: facts
 pub(crate) static UHASHRING_KETAMA: Uhashring = Uhashring { ketama: true, facts: facts(32, 40) };
 
 const fn facts(hash_bits: u32, vnodes: u32) -> Facts {
-    Facts {
-        hash_bits,
-        vnodes: Some(vnodes),
-        seeded: false,
-        order_places_keys: true,
-        unit_weights: false,
-        weight_zero_drains: true,
-        takes: &[],
-    }
+    Facts { hash_bits, vnodes: Some(vnodes), order_places_keys: true, ..Facts::DEFAULT }
 }
 
 impl Scheme for Uhashring {
@@ -47,7 +39,7 @@ impl Scheme for Uhashring {
         &self.facts
     }
 
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         let key = if self.ketama { KeyRule::Named(KeyHash::Md5) } else { KeyRule::Md5High64 };
         Params::base(given, self.facts.vnodes, key)
     }

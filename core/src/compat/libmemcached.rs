@@ -6,33 +6,31 @@
 //! each pylibmc `behaviors` form to these parameters.
 //!
 //! The consistent distributions are ketama family members
-//! ([`crate::ketama`]): 100 points per server, one per label `host:port-i`,
+//! ([`crate::compat::ketama`]): 100 points per server, one per label `host:port-i`,
 //! each the key hash of its label, while every weight is at most 1; a weight
 //! above 1 (or a `*_weighted` distribution) switches on weighted MD5 points
 //! while keys keep the key hash. `modula` takes `hash mod server_count`
-//! ([`crate::modula`]).
+//! ([`crate::structures::modula`]).
 
+use crate::compat::ketama::{LIBMEMCACHED_POINTS_PER_SERVER, LabelForm, Member, Share, Ties, ZeroWeight};
 use crate::error::RingError;
 use crate::hash::{KeyHash, KeyRule};
-use crate::ketama::{LIBMEMCACHED_POINTS_PER_SERVER, LabelForm, Member, Share, Ties, ZeroWeight};
-use crate::modula::Modula;
 use crate::node::Node;
-use crate::params::{Distribution, Given, Params};
-use crate::scheme::{Facts, Param, PerNode, Placement, PointHash, Scheme};
+use crate::params::{Distribution, Param, Params, RingParams};
+use crate::scheme::{Facts, PerNode, Placement, PointHash, Scheme};
+use crate::structures::modula::Modula;
 
 /// The `libmemcached` algorithm.
 pub(crate) struct Libmemcached;
 
 static FACTS: Facts = Facts {
     hash_bits: 32,
-    vnodes: None,
-    seeded: false,
     // Equal points go to the earlier server (libmemcached sorts by value,
     // then server index); `modula` takes list positions.
     order_places_keys: true,
-    unit_weights: false,
     weight_zero_drains: false,
     takes: &[Param::Distribution, Param::KeyHash],
+    ..Facts::DEFAULT
 };
 
 impl Scheme for Libmemcached {
@@ -53,7 +51,7 @@ impl Scheme for Libmemcached {
     /// Errors: [`RingError::InvalidConfig`] for a distribution libmemcached
     /// does not have (twemproxy's `ketama`, npm hashring's `hash_ring`) and
     /// for a key hash Debian's libhashkit does not build ([`check_hash`]).
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         let distribution = given.distribution.unwrap_or(Distribution::ConsistentKetama);
         let message = match distribution {
             Distribution::Ketama => {
@@ -144,7 +142,7 @@ mod tests {
 
     #[test]
     fn distributions_and_hashes_of_other_peers_are_refused() {
-        let given = |distribution, key_hash| Given { distribution, key_hash, ..Given::default() };
+        let given = |distribution, key_hash| RingParams { distribution, key_hash, ..RingParams::default() };
         for (distribution, named) in [(Distribution::Ketama, "\"ketama\""), (Distribution::HashRing, "\"hash_ring\"")] {
             match Libmemcached.resolve(&given(Some(distribution), None)) {
                 Err(RingError::InvalidConfig { message }) => assert!(message.contains(named), "{message}"),

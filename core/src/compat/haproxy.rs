@@ -1,7 +1,7 @@
 //! HAProxy's `hash-type consistent` (`haproxy`), bit-exact with HAProxy
 //! 2.6's `src/lb_chash.c`, `src/hash.c` and `include/haproxy/intops.h` (and
 //! the later server keys, named after the versions that have them); rules
-//! in `core/SPEC.md` (*HAProxy*), from `shared/specs/haproxy.md`. Checked
+//! in `core/SPEC.md` (*haproxy*), sources in `docs/algorithms.md`. Checked
 //! against a real HAProxy in `py/tests/test_peer_haproxy.py`.
 //!
 //! Node ids are server names, in declaration order; a server's `id` (its
@@ -15,12 +15,12 @@
 //! distance, a tie going to the one before. The preference list walks on
 //! from that node in key order, as HAProxy steps past a server it avoids.
 
-use crate::continuum::{MAX_POINTS, too_many};
 use crate::error::RingError;
 use crate::hash::{HashFunction, KeyRule, full_hash};
 use crate::node::Node;
-use crate::params::{Given, Params, ServerKey};
-use crate::scheme::{Change, Facts, Lookup, Param, PerNode, Placement, PointHash, Scheme};
+use crate::params::{Param, Params, RingParams, ServerKey};
+use crate::scheme::{Change, Facts, Lookup, PerNode, Placement, PointHash, Scheme};
+use crate::structures::continuum::{MAX_POINTS, too_many};
 
 /// HAProxy's nodes per unit of weight (`BE_WEIGHT_SCALE`).
 pub const NODES_PER_WEIGHT: u32 = 16;
@@ -33,16 +33,17 @@ pub(crate) struct Haproxy;
 
 static FACTS: Facts = Facts {
     hash_bits: 32,
-    vnodes: None,
-    seeded: false,
     // Auto-assigned ids are positions, and equal node keys keep declaration order.
     order_places_keys: true,
-    unit_weights: false,
-    weight_zero_drains: true,
     takes: &[Param::HashFunction, Param::Avalanche, Param::ServerKey, Param::ServerPuids],
+    ..Facts::DEFAULT
 };
 
 const WEIGHT_RULE: &str = "HAProxy server weights are whole numbers from 0 to 256; 0 drains the server";
+
+const SET_WEIGHT_RULE: &str = "HAProxy's `set weight` would put this server's re-inserted nodes after the equal node \
+     keys of a server declared after it (under server_key id, a server whose id is equal modulo 2^20), which a ring \
+     of this configuration orders the other way; reload HAProxy's configuration and build the ring afresh instead";
 
 impl Scheme for Haproxy {
     fn facts(&self) -> &Facts {
@@ -54,7 +55,7 @@ impl Scheme for Haproxy {
     ///
     /// Errors: [`RingError::InvalidConfig`] for a hash function HAProxy's
     /// request hashing does not have (`xx_hash`, `murmur_hash_2`).
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         let function = given.hash_function.unwrap_or(HashFunction::Sdbm);
         if matches!(function, HashFunction::XxHash | HashFunction::MurmurHash2) {
             return Err(RingError::InvalidConfig {
@@ -80,8 +81,17 @@ impl Scheme for Haproxy {
     }
 
     /// Rebuilds with the parent's explicit ids, a new node's assigned
-    /// (HAProxy's ids are fixed when its configuration is read, so this is
-    /// a reload: auto-assigned ids after a removed server shift).
+    /// (HAProxy's ids are fixed when its configuration is read, so an added
+    /// or removed server is a reload: auto-assigned ids after a removed
+    /// server shift). A new weight is HAProxy's `set weight` on a running
+    /// HAProxy, which re-inserts nodes into its tree after the nodes of equal
+    /// key already there (`chash_queue_dequeue_srv`, HAProxy 2.6): raising a
+    /// weight within the nodes allocated so far (the largest weight the
+    /// server has had since the configuration was read) re-inserts the new
+    /// nodes, raising it beyond re-inserts them all. Where a re-inserted
+    /// node ties with a node of a server declared later, HAProxy's order of
+    /// equal keys is no longer the configuration's, which no ring of it
+    /// places: [`RingError::InvalidWeight`] says so.
     fn derive(
         &self,
         params: &Params,
@@ -90,15 +100,70 @@ impl Scheme for Haproxy {
         change: Change,
         _: PointHash,
     ) -> Result<Placement, RingError> {
-        let mut explicit = parent.lookup().puids().expect("a haproxy ring has ids").to_vec();
+        let parent = parent.lookup();
+        let mut explicit = parent.puids().expect("a haproxy ring has ids").to_vec();
+        let server_key = params.server_key.expect("haproxy has a server key");
         match change {
             Change::Added => explicit.push(0),
             Change::Removed(index) => {
                 explicit.remove(index as usize);
             }
-            Change::Reweighted(..) => {}
+            Change::Reweighted(index, old) => {
+                let allocated = parent.allocated_nodes().expect("a haproxy ring records its allocations");
+                return set_weight(server_key, nodes, explicit, allocated, index, old);
+            }
         }
-        build(params.server_key.expect("haproxy has a server key"), nodes, explicit)
+        build(server_key, nodes, explicit)
+    }
+}
+
+/// The ring after HAProxy's `set weight` of node `index` from weight `old`
+/// to its weight in `nodes`, given the nodes allocated per server so far.
+fn set_weight(
+    server_key: ServerKey,
+    nodes: &[Node],
+    explicit: Vec<u32>,
+    allocated: &[u32],
+    index: usize,
+    old: f64,
+) -> Result<Placement, RingError> {
+    let fresh = build_tree(server_key, nodes, explicit)?;
+    let node = &nodes[index];
+    let (was, now) = (old as u32 * NODES_PER_WEIGHT, node.weight() as u32 * NODES_PER_WEIGHT);
+    let mut allocated = allocated.to_vec();
+    // The nodes HAProxy re-inserts, each after the nodes of equal key.
+    let reinserted = if now <= was {
+        0..0
+    } else if now > allocated[index] {
+        allocated[index] = now;
+        0..now
+    } else {
+        was..now
+    };
+    let key = server_key_of(server_key, fresh.assigned[index]);
+    for j in reinserted {
+        let at = full_hash(key.wrapping_add(j));
+        // Equal keys are ordered by declaration in the fresh tree, so the
+        // re-inserted node is last among them exactly when no server
+        // declared after it shares the key.
+        let end = fresh.keys.partition_point(|&k| k <= at);
+        if fresh.owners[end - 1] as usize != index {
+            return Err(RingError::InvalidWeight {
+                id: node.id().to_owned(),
+                weight: node.weight(),
+                rule: SET_WEIGHT_RULE,
+            });
+        }
+    }
+    Ok(Placement::other(Tree { allocated, ..fresh }))
+}
+
+/// A server's key, the base of its node keys.
+fn server_key_of(server_key: ServerKey, puid: u32) -> u32 {
+    match server_key {
+        ServerKey::Id => puid.wrapping_mul(MAX_WEIGHT * NODES_PER_WEIGHT),
+        ServerKey::IdFullHash => full_hash(puid),
+        ServerKey::Id32 => full_hash(puid.swap_bytes()),
     }
 }
 
@@ -126,6 +191,12 @@ pub(crate) fn assign(explicit: &[u32]) -> Vec<u32> {
 }
 
 fn build(server_key: ServerKey, nodes: &[Node], explicit: Vec<u32>) -> Result<Placement, RingError> {
+    build_tree(server_key, nodes, explicit).map(Placement::other)
+}
+
+/// HAProxy's tree as its configuration builds it: servers in declaration
+/// order, each with the nodes of its weight, all of them allocated.
+fn build_tree(server_key: ServerKey, nodes: &[Node], explicit: Vec<u32>) -> Result<Tree, RingError> {
     let mut seen = std::collections::HashMap::new();
     for (node, &puid) in nodes.iter().zip(&explicit) {
         if puid != 0
@@ -149,17 +220,14 @@ fn build(server_key: ServerKey, nodes: &[Node], explicit: Vec<u32>) -> Result<Pl
         if total > MAX_POINTS {
             return Err(too_many(node.id(), total));
         }
-        let key = match server_key {
-            ServerKey::Id => puid.wrapping_mul(MAX_WEIGHT * NODES_PER_WEIGHT),
-            ServerKey::IdFullHash => full_hash(puid),
-            ServerKey::Id32 => full_hash(puid.swap_bytes()),
-        };
+        let key = server_key_of(server_key, puid);
         tagged.extend((0..count).map(|j| (full_hash(key.wrapping_add(j)), index as u32)));
     }
     // Stable: equal keys stay in insertion order, servers as declared, j ascending.
     tagged.sort_by_key(|&(key, _)| key);
     let (keys, owners) = tagged.into_iter().unzip();
-    Ok(Placement::other(Tree { keys, owners, explicit }))
+    let allocated = nodes.iter().map(|n| n.weight() as u32 * NODES_PER_WEIGHT).collect();
+    Ok(Tree { keys, owners, explicit, assigned, allocated })
 }
 
 /// HAProxy's consistent-hash tree as a sorted array: `keys` ascending,
@@ -170,6 +238,11 @@ pub(crate) struct Tree {
     owners: Vec<u32>,
     /// The ids as given, 0 where HAProxy assigns one.
     explicit: Vec<u32>,
+    /// The ids in use, given or assigned.
+    assigned: Vec<u32>,
+    /// Per server, the nodes HAProxy has allocated (`lb_nodes_tot`): those
+    /// of its configured weight, or of the highest weight `set weight` gave it since.
+    allocated: Vec<u32>,
 }
 
 impl Tree {
@@ -207,7 +280,8 @@ impl Lookup for Tree {
     }
 
     fn heap_bytes(&self) -> usize {
-        (self.keys.len() + self.owners.len() + self.explicit.len()) * size_of::<u32>()
+        (self.keys.len() + self.owners.len() + self.explicit.len() + self.assigned.len() + self.allocated.len())
+            * size_of::<u32>()
     }
 
     /// The closest-node rule cuts each gap between neighbouring keys `p < q`
@@ -257,6 +331,10 @@ impl Lookup for Tree {
         Some(&self.explicit)
     }
 
+    fn allocated_nodes(&self) -> Option<&[u32]> {
+        Some(&self.allocated)
+    }
+
     fn first_owner(&self) -> Option<usize> {
         self.owners.first().map(|&o| o as usize)
     }
@@ -268,14 +346,14 @@ mod tests {
 
     #[test]
     fn ids_are_assigned_as_haproxy_2_6_assigns_them() {
-        // `id 10`, auto, auto, `id 2`, auto (the spec sheet, checked against 2.6.12).
+        // `id 10`, auto, auto, `id 2`, auto (docs/algorithms.md, *haproxy*; checked against 2.6.12).
         assert_eq!(assign(&[10, 0, 0, 2, 0]), [10, 3, 4, 2, 6]);
         assert_eq!(assign(&[0, 0, 0]), [1, 2, 3]);
         assert_eq!(assign(&[0, 1, 0]), [2, 1, 4]);
     }
 
     #[test]
-    fn node_keys_follow_the_spec_sheet() {
+    fn node_keys_match_the_check_values() {
         assert_eq!((full_hash(0), full_hash(1)), (2874071335, 881230262));
         let nodes = [Node::new("a", 1.0), Node::new("b", 1.0)];
         let Placement::Other(tree) = build(ServerKey::Id, &nodes, vec![0, 0]).unwrap() else { unreachable!() };
@@ -307,6 +385,42 @@ mod tests {
                 assert_eq!(tree.owner(u64::from(hash)), by_arc(hash), "{key:?} {hash}");
             }
         }
+    }
+
+    /// `set weight` on ids 1 and 2^20 + 1, whose node keys all tie: HAProxy
+    /// re-inserts the raised server's nodes after the other's, so raising
+    /// the server declared first is refused wherever that reorders a tie;
+    /// raising the later one, or lowering either, places as a fresh ring.
+    #[test]
+    fn set_weight_is_refused_exactly_where_haproxy_reorders_ties() {
+        let ring = |w1: f64, w2: f64| {
+            crate::Ring::builder()
+                .algorithm(crate::Algorithm::Haproxy)
+                .node("s1", w1)
+                .node("s2", w2)
+                .haproxy_id("s1", 1)
+                .haproxy_id("s2", 1 + (1 << 20))
+                .build()
+                .unwrap()
+        };
+        let refused = |r: Result<crate::Ring, RingError>| matches!(r, Err(RingError::InvalidWeight { rule, .. }) if rule == SET_WEIGHT_RULE);
+        let fingerprint = |r: Result<crate::Ring, RingError>| r.unwrap().fingerprint();
+        // Above the configured weight: every node of s1 re-inserted, after s2's.
+        assert!(refused(ring(1.0, 1.0).with_weight("s1", 2.0)));
+        assert_eq!(fingerprint(ring(1.0, 1.0).with_weight("s2", 2.0)), ring(1.0, 2.0).fingerprint());
+        // Lowered, then raised back: the nodes come back after s2's.
+        let lowered = ring(1.0, 1.0).with_weight("s1", 0.0).unwrap();
+        assert_eq!(lowered.fingerprint(), ring(0.0, 1.0).fingerprint());
+        assert!(refused(lowered.with_weight("s1", 1.0)));
+        // Within the allocation: only nodes 16 to 31 come back; s2 has none
+        // of them at weight 1, so no tie is reordered.
+        let back = ring(2.0, 1.0).with_weight("s1", 1.0).unwrap().with_weight("s1", 2.0).unwrap();
+        assert_eq!(back.fingerprint(), ring(2.0, 1.0).fingerprint());
+        // ... but at weight 2 it has, and beyond the allocation all come back.
+        assert!(refused(ring(2.0, 2.0).with_weight("s1", 1.0).unwrap().with_weight("s1", 2.0)));
+        assert!(refused(ring(2.0, 1.0).with_weight("s1", 3.0)));
+        // A built ring knows nothing of earlier weights: it is a reload.
+        assert!(ring(2.0, 1.0).with_weight("s1", 1.0).unwrap().with_weight("s2", 3.0).is_ok());
     }
 
     #[test]

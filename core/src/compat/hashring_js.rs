@@ -10,12 +10,12 @@
 //! takes the first point at or above its MD5 word, equal points going to the
 //! server listed earlier.
 
+use crate::compat::ketama::{LabelForm, Member, Share, ZeroWeight};
 use crate::error::RingError;
 use crate::hash::{KeyHash, KeyRule};
-use crate::ketama::{LabelForm, Member, Share, ZeroWeight};
 use crate::node::Node;
-use crate::params::{Distribution, Given, Params};
-use crate::scheme::{Facts, Param, PerNode, Placement, PointHash, Scheme};
+use crate::params::{Distribution, Param, Params, RingParams};
+use crate::scheme::{Facts, PerNode, Placement, PointHash, Scheme};
 
 /// The `hashring-js` algorithm.
 pub(crate) struct HashringJs;
@@ -23,11 +23,10 @@ pub(crate) struct HashringJs;
 static FACTS: Facts = Facts {
     hash_bits: 32,
     vnodes: Some(40),
-    seeded: false,
     order_places_keys: true,
-    unit_weights: false,
     weight_zero_drains: false,
     takes: &[Param::Distribution, Param::DefaultPort],
+    ..Facts::DEFAULT
 };
 
 impl Scheme for HashringJs {
@@ -42,7 +41,7 @@ impl Scheme for HashringJs {
 
     /// Errors: [`RingError::InvalidConfig`] for a distribution other than
     /// `ketama` and `hash_ring`, and for `default_port` 0.
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         if given.default_port == Some(0) {
             return Err(RingError::InvalidConfig {
                 message: "default_port 0 is no port (npm hashring reads 0 as none); leave default_port out".into(),

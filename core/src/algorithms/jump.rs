@@ -10,7 +10,7 @@
 use crate::error::RingError;
 use crate::hash::KeyRule;
 use crate::node::Node;
-use crate::params::{Given, Params};
+use crate::params::{Params, RingParams};
 use crate::scheme::{Facts, Lookup, PerNode, Placement, PointHash, Scheme};
 
 pub(crate) const WEIGHT_RULE: &str =
@@ -36,13 +36,11 @@ pub fn jump_hash(mut key: u64, buckets: u32) -> u32 {
 pub(crate) struct JumpHash;
 
 static FACTS: Facts = Facts {
-    hash_bits: 64,
-    vnodes: None,
     seeded: true,
     order_places_keys: true,
-    unit_weights: true,
+    unit_weights: Some(WEIGHT_RULE),
     weight_zero_drains: false,
-    takes: &[],
+    ..Facts::DEFAULT
 };
 
 impl Scheme for JumpHash {
@@ -50,19 +48,12 @@ impl Scheme for JumpHash {
         &FACTS
     }
 
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         Params::base(given, None, KeyRule::Xxh3)
     }
 
-    /// Errors: [`RingError::InvalidWeight`] for a weight other than 1.
+    /// Every weight is 1 (the facade checks [`WEIGHT_RULE`]).
     fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
-        if let Some(node) = nodes.iter().find(|n| n.weight() != 1.0) {
-            return Err(RingError::InvalidWeight {
-                id: node.id().to_owned(),
-                weight: node.weight(),
-                rule: WEIGHT_RULE,
-            });
-        }
         Ok(Placement::other(Buckets(nodes.len())))
     }
 }

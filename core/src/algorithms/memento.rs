@@ -20,12 +20,12 @@
 //! `removed_buckets`, oldest first), which configs, fingerprints and
 //! derivations carry (`core/SPEC.md`, *memento*).
 
+use crate::algorithms::jumpback::jump_back_hash;
 use crate::error::RingError;
 use crate::hash::{KeyRule, fmix64, splitmix64};
-use crate::jumpback::jump_back_hash;
 use crate::node::Node;
-use crate::params::{Given, Params};
-use crate::scheme::{BucketTable, Change, Facts, Lookup, Param, PerNode, Placement, PointHash, Scheme};
+use crate::params::{Param, Params, RingParams};
+use crate::scheme::{BucketTable, Change, Facts, Lookup, PerNode, Placement, PointHash, Scheme};
 
 pub(crate) const WEIGHT_RULE: &str =
     "memento has no weights: every node must have weight 1 (remove a node to take it out, add nodes for capacity)";
@@ -37,13 +37,12 @@ pub const MAX_BUCKETS: u32 = i32::MAX as u32;
 pub(crate) struct Memento;
 
 static FACTS: Facts = Facts {
-    hash_bits: 64,
-    vnodes: None,
     seeded: true,
     order_places_keys: true,
-    unit_weights: true,
+    unit_weights: Some(WEIGHT_RULE),
     weight_zero_drains: false,
     takes: &[Param::Buckets],
+    ..Facts::DEFAULT
 };
 
 impl Scheme for Memento {
@@ -51,14 +50,13 @@ impl Scheme for Memento {
         &FACTS
     }
 
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         Params::base(given, None, KeyRule::Xxh3)
     }
 
-    /// Errors: [`RingError::InvalidWeight`] for a weight other than 1;
-    /// [`RingError::InvalidConfig`] for buckets that do not fit (see [`resolve`]).
+    /// Errors: [`RingError::InvalidConfig`] for buckets that do not fit (see
+    /// [`resolve`]). (Every weight is 1: the facade checks [`WEIGHT_RULE`].)
     fn build(&self, _: &Params, nodes: &[Node], _: PointHash, extra: PerNode) -> Result<Placement, RingError> {
-        check_weights(nodes)?;
         let table = resolve(nodes, extra.buckets.as_deref(), extra.removed_buckets.as_deref().unwrap_or_default())?;
         Ok(Placement::other(Buckets::new(table)))
     }
@@ -70,11 +68,10 @@ impl Scheme for Memento {
         &self,
         _: &Params,
         parent: &Placement,
-        nodes: &[Node],
+        _: &[Node],
         change: Change,
         _: PointHash,
     ) -> Result<Placement, RingError> {
-        check_weights(nodes)?;
         let mut table = parent.lookup().buckets().expect("a memento ring's placement has buckets").clone();
         match change {
             Change::Added => {
@@ -96,15 +93,6 @@ impl Scheme for Memento {
             Change::Reweighted(..) => {}
         }
         Ok(Placement::other(Buckets::new(table)))
-    }
-}
-
-fn check_weights(nodes: &[Node]) -> Result<(), RingError> {
-    match nodes.iter().find(|n| n.weight() != 1.0) {
-        Some(node) => {
-            Err(RingError::InvalidWeight { id: node.id().to_owned(), weight: node.weight(), rule: WEIGHT_RULE })
-        }
-        None => Ok(()),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Envoy's `MAGLEV` load balancer (`envoy-maglev`), bit-exact with Envoy's
-//! `maglev_lb.cc`; rules in `core/SPEC.md` (*Envoy and gRPC*), from
-//! `shared/specs/envoy-grpc.md`. Node ids are host keys as for
+//! `maglev_lb.cc`; rules in `core/SPEC.md` (*envoy-maglev*), sources in
+//! `docs/algorithms.md`. Node ids are host keys as for
 //! `envoy-ring-hash`.
 //!
 //! Hosts are sorted by key (bytewise), so their order never matters. Each
@@ -17,10 +17,11 @@ use xxhash_rust::xxh64::xxh64;
 
 use crate::error::RingError;
 use crate::hash::KeyRule;
-use crate::modula::Modula;
 use crate::node::Node;
-use crate::params::{Given, Params};
-use crate::scheme::{Facts, Lookup, Param, PerNode, Placement, PointHash, Scheme};
+use crate::params::Param;
+use crate::params::{Params, RingParams};
+use crate::scheme::{Facts, Lookup, PerNode, Placement, PointHash, Scheme};
+use crate::structures::modula::Modula;
 
 /// Envoy's default table size, 65,537.
 pub const DEFAULT_TABLE_SIZE: u32 = 65_537;
@@ -31,15 +32,7 @@ pub const LARGEST_TABLE_SIZE: u32 = 5_000_011;
 /// The `envoy-maglev` algorithm.
 pub(crate) struct EnvoyMaglev;
 
-static FACTS: Facts = Facts {
-    hash_bits: 64,
-    vnodes: None,
-    seeded: false,
-    order_places_keys: false,
-    unit_weights: false,
-    weight_zero_drains: false,
-    takes: &[Param::TableSize],
-};
+static FACTS: Facts = Facts { weight_zero_drains: false, takes: &[Param::TableSize], ..Facts::DEFAULT };
 
 const WEIGHT_RULE: &str =
     "Envoy host weights are whole numbers from 1 (load_balancing_weight is at least 1), summing to at most 4294967295";
@@ -51,7 +44,7 @@ impl Scheme for EnvoyMaglev {
 
     /// Errors: [`RingError::InvalidTableSize`] for a size that is not a
     /// prime from 2 to 5,000,011 ("The table size of maglev must be prime number").
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         let size = given.table_size.unwrap_or(DEFAULT_TABLE_SIZE);
         let invalid = |reason: &str| RingError::InvalidTableSize { size: u64::from(size), reason: reason.to_owned() };
         if size > LARGEST_TABLE_SIZE {
@@ -192,7 +185,7 @@ mod tests {
     fn envoys_published_table() {
         // maglev_lb_test.cc, Basic: hosts :90..:95, table size 7.
         let nodes: Vec<Node> = (90..96).map(|p| Node::new(format!("127.0.0.1:{p}"), 1.0)).collect();
-        let params = EnvoyMaglev.resolve(&Given { table_size: Some(7), ..Given::default() }).unwrap();
+        let params = EnvoyMaglev.resolve(&RingParams { table_size: Some(7), ..RingParams::default() }).unwrap();
         let Placement::Other(table) =
             EnvoyMaglev.build(&params, &nodes, crate::hash::hash_point, PerNode::default()).unwrap()
         else {
@@ -213,7 +206,7 @@ mod tests {
 
     #[test]
     fn weights_must_be_whole_and_sum_within_u32() {
-        let params = EnvoyMaglev.resolve(&Given::default()).unwrap();
+        let params = EnvoyMaglev.resolve(&RingParams::default()).unwrap();
         for weights in [vec![1.0, 1e20], vec![0.0], vec![1.5], vec![4294967295.0, 1.0]] {
             let nodes: Vec<Node> = weights.iter().enumerate().map(|(i, &w)| Node::new(format!("h{i}"), w)).collect();
             let built = EnvoyMaglev.build(&params, &nodes, crate::hash::hash_point, PerNode::default());
@@ -224,7 +217,7 @@ mod tests {
     #[test]
     fn table_sizes_must_be_primes_envoy_takes() {
         for size in [0, 1, 4, 65_536, LARGEST_TABLE_SIZE + 2] {
-            let given = Given { table_size: Some(size), ..Given::default() };
+            let given = RingParams { table_size: Some(size), ..RingParams::default() };
             assert!(matches!(EnvoyMaglev.resolve(&given), Err(RingError::InvalidTableSize { .. })), "{size}");
         }
     }

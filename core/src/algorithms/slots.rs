@@ -15,9 +15,9 @@ use std::ops::RangeInclusive;
 use crate::error::RingError;
 use crate::hash::KeyRule;
 use crate::node::Node;
-use crate::params::{Given, Params};
+use crate::params::{Param, Params, RingParams};
 use crate::scheme::{
-    Change, Facts, Lookup, Param, PerNode, Placement, PointHash, Scheme, mark_table, table_arc_ends, walk_table,
+    Change, Facts, Lookup, PerNode, Placement, PointHash, Scheme, mark_table, table_arc_ends, walk_table,
 };
 
 const NONE: u32 = u32::MAX;
@@ -27,22 +27,14 @@ pub use crate::hash::{SLOT_COUNT, crc16, key_slot};
 /// The `slots` algorithm.
 pub(crate) struct Slots;
 
-static FACTS: Facts = Facts {
-    hash_bits: 14,
-    vnodes: None,
-    seeded: false,
-    order_places_keys: false,
-    unit_weights: false,
-    weight_zero_drains: true,
-    takes: &[Param::SlotRanges],
-};
+static FACTS: Facts = Facts { hash_bits: 14, takes: &[Param::SlotRanges], ..Facts::DEFAULT };
 
 impl Scheme for Slots {
     fn facts(&self) -> &Facts {
         &FACTS
     }
 
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         Params::base(given, None, KeyRule::Slot)
     }
 

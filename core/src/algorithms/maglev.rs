@@ -13,14 +13,12 @@
 
 use xxhash_rust::xxh3::xxh3_128_with_seed;
 
-use crate::continuum::MAX_POINTS;
 use crate::error::RingError;
 use crate::hash::KeyRule;
 use crate::node::Node;
-use crate::params::{Given, Params};
-use crate::scheme::{
-    Facts, Lookup, Param, PerNode, Placement, PointHash, Scheme, mark_table, table_arc_ends, walk_table,
-};
+use crate::params::{Param, Params, RingParams};
+use crate::scheme::{Facts, Lookup, PerNode, Placement, PointHash, Scheme, mark_table, table_arc_ends, walk_table};
+use crate::structures::continuum::MAX_POINTS;
 
 /// Default table size: 65,537, the prime the Maglev paper uses in its
 /// evaluation. Keep it well above 100 x the node count for balance.
@@ -29,22 +27,14 @@ pub const DEFAULT_TABLE_SIZE: u32 = 65_537;
 /// The `maglev` algorithm.
 pub(crate) struct Maglev;
 
-static FACTS: Facts = Facts {
-    hash_bits: 64,
-    vnodes: None,
-    seeded: true,
-    order_places_keys: false,
-    unit_weights: false,
-    weight_zero_drains: true,
-    takes: &[Param::TableSize],
-};
+static FACTS: Facts = Facts { seeded: true, takes: &[Param::TableSize], ..Facts::DEFAULT };
 
 impl Scheme for Maglev {
     fn facts(&self) -> &Facts {
         &FACTS
     }
 
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         let table_size = given.table_size.unwrap_or(DEFAULT_TABLE_SIZE);
         Ok(Params { table_size, ..Params::base(given, None, KeyRule::Xxh3)? })
     }

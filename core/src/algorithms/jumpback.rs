@@ -17,11 +17,11 @@
 //! agree with us by hashing keys with XXH3-64 under the ring's seed (hash4j's
 //! `Hashing.xxh3_64(seed)`) and asking that hasher for the bucket.
 
+use crate::algorithms::jump;
 use crate::error::RingError;
 use crate::hash::{KeyRule, splitmix64};
-use crate::jump;
 use crate::node::Node;
-use crate::params::{Given, Params};
+use crate::params::{Params, RingParams};
 use crate::scheme::{Facts, Lookup, PerNode, Placement, PointHash, Scheme};
 
 pub(crate) const WEIGHT_RULE: &str = "jumpback has no weights: every node must have weight 1 (remove the last node to shrink, or use memento to remove any node)";
@@ -83,13 +83,11 @@ pub fn jump_back_hash(hash: u64, buckets: u32) -> u32 {
 pub(crate) struct JumpBack;
 
 static FACTS: Facts = Facts {
-    hash_bits: 64,
-    vnodes: None,
     seeded: true,
     order_places_keys: true,
-    unit_weights: true,
+    unit_weights: Some(WEIGHT_RULE),
     weight_zero_drains: false,
-    takes: &[],
+    ..Facts::DEFAULT
 };
 
 impl Scheme for JumpBack {
@@ -97,20 +95,13 @@ impl Scheme for JumpBack {
         &FACTS
     }
 
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         Params::base(given, None, KeyRule::Xxh3)
     }
 
-    /// Errors: [`RingError::InvalidWeight`] for a weight other than 1;
-    /// [`RingError::InvalidConfig`] for more than [`MAX_BUCKETS`] nodes.
+    /// Errors: [`RingError::InvalidConfig`] for more than [`MAX_BUCKETS`]
+    /// nodes. (Every weight is 1: the facade checks [`WEIGHT_RULE`].)
     fn build(&self, _: &Params, nodes: &[Node], _: PointHash, _: PerNode) -> Result<Placement, RingError> {
-        if let Some(node) = nodes.iter().find(|n| n.weight() != 1.0) {
-            return Err(RingError::InvalidWeight {
-                id: node.id().to_owned(),
-                weight: node.weight(),
-                rule: WEIGHT_RULE,
-            });
-        }
         if nodes.len() > MAX_BUCKETS as usize {
             return Err(RingError::InvalidConfig {
                 message: format!("jumpback takes at most {MAX_BUCKETS} nodes, got {}", nodes.len()),
@@ -157,8 +148,8 @@ impl Lookup for Buckets {
 mod tests {
     use super::*;
 
-    /// hash4j (commit 41d814f) `jumpBackHashSplitMix64()`, from
-    /// `../shared/specs/modern-algorithms.md` section 1: (hash, [bucket for
+    /// hash4j (commit 41d814f) `jumpBackHashSplitMix64()`, as recorded in
+    /// `docs/algorithms.md` (*jumpback*): (hash, [bucket for
     /// n = 2, 3, 10, 100, 1000, 65536, 1000000, 2147483647]).
     const HASH4J: [(u64, [u32; 8]); 6] = [
         (0, [0, 0, 7, 25, 313, 19887, 567_353, 454_938_031]),

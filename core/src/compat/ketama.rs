@@ -7,7 +7,7 @@
 //! `libketama` (last.fm). Sources: awesomized/libmemcached
 //! `src/libmemcached/hosts.cc` (`update_continuum`), RJ/ketama
 //! `libketama/ketama.c`; rules in `core/SPEC.md` and
-//! `shared/specs/ketama-family.md`.
+//! `docs/algorithms.md` (sources and versions).
 //!
 //! A weighted server gets `4 * digests` points: words 0..3 (little-endian)
 //! of MD5 of each label `base-i`, `i < digests`, with `digests` computed in
@@ -18,13 +18,13 @@
 
 use std::fmt::Write;
 
-use crate::continuum::{Continuum, MAX_POINTS, sort_by_point_then_id, too_many};
 use crate::error::RingError;
 use crate::hash::{KeyHash, KeyRule, md5_high64, md5_words};
 use crate::node::Node;
 pub use crate::params::Distribution;
-use crate::params::{Given, Params};
+use crate::params::{Params, RingParams};
 use crate::scheme::{Facts, PerNode, Placement, PointHash, Scheme};
+use crate::structures::continuum::{Continuum, MAX_POINTS, too_many};
 
 /// A ketama key hash: the first 4 bytes of MD5(key), little-endian.
 #[inline]
@@ -59,33 +59,24 @@ pub(crate) struct Fixed {
 
 /// libmemcached's weighted ketama (`CONSISTENT_KETAMA` with
 /// `KETAMA_WEIGHTED` and MD5), weight 0 draining the server.
-pub(crate) static KETAMA: Fixed = Fixed { member: Member::KETAMA, facts: fixed_facts(true) };
+pub(crate) static KETAMA: Fixed = Fixed { member: Member::KETAMA, facts: FIXED_FACTS };
 
 /// As [`KETAMA`], with spy labels `/host:port-i`.
-pub(crate) static KETAMA_SPY: Fixed = Fixed { member: Member::KETAMA_SPY, facts: fixed_facts(true) };
+pub(crate) static KETAMA_SPY: Fixed = Fixed { member: Member::KETAMA_SPY, facts: FIXED_FACTS };
 
 /// last.fm libketama.
-pub(crate) static LIBKETAMA: Fixed = Fixed { member: Member::LIBKETAMA, facts: fixed_facts(false) };
+pub(crate) static LIBKETAMA: Fixed = Fixed { member: Member::LIBKETAMA, facts: FIXED_FACTS };
 
-/// Equal points keep server order under libmemcached's rule (`order_places_keys`), id-byte order under libketama's.
-const fn fixed_facts(order_places_keys: bool) -> Facts {
-    Facts {
-        hash_bits: 32,
-        vnodes: None,
-        seeded: false,
-        order_places_keys,
-        unit_weights: false,
-        weight_zero_drains: true,
-        takes: &[],
-    }
-}
+/// Facts of the three fixed modes: equal points go to the server listed
+/// earlier in all three, so node order enters the fingerprint.
+const FIXED_FACTS: Facts = Facts { hash_bits: 32, order_places_keys: true, ..Facts::DEFAULT };
 
 impl Scheme for Fixed {
     fn facts(&self) -> &Facts {
         &self.facts
     }
 
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         Params::base(given, None, KeyRule::Named(KeyHash::Md5))
     }
 
@@ -147,11 +138,11 @@ impl Share {
 /// Whether equal points keep server order or id-byte order.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Ties {
-    /// Sorted by (value, server index): the earlier server wins (libmemcached).
+    /// Sorted by (value, server index): the earlier server wins
+    /// (libmemcached sorts so; libketama `qsort`s by value alone, which
+    /// glibc does with a stable merge sort, and takes the first of equal
+    /// points).
     ServerOrder,
-    /// Sorted by (value, id bytes): libketama's `qsort` leaves ties
-    /// unspecified, so the order is made independent of the list.
-    IdBytes,
     /// Sorted by (value, label base length, label base bytes): twemproxy
     /// sorts its servers that way and `qsort`s points by value only.
     ShortLabelFirst,
@@ -203,8 +194,7 @@ impl Member {
     /// libmemcached's weighted ketama with spy labels, weight 0 draining.
     const KETAMA_SPY: Member = Member { label: LabelForm::Spy, ..Member::KETAMA };
     /// last.fm libketama.
-    const LIBKETAMA: Member =
-        Member { label: LabelForm::AsWritten, share: Share::LibketamaDigests, ties: Ties::IdBytes, ..Member::KETAMA };
+    const LIBKETAMA: Member = Member { label: LabelForm::AsWritten, share: Share::LibketamaDigests, ..Member::KETAMA };
 
     /// Checks weights and addresses as [`Member::build`] does, building
     /// nothing; returns each node's label base, in node order.
@@ -245,7 +235,6 @@ impl Member {
             }
         }
         match self.ties {
-            Ties::IdBytes => sort_by_point_then_id(&mut tagged, nodes),
             Ties::ServerOrder => tagged.sort_unstable(),
             Ties::LaterServer => tagged.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1))),
             Ties::ShortLabelFirst => tagged.sort_unstable_by(|a, b| {

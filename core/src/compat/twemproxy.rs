@@ -3,7 +3,7 @@
 //! Sources: twitter/twemproxy `src/nc_conf.c`, `src/nc_server.c`,
 //! `src/hashkit/nc_ketama.c`, `src/hashkit/nc_modula.c`; rules in
 //! `core/SPEC.md` (*twemproxy*). The ketama continuum itself is the ketama
-//! family's ([`crate::ketama`]).
+//! family's ([`crate::compat::ketama`]).
 //!
 //! A server's label base is its `name` when the config gives one, used
 //! literally (`mc:11211` is not an address there), else `host` when its
@@ -12,28 +12,24 @@
 //! then bytewise: that order breaks ties between equal points and lays out
 //! the modula table, so the order servers are listed in never places keys.
 
-use crate::continuum::{MAX_POINTS, too_many};
+use crate::compat::ketama::{LabelForm, Member, Share, Ties, ZeroWeight};
 use crate::error::RingError;
 use crate::hash::{KeyHash, KeyRule};
-use crate::ketama::{LabelForm, Member, Share, Ties, ZeroWeight};
-use crate::modula::Modula;
 use crate::node::Node;
 pub use crate::params::ServerIds;
-use crate::params::{Distribution, Given, Params};
-use crate::scheme::{Facts, Param, PerNode, Placement, PointHash, Scheme};
+use crate::params::{Distribution, Param, Params, RingParams};
+use crate::scheme::{Facts, PerNode, Placement, PointHash, Scheme};
+use crate::structures::continuum::{MAX_POINTS, too_many};
+use crate::structures::modula::Modula;
 
 /// The `twemproxy` algorithm.
 pub(crate) struct Twemproxy;
 
 static FACTS: Facts = Facts {
     hash_bits: 32,
-    vnodes: None,
-    seeded: false,
-    // twemproxy sorts its servers by label base: list order never places keys.
-    order_places_keys: false,
-    unit_weights: false,
     weight_zero_drains: false,
     takes: &[Param::Distribution, Param::KeyHash, Param::ServerIds, Param::HashTag],
+    ..Facts::DEFAULT
 };
 
 impl Scheme for Twemproxy {
@@ -55,7 +51,7 @@ impl Scheme for Twemproxy {
     /// `ketama` and `modula` (`random` places no key predictably), for
     /// `murmur3` (twemproxy has no such hash), or a `hash_tag` that is not
     /// two bytes (twemproxy's own rule).
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         let invalid = |message: String| RingError::InvalidConfig { message };
         let distribution = given.distribution.unwrap_or(Distribution::Ketama);
         if !matches!(distribution, Distribution::Ketama | Distribution::Modula) {
@@ -164,11 +160,11 @@ mod tests {
 
     #[test]
     fn parameters_are_checked() {
-        let given = |distribution, key_hash, hash_tag: Option<&str>| Given {
+        let given = |distribution, key_hash, hash_tag: Option<&str>| RingParams {
             distribution,
             key_hash,
             hash_tag: hash_tag.map(str::to_owned),
-            ..Given::default()
+            ..RingParams::default()
         };
         assert!(Twemproxy.resolve(&given(Some(Distribution::ConsistentKetama), None, None)).is_err());
         assert!(Twemproxy.resolve(&given(None, Some(KeyHash::Murmur3), None)).is_err());

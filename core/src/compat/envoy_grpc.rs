@@ -2,7 +2,7 @@
 //! `ring_hash` policy (`grpc-ring-hash`, gRFCs A42, A61, A76): one ring
 //! math, bit-exact with Envoy's `ring_hash_lb.cc` and grpc-go's
 //! `balancer/ringhash/ring.go` / gRPC C-core's `ring_hash.cc`. Rules in
-//! `core/SPEC.md` (*Envoy and gRPC*), from `shared/specs/envoy-grpc.md`.
+//! `core/SPEC.md` (*envoy-ring-hash and grpc-ring-hash*); sources and vectors: `docs/algorithms.md`.
 //!
 //! A node's id is its host key as the balancer forms it: the address
 //! `ip:port` (`[v6]:port`), the hostname with `use_hostname_for_hashing`, or
@@ -18,12 +18,12 @@
 //! preference list follows Envoy's retries, `(index + k) mod ring size`,
 //! distinct hosts only.
 
-use crate::continuum::{Continuum, MAX_POINTS, too_many};
 use crate::error::RingError;
 use crate::hash::{HashFunction, KeyRule};
 use crate::node::Node;
-use crate::params::{EndpointOrder, Given, Params};
-use crate::scheme::{Facts, Param, PerNode, Placement, PointHash, Scheme};
+use crate::params::{EndpointOrder, Param, Params, RingParams};
+use crate::scheme::{Facts, PerNode, Placement, PointHash, Scheme};
+use crate::structures::continuum::{Continuum, MAX_POINTS, too_many};
 
 /// Envoy's and gRPC's largest `minimum_ring_size` / `maximum_ring_size`: 8,388,608.
 pub const LARGEST_RING_SIZE: u64 = 8 * 1024 * 1024;
@@ -53,15 +53,7 @@ pub(crate) static GRPC: RingHash = RingHash {
 /// Both take no seed or vnodes; host order places keys (fractional shares
 /// go to the host reached first); weight 0 never drains (refused or read as 1).
 const fn facts(takes: &'static [Param]) -> Facts {
-    Facts {
-        hash_bits: 64,
-        vnodes: None,
-        seeded: false,
-        order_places_keys: true,
-        unit_weights: false,
-        weight_zero_drains: false,
-        takes,
-    }
+    Facts { order_places_keys: true, weight_zero_drains: false, takes, ..Facts::DEFAULT }
 }
 
 const ENVOY_WEIGHT_RULE: &str =
@@ -77,7 +69,7 @@ impl Scheme for RingHash {
     /// Errors: [`RingError::InvalidConfig`] for a ring size of 0 or above
     /// 8,388,608, a minimum above the maximum (Envoy's and gRPC's own
     /// checks), and for a hash function the peer does not have.
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         let invalid = |message: String| Err(RingError::InvalidConfig { message });
         let name = if self.grpc { "grpc-ring-hash" } else { "envoy-ring-hash" };
         let min = given.min_ring_size.unwrap_or(1024);
@@ -193,7 +185,7 @@ mod tests {
 
     fn ring(ids: &[(&str, f64)], min: u64, max: u64) -> Vec<(u64, usize)> {
         let nodes: Vec<Node> = ids.iter().map(|&(id, w)| Node::new(id, w)).collect();
-        let given = Given { min_ring_size: Some(min), max_ring_size: Some(max), ..Given::default() };
+        let given = RingParams { min_ring_size: Some(min), max_ring_size: Some(max), ..RingParams::default() };
         let params = ENVOY.resolve(&given).unwrap();
         match ENVOY.build(&params, &nodes, crate::hash::hash_point, PerNode::default()).unwrap() {
             Placement::Continuum(c) => c.points().collect(),
@@ -238,8 +230,12 @@ mod tests {
 
     #[test]
     fn ring_sizes_and_hashes_are_checked_as_the_peers_do() {
-        let given =
-            |min, max, hash| Given { min_ring_size: min, max_ring_size: max, hash_function: hash, ..Given::default() };
+        let given = |min, max, hash| RingParams {
+            min_ring_size: min,
+            max_ring_size: max,
+            hash_function: hash,
+            ..RingParams::default()
+        };
         assert!(ENVOY.resolve(&given(Some(10), Some(5), None)).is_err());
         assert!(ENVOY.resolve(&given(Some(0), None, None)).is_err());
         assert!(ENVOY.resolve(&given(None, Some(LARGEST_RING_SIZE + 1), None)).is_err());

@@ -12,32 +12,24 @@
 
 use std::cmp::Ordering;
 
-use crate::continuum::{Continuum, MAX_POINTS, points_for, sort_by_point_then_id, too_many};
 use crate::error::RingError;
 use crate::hash::KeyRule;
 use crate::node::Node;
-use crate::params::{DEFAULT_VNODES, Given, Params};
+use crate::params::{DEFAULT_VNODES, Params, RingParams};
 use crate::scheme::{Change, Facts, PerNode, Placement, PointHash, Scheme};
+use crate::structures::continuum::{Continuum, MAX_POINTS, points_for, sort_by_point_then_id, too_many};
 
 /// The `ring` algorithm.
 pub(crate) struct Vnodes;
 
-static FACTS: Facts = Facts {
-    hash_bits: 64,
-    vnodes: Some(DEFAULT_VNODES),
-    seeded: true,
-    order_places_keys: false,
-    unit_weights: false,
-    weight_zero_drains: true,
-    takes: &[],
-};
+static FACTS: Facts = Facts { vnodes: Some(DEFAULT_VNODES), seeded: true, ..Facts::DEFAULT };
 
 impl Scheme for Vnodes {
     fn facts(&self) -> &Facts {
         &FACTS
     }
 
-    fn resolve(&self, given: &Given) -> Result<Params, RingError> {
+    fn resolve(&self, given: &RingParams) -> Result<Params, RingError> {
         Params::base(given, FACTS.vnodes, KeyRule::Xxh3)
     }
 
