@@ -71,12 +71,15 @@ pub enum MembershipError {
         id: String,
     },
 
-    /// The ring's config file could not be read or watched.
+    /// The ring's config file could not be read (missing, a directory, no
+    /// permission), or the core refused its config (not UTF-8, a byte-order
+    /// mark, bad JSON, a value the algorithm refuses).
     #[error("{path}: {message}")]
     File {
         /// The path.
         path: String,
-        /// The I/O error.
+        /// Why: the I/O error, or the core's error naming the field, value,
+        /// or byte and position.
         message: String,
     },
 

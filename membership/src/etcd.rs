@@ -11,8 +11,8 @@ use futures_util::FutureExt;
 use shardring::Transition;
 
 use crate::error::MembershipError;
-use crate::follower::{Context, Shared};
 use crate::records::{Layout, Records, Rejected};
+use crate::state::{Context, FollowerState};
 
 /// Time allowed for one unary request (connect, range read).
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
@@ -42,12 +42,44 @@ pub(crate) fn endpoints<E: AsRef<str>>(list: &[E]) -> Result<Vec<String>, Member
         .collect()
 }
 
+/// Quiet time on a connection after which the client pings etcd (HTTP/2
+/// PING) to learn whether it still answers.
+///
+/// Derived from etcd's server-side keepalive enforcement, which a stock
+/// etcd applies with its defaults: `--grpc-keepalive-min-time` (5 s) is the
+/// shortest interval between a client's pings that etcd tolerates; a
+/// ping that comes sooner is a strike, strikes are forgiven only when etcd
+/// sends data (an idle watch sends none), and on the third etcd closes the
+/// connection with `GOAWAY too_many_pings` (gRPC-Go's policy, with
+/// `PermitWithoutStream: false`, set by etcd's `embed` package). Pinging
+/// every 2 s, followers lost their connection every 8 s. Twice the minimum
+/// leaves room for delays on the way without ever striking; it is also
+/// gRPC-Go's floor for a client's ping interval (10 s), so etcd's own
+/// clients ping no more often. etcd's `--grpc-keepalive-interval` (2 h)
+/// and `--grpc-keepalive-timeout` (20 s) are its pings to the client, which
+/// hyper answers without help.
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+
+/// How long a ping may go unanswered before the connection counts as dead.
+/// etcd answers a ping from its transport without touching the disk or
+/// raft, so 5 s is ample even on a loaded host; an etcd that stops answering
+/// (hung, or cut off by a partition that drops packets) is noticed within
+/// [`KEEPALIVE_INTERVAL`] + this, 15 s.
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Connects to etcd, failing within [`REQUEST_TIMEOUT`].
+///
+/// The connection pings etcd every [`KEEPALIVE_INTERVAL`] of quiet while a
+/// stream is open (a follower's watch, a member's lease keep-alive), and
+/// not at all without one: on a connection with no open stream etcd counts
+/// every ping as a strike unless 2 h passed since the last (gRPC-Go's
+/// `PermitWithoutStream: false`). (An `Admin` drives its connection only
+/// during a call, so it is silent between calls either way.)
 pub(crate) async fn connect(endpoints: &[String]) -> Result<Client, String> {
     let options = ConnectOptions::new()
         .with_connect_timeout(REQUEST_TIMEOUT)
-        .with_keep_alive(Duration::from_secs(2), Duration::from_secs(2))
-        .with_keep_alive_while_idle(true);
+        .with_keep_alive(KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT)
+        .with_keep_alive_while_idle(false);
     match tokio::time::timeout(REQUEST_TIMEOUT, Client::connect(endpoints, Some(options))).await {
         Ok(Ok(client)) => Ok(client),
         Ok(Err(error)) => Err(error.to_string()),
@@ -109,7 +141,7 @@ pub(crate) async fn follow(endpoints: Vec<String>, layout: Layout, mut context: 
 }
 
 /// Reads the whole prefix into fresh records and publishes their ring.
-async fn read_prefix(client: &mut Client, position: &mut Position, shared: &Shared) -> Result<i64, String> {
+async fn read_prefix(client: &mut Client, position: &mut Position, shared: &FollowerState) -> Result<i64, String> {
     let layout = position.records.layout().clone();
     let read = client.get(layout.root(), Some(GetOptions::new().with_prefix()));
     let response = match tokio::time::timeout(REQUEST_TIMEOUT, read).await {
@@ -137,7 +169,12 @@ async fn read_prefix(client: &mut Client, position: &mut Position, shared: &Shar
 
 /// Publishes a built ring at `revision`, or reports why none could be built
 /// (the last ring stays, and so does the revision).
-fn settle(position: &mut Position, shared: &Shared, revision: i64, built: Result<Transition, shardring::RingError>) {
+fn settle(
+    position: &mut Position,
+    shared: &FollowerState,
+    revision: i64,
+    built: Result<Transition, shardring::RingError>,
+) {
     match built {
         Ok(transition) => {
             let transition = Arc::new(transition);
@@ -220,7 +257,7 @@ async fn session(
 /// ring is current at R. (etcd 3.4 answers a watch progress request before
 /// a catching-up watcher has delivered its events, so a progress reply is
 /// not such a proof.) Otherwise the events are on their way.
-async fn confirm(client: &mut Client, position: &mut Position, shared: &Shared) -> Result<(), String> {
+async fn confirm(client: &mut Client, position: &mut Position, shared: &FollowerState) -> Result<(), String> {
     let root = position.records.layout().root();
     let read = client.get(root, Some(GetOptions::new().with_prefix().with_keys_only()));
     let response = match tokio::time::timeout(REQUEST_TIMEOUT, read).await {
@@ -245,7 +282,7 @@ fn lost(position: &mut Position, message: String) -> Ended {
 }
 
 /// Applies a batch of watch responses as one new ring.
-fn apply(position: &mut Position, shared: &Shared, batch: Vec<WatchResponse>) -> Option<Ended> {
+fn apply(position: &mut Position, shared: &FollowerState, batch: Vec<WatchResponse>) -> Option<Ended> {
     let mut changes = Vec::new();
     let mut revision = position.revision;
     for response in &batch {

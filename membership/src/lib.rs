@@ -37,9 +37,11 @@ mod file;
 mod follower;
 mod member;
 mod records;
+mod state;
 
 pub use error::MembershipError;
-pub use follower::{Epoch, EpochHook, Event, Follower, FollowerOptions, Hook, Status};
+pub use follower::{Follower, FollowerOptions};
 pub use member::{Admin, Member, MemberEntry, MemberState as AgentState};
 pub use records::{Change, KeyKind, Layout, MemberRecord, ParamsRecord, Records, Rejected};
 pub use shardring::NodeState;
+pub use state::{Epoch, EpochHook, Event, Hook, Status};

@@ -11,14 +11,16 @@
 //!   under the member's lease, so it disappears when the member dies.
 //!
 //! The ring at a revision is a pure function of the records at that
-//! revision ([`Records::ring`]): members in ascending order of id bytes,
+//! revision ([`Records::rebuild`]): members in ascending order of id bytes,
 //! each with its record's weight and zone, under the parameters. Two
 //! followers at the same revision so hold the same fingerprint.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use shardring::{Algorithm, Node, NodeConfig, NodeState, PLACEMENT_FORMAT, Ring, RingConfig, RingError, Transition};
+use shardring::{
+    Algorithm, Node, NodeConfig, NodeState, PLACEMENT_FORMAT, Ring, RingConfig, RingError, RingParams, Transition,
+};
 use std::sync::Arc;
 
 use crate::error::MembershipError;
@@ -96,111 +98,52 @@ impl Layout {
 }
 
 /// The ring parameters at `P/config`: the fields of a ring config without
-/// its nodes (`docs/config.schema.json`). Read strictly: unknown fields, a
-/// duplicate key or a `null` make the record invalid.
+/// its nodes (`docs/config.schema.json`): `format_version` and the
+/// [`RingParams`]. Read strictly: unknown fields, a duplicate key or a
+/// `null` make the record invalid.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RecordFields")]
 pub struct ParamsRecord {
     /// Placement format; must be 1.
     pub format_version: u32,
-    /// Placement algorithm (default `ring`).
-    #[serde(default)]
-    pub algorithm: Algorithm,
-    /// Points per unit of weight (`ring` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vnodes: Option<u32>,
-    /// Seed of the XXH3 hashes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
-    /// Maglev table size (`maglev` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub table_size: Option<u32>,
-    /// libmemcached distribution (`libmemcached` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub distribution: Option<shardring::Distribution>,
-    /// Named key hash (`libmemcached` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key_hash: Option<shardring::KeyHash>,
-    /// What member ids are (`twemproxy` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_ids: Option<shardring::ServerIds>,
-    /// twemproxy's `hash_tag` (`twemproxy` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hash_tag: Option<String>,
-    /// npm hashring's `default port` (`hashring-js` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_port: Option<u16>,
-    /// Envoy's and gRPC's `minimum_ring_size` (the ring hash modes only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_ring_size: Option<u64>,
-    /// Envoy's and gRPC's `maximum_ring_size` (the ring hash modes only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_ring_size: Option<u64>,
-    /// The balancer's hash function (`envoy-ring-hash`, `haproxy`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hash_function: Option<shardring::HashFunction>,
-    /// gRPC's endpoint order (`grpc-ring-hash` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub endpoint_order: Option<shardring::EndpointOrder>,
-    /// HAProxy's `avalanche` (`haproxy` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub avalanche: Option<bool>,
-    /// What HAProxy node keys derive from (`haproxy` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_key: Option<shardring::ServerKey>,
-    /// How rendezvous scores nodes (`rendezvous` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score: Option<shardring::RendezvousScore>,
+    /// The algorithm and its parameters, written beside `format_version`.
+    #[serde(flatten)]
+    pub params: RingParams,
+}
+
+/// A `P/config` object as read: `format_version` and the other fields,
+/// which make up the [`RingParams`].
+#[derive(Deserialize)]
+struct RecordFields {
+    format_version: u32,
+    #[serde(flatten)]
+    params: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TryFrom<RecordFields> for ParamsRecord {
+    type Error = String;
+
+    fn try_from(fields: RecordFields) -> Result<ParamsRecord, String> {
+        let params = RingParams::from_fields(fields.params).map_err(|e| e.to_string())?;
+        Ok(ParamsRecord { format_version: fields.format_version, params })
+    }
 }
 
 impl Default for ParamsRecord {
     fn default() -> ParamsRecord {
-        ParamsRecord {
-            format_version: PLACEMENT_FORMAT,
-            algorithm: Algorithm::Ring,
-            vnodes: None,
-            seed: None,
-            table_size: None,
-            distribution: None,
-            key_hash: None,
-            server_ids: None,
-            hash_tag: None,
-            default_port: None,
-            min_ring_size: None,
-            max_ring_size: None,
-            hash_function: None,
-            endpoint_order: None,
-            avalanche: None,
-            server_key: None,
-            score: None,
-        }
+        ParamsRecord { format_version: PLACEMENT_FORMAT, params: RingParams::default() }
     }
 }
 
 impl ParamsRecord {
+    /// The record of `params`, at this build's placement format.
+    pub fn new(params: RingParams) -> ParamsRecord {
+        ParamsRecord { format_version: PLACEMENT_FORMAT, params }
+    }
+
     /// The ring config of these parameters over `nodes`.
     pub fn to_config(&self, nodes: Vec<NodeConfig>) -> RingConfig {
-        RingConfig {
-            format_version: self.format_version,
-            algorithm: self.algorithm,
-            vnodes: self.vnodes,
-            seed: self.seed,
-            table_size: self.table_size,
-            distribution: self.distribution,
-            key_hash: self.key_hash,
-            server_ids: self.server_ids,
-            hash_tag: self.hash_tag.clone(),
-            default_port: self.default_port,
-            min_ring_size: self.min_ring_size,
-            max_ring_size: self.max_ring_size,
-            hash_function: self.hash_function,
-            endpoint_order: self.endpoint_order,
-            avalanche: self.avalanche,
-            server_key: self.server_key,
-            score: self.score,
-            removed_buckets: None,
-            nodes,
-        }
+        RingConfig { format_version: self.format_version, params: self.params.clone(), nodes }
     }
 
     /// Parses a `P/config` value. Errors: [`RingError::InvalidConfig`]
@@ -226,13 +169,13 @@ impl ParamsRecord {
     ///
     /// Errors: [`RingError::InvalidConfig`] naming the algorithm.
     pub fn check(&self) -> Result<(), RingError> {
-        if self.algorithm.placement_has_history() {
+        if self.params.algorithm.placement_has_history() {
             return Err(RingError::InvalidConfig {
                 message: format!(
                     "algorithm {:?} places keys by the order in which nodes were removed, which etcd member records \
                      (under leases) do not carry: follow it from a config file kept by one writer (its \
                      removed_buckets hold the order), or use ring, rendezvous, maglev, jump or jumpback in etcd",
-                    self.algorithm.name()
+                    self.params.algorithm.name()
                 ),
             });
         }
@@ -495,8 +438,8 @@ impl Records {
             && !config_changed
             && self.params == params_before
             && self.excluded.is_empty()
-            && !self.params.algorithm.order_places_keys()
-            && self.params.algorithm != Algorithm::Slots
+            && !self.params.params.algorithm.order_places_keys()
+            && self.params.params.algorithm != Algorithm::Slots
             && touched.len() <= 16;
         if derivable {
             let previous = previous.expect("checked");

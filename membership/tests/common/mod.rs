@@ -1,7 +1,7 @@
-//! The Rust tests' launcher of real etcd servers: `etcd` (Debian's
-//! etcd-server) on free loopback ports with a temporary data dir, stopped by
-//! PID when the guard drops, also when a test fails. A server that cannot
-//! start fails the test with etcd's own output.
+//! The Rust tests' launcher of real servers: `etcd` (Debian's etcd-server)
+//! and `redis-server` on free loopback ports with a temporary data dir,
+//! stopped by PID when the guard drops, also when a test fails. A server
+//! that cannot start fails the test with its own output.
 
 #![allow(dead_code, reason = "each test file uses part of the launcher")]
 
@@ -101,6 +101,43 @@ impl Etcd {
         self.spawn();
     }
 
+    /// Freezes the server (SIGSTOP): its sockets stay open and the kernel
+    /// still accepts connections, but nothing answers, as with a hung
+    /// server or a network that drops packets. Only keepalive pings tell.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused server run again (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.child.as_ref().expect("etcd is running").id().to_string();
+        let status = Command::new("kill").args([signal, &pid]).status().expect("kill runs");
+        assert!(status.success(), "kill {signal} {pid}: {status}");
+    }
+
+    /// The local ports of every established TCP connection to this
+    /// server's client port (read from Linux's `/proc/net/tcp`): a client
+    /// whose connection etcd closed shows up as a port gone, and its
+    /// reconnection as a new one.
+    pub fn client_connections(&self) -> std::collections::BTreeSet<u16> {
+        const ESTABLISHED: &str = "01";
+        let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp is readable");
+        let port = |address: &str| address.rsplit_once(':').and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+        table
+            .lines()
+            .skip(1)
+            .filter_map(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let (local, remote, state) = (fields.get(1)?, fields.get(2)?, fields.get(3)?);
+                (*state == ESTABLISHED && port(remote) == Some(self.client_port)).then(|| port(local)).flatten()
+            })
+            .collect()
+    }
+
     /// Runs etcdctl against this server; panics when it fails.
     pub fn etcdctl(&self, args: &[&str]) -> String {
         let output = Command::new("etcdctl")
@@ -124,11 +161,86 @@ impl Drop for Etcd {
     }
 }
 
-/// Waits until `condition` holds, polling every 10 ms, or panics after `timeout` with `what`.
-pub fn eventually(timeout: Duration, what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
+/// A running redis-server (Debian's redis-server) on a free loopback port,
+/// without persistence, its files in a temporary dir; killed on drop, also
+/// when a test fails. A server that cannot start fails the test with its log.
+pub struct Redis {
+    child: Child,
+    pub port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Redis {
+    /// Starts a redis-server on 127.0.0.1 and waits until it answers PING.
+    pub fn start() -> Redis {
+        Redis::start_on(&["127.0.0.1"])
+    }
+
+    /// Starts a redis-server listening on each of `hosts` (loopback
+    /// addresses, such as 127.0.0.1 and 127.0.0.2: one server that two
+    /// addresses reach), one port, and waits until it answers PING.
+    pub fn start_on(hosts: &[&str]) -> Redis {
+        let dir = tempfile::tempdir().expect("a temporary dir");
+        let log = dir.path().join("redis.log");
+        let port = free_port();
+        let child = Command::new("redis-server")
+            .arg("--bind")
+            .args(hosts)
+            .args(["--port", &port.to_string(), "--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(dir.path())
+            .arg("--logfile")
+            .arg(&log)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start redis-server (install Debian's redis-server): {e}"));
+        let mut redis = Redis { child, port, dir };
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !redis.answers() {
+            if let Ok(Some(status)) = redis.child.try_wait() {
+                panic!("redis-server exited with {status}:\n{}", redis.log());
+            }
+            assert!(Instant::now() < deadline, "redis-server did not answer within 15 s:\n{}", redis.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        redis
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn answers(&self) -> bool {
+        use std::io::{Read, Write};
+        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else { return false };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+        let mut reply = [0u8; 7];
+        stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut reply).is_ok() && &reply == b"+PONG\r\n"
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("redis.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until `condition` holds, polling every 10 ms, and returns how long
+/// that took; panics after `timeout` with `what`. Give a deadline that a
+/// loaded 2-core machine meets with room to spare, and print the time
+/// returned rather than asserting a tighter bound on it.
+pub fn eventually(timeout: Duration, what: &str, mut condition: impl FnMut() -> bool) -> Duration {
+    let started = Instant::now();
     while !condition() {
-        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        assert!(started.elapsed() < timeout, "timed out after {timeout:?} waiting for {what}");
         std::thread::sleep(Duration::from_millis(10));
     }
+    started.elapsed()
 }
