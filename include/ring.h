@@ -15,6 +15,12 @@
 #define RING_VERSION_PATCH 0
 
 /**
+ * The bytes `ring_fingerprint_hex` and `ring_follower_fingerprint_hex` write:
+ * 16 hexadecimal digits and a NUL.
+ */
+#define RING_FINGERPRINT_HEX_LEN 17
+
+/**
  * `ring_options_t.fields` bit: `vnodes` is given.
  */
 #define RING_OPTION_VNODES 1
@@ -266,6 +272,12 @@ enum ring_result
    * A follower did not read its first ring, or reach a revision, in time.
    */
   RING_TIMEOUT = 23,
+  /**
+   * A follower's config file could not be read (missing, a directory,
+   * unreadable) or holds a config that is refused; `ring_last_error`
+   * names the path and why. The same name as Python's and Node's code.
+   */
+  RING_FILE = 24,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -315,18 +327,28 @@ typedef struct ring_tracker_t ring_tracker_t;
 typedef struct ring_transition_t ring_transition_t;
 
 /**
- * Algorithm and parameters for `ring_new_with_options`. A parameter counts
- * only when its bit is set in `fields`; a parameter left out gets its
- * default, and one passed must be valid (0 is never a default: `vnodes` 0
- * is `RING_ZERO_VNODES`, `table_size` 0 `RING_INVALID_TABLE_SIZE`). So a
- * zeroed struct means every default:
+ * Algorithm and parameters for `ring_new_with_options_sized`, which takes
+ * the struct with its size (`sizeof options`), so the library knows which
+ * fields the caller's struct has.
+ *
+ * A parameter counts only when its bit is set in `fields`; a parameter left
+ * out gets its default, and one passed must be valid (0 is never a
+ * default: `vnodes` 0 is `RING_ZERO_VNODES`, `table_size` 0
+ * `RING_INVALID_TABLE_SIZE`). Every other field must be 0 (NULL) unless its
+ * bit is set: a value without its bit is `RING_INVALID_CONFIG`, naming the
+ * field, never silently ignored. So zero the struct (`= {0}` or a
+ * designated initializer), then set each parameter with its bit:
  *
  * ```c
- * ring_options_t options = {0};   // all defaults: ring, 160 vnodes, seed 0
- * options.algorithm = "maglev";
- * options.fields = RING_OPTION_TABLE_SIZE;
- * options.table_size = 251;
+ * ring_options_t options = {.algorithm = "maglev", .fields = RING_OPTION_TABLE_SIZE, .table_size = 251};
+ * ring_new_with_options_sized(ids, id_lens, NULL, NULL, NULL, count, &options, sizeof options, &ring);
  * ```
+ *
+ * New fields are only ever appended, and a zero field means what its
+ * absence meant, so a program built against an older header (a shorter
+ * struct) keeps working with a newer library, and one built against a
+ * newer header works with an older library as long as the fields that
+ * library does not know are zero.
  */
 typedef struct {
   /**
@@ -338,9 +360,8 @@ typedef struct {
    * `RING_OPTION_HASH_FUNCTION`, `RING_OPTION_ENDPOINT_ORDER`,
    * `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY`,
    * `RING_OPTION_HAPROXY_IDS`, `RING_OPTION_BUCKETS`,
-   * `RING_OPTION_REMOVED_BUCKETS` and `RING_OPTION_SCORE` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
-   * only when its bit is set, so a program built against an older header
-   * (a shorter struct, without the last fields) stays valid.
+   * `RING_OPTION_REMOVED_BUCKETS` and `RING_OPTION_SCORE` (0: none, all
+   * defaults). Any other bit is `RING_INVALID_CONFIG`.
    */
   uint32_t fields;
   /**
@@ -487,6 +508,16 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * The library's version, `"MAJOR.MINOR.PATCH"` (the crate version it was
+ * built from): static, NUL-terminated, never NULL. Compare it with the
+ * header's `RING_VERSION_MAJOR`, `RING_VERSION_MINOR` and
+ * `RING_VERSION_PATCH` to check that a program runs against the library it
+ * was compiled for; the SONAME (`libring.so.0.MINOR` before 1.0,
+ * `libring.so.MAJOR` after) changes whenever the ABI does.
+ */
+const char *ring_version(void);
+
+/**
  * A static, NUL-terminated description of a result code (never NULL).
  */
 const char *ring_result_str(uint32_t result);
@@ -499,16 +530,6 @@ const char *ring_result_str(uint32_t result);
 const char *ring_result_name(uint32_t result);
 
 /**
- * The library's version, `"MAJOR.MINOR.PATCH"` (the crate version it was
- * built from): static, NUL-terminated, never NULL. Compare it with the
- * header's `RING_VERSION_MAJOR`, `RING_VERSION_MINOR` and
- * `RING_VERSION_PATCH` to check that a program runs against the library it
- * was compiled for; the SONAME (`libring.so.0.MINOR` before 1.0,
- * `libring.so.MAJOR` after) changes whenever the ABI does.
- */
-const char *ring_version(void);
-
-/**
  * The detailed message of the last failure on the calling thread, naming
  * the bad value (empty string when nothing failed yet). NUL-terminated,
  * owned by the library, valid until the next failing call on this thread.
@@ -517,10 +538,10 @@ const char *ring_last_error(void);
 
 /**
  * Builds a ring from `node_count` nodes given as parallel arrays, on the
- * default algorithm (`"ring"`). Same as `ring_new_with_options` with
+ * default algorithm (`"ring"`). Same as `ring_new_with_options_sized` with
  * options `{ .fields = RING_OPTION_VNODES | RING_OPTION_SEED, .vnodes =
  * vnodes, .seed = seed }`: both are passed as given (there is no "0 means
- * the default"; `ring_new_with_options` leaves a parameter out).
+ * the default"; `ring_new_with_options_sized` leaves a parameter out).
  *
  * - `ids[i]` points to `id_lens[i]` bytes of UTF-8 (not NUL-terminated; copied).
  * - `weights[i]` is the node's relative capacity (finite, >= 0; 0 = drained);
@@ -555,34 +576,50 @@ ring_result ring_new(const char *const *ids,
 
 /**
  * Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
- * parameters from `options` (NULL, or a zeroed `ring_options_t`, = all
- * defaults: the `ring` algorithm, 160 vnodes, seed 0, for Maglev a table
- * of 65,537). Only the parameters whose bits are set in `options->fields`
- * are read, and each is passed as given. Ketama ids are servers
- * (`host:port`); ketama and nginx weights are whole numbers; jump,
- * jumpback and memento weights are 1.
+ * parameters from `options`, a `ring_options_t` of `options_size` bytes
+ * (pass `sizeof options`). NULL options, or a zeroed struct, mean every
+ * default: the `ring` algorithm, 160 vnodes, seed 0, for Maglev a table of
+ * 65,537. A parameter counts when its bit is set in `options->fields` and
+ * is passed as given; a field holding a value (not 0, not NULL) without its
+ * bit is refused, naming the field. Ketama ids are servers (`host:port`);
+ * ketama and nginx weights are whole numbers; jump, jumpback and memento
+ * weights are 1.
+ *
+ * The library reads exactly `options_size` bytes: a struct from an older
+ * header (shorter) leaves the later parameters at their defaults; one from
+ * a newer header (longer) is accepted when the bytes past the fields this
+ * library knows are all zero (the Linux kernel's rule for `openat2` and
+ * `clone3`).
  *
  * On success writes a new handle to `*out_ring`; release it with
  * `ring_free`. Errors: those of `ring_new` (`RING_ZERO_VNODES`: vnodes 0
  * with its bit set), plus `RING_INVALID_CONFIG` (an unknown algorithm, a
- * parameter it does not take, or a bit of `fields` no `RING_OPTION_*`
- * defines), `RING_INVALID_TABLE_SIZE` (including 0 with its bit set),
- * `RING_INVALID_ADDRESS`.
+ * parameter it does not take, a field set without its bit, a bit of
+ * `fields` no `RING_OPTION_*` defines, an `options_size` smaller than the
+ * first `ring_options_t` or above 4,096, or non-zero bytes past the fields
+ * this library knows), `RING_INVALID_TABLE_SIZE` (including 0 with its bit
+ * set), `RING_INVALID_ADDRESS`.
+ *
+ * Replaces `ring_new_with_options`, which took no size and which the
+ * library still exports for programs built against earlier headers (it
+ * reads the `ring_options_t` those headers declared under their rule: a
+ * field without its bit is ignored, as it always was for them).
  *
  * # Safety
- * As `ring_new`; `options` is NULL or points to a `ring_options_t` whose
- * `algorithm` is NULL or a NUL-terminated string, and whose arrays with
- * their bits set hold `node_count` (`haproxy_ids`, `buckets`) or
+ * As `ring_new`; `options` is NULL or valid for reads of `options_size`
+ * bytes, its `algorithm` NULL or a NUL-terminated string, and the arrays
+ * whose bits are set hold `node_count` (`haproxy_ids`, `buckets`) or
  * `removed_bucket_count` (`removed_buckets`) entries.
  */
-ring_result ring_new_with_options(const char *const *ids,
-                                  const size_t *id_lens,
-                                  const double *weights,
-                                  const char *const *zones,
-                                  const size_t *zone_lens,
-                                  size_t node_count,
-                                  const ring_options_t *options,
-                                  ring_t **out_ring);
+ring_result ring_new_with_options_sized(const char *const *ids,
+                                        const size_t *id_lens,
+                                        const double *weights,
+                                        const char *const *zones,
+                                        const size_t *zone_lens,
+                                        size_t node_count,
+                                        const ring_options_t *options,
+                                        size_t options_size,
+                                        ring_t **out_ring);
 
 /**
  * The ring's algorithm name (`"ring"`, `"ketama"`, ...): a static
@@ -601,7 +638,7 @@ const char *ring_algorithm(const ring_t *ring);
  * On success writes a new handle to `*out_ring`; release it with `ring_free`.
  * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_INVALID_CONFIG`,
  * `RING_UNSUPPORTED_FORMAT`, the errors of `ring_new`, and those of
- * `ring_new_with_options` (`RING_INVALID_TABLE_SIZE`, `RING_INVALID_ADDRESS`).
+ * `ring_new_with_options_sized` (`RING_INVALID_TABLE_SIZE`, `RING_INVALID_ADDRESS`).
  *
  * # Safety
  * `json` must be valid for `json_len` bytes.
@@ -711,25 +748,6 @@ ring_result ring_get_node(const ring_t *ring,
 ring_result ring_get_node_by_hash(const ring_t *ring, uint64_t hash, size_t *out_index);
 
 /**
- * Places `key_count` keys in one call: `keys[i]` points to `key_lens[i]`
- * bytes; the owner's index of key `i` goes to `out_indices[i]`.
- * `out_indices_len` must be at least `key_count`.
- *
- * Errors: `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL`, `RING_EMPTY_RING`.
- * On error nothing is written.
- *
- * # Safety
- * `keys` and `key_lens` must hold `key_count` elements, `keys[i]` valid for
- * `key_lens[i]` bytes; `out_indices` writable for `out_indices_len` elements.
- */
-ring_result ring_get_node_batch(const ring_t *ring,
-                                const uint8_t *const *keys,
-                                const size_t *key_lens,
-                                size_t key_count,
-                                size_t *out_indices,
-                                size_t out_indices_len);
-
-/**
  * Writes the key's preference list: up to `out_indices_len` distinct node
  * indices, in clockwise order from the key (distinct zones first when nodes
  * have zones), the first being `ring_get_node`'s answer; `*out_count`
@@ -765,16 +783,32 @@ uint64_t ring_hash_key(const ring_t *ring, const uint8_t *key, size_t key_len);
 /**
  * The ring's config fingerprint: a stable 64-bit digest of its algorithm,
  * parameters and set of nodes (`core/SPEC.md`; node order counts only where
- * it places keys: `jump` and `jumpback` (buckets are list positions),
- * libmemcached's modes and the migration modes (ties go to the earlier
- * node), and fresh slot ranges; `memento` lists nodes by bucket and adds
- * its removed buckets), so two processes can check they hold the same
- * ring. 0 for NULL.
+ * it places keys: `jump` and `jumpback` (buckets are list positions), the
+ * ketama modes, libketama, nginx and libmemcached (ties go to the earlier
+ * server), the migration modes, Envoy's and gRPC's ring hash (fractional
+ * shares), `haproxy` (assigned ids) and fresh slot ranges; `memento` lists
+ * nodes by bucket and adds its removed buckets), so two processes can
+ * check they hold the same ring. 0 for NULL.
  *
  * # Safety
  * `ring` must be NULL or a live handle.
  */
 uint64_t ring_fingerprint(const ring_t *ring);
+
+/**
+ * Writes the ring's fingerprint (`ring_fingerprint`) as text into
+ * `out_hex`: 16 lowercase hexadecimal digits, zero-padded, then a NUL
+ * (`RING_FINGERPRINT_HEX_LEN` = 17 bytes), e.g. `"53712479e1fdae70"`: the
+ * text the CLI, Python's `repr` and Node print, and
+ * `ring_follower_fingerprint_hex` writes.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL` (`out_hex_len`
+ * below 17). Nothing is written on error.
+ *
+ * # Safety
+ * `ring` must be a live handle; `out_hex` writable for `out_hex_len` bytes.
+ */
+ring_result ring_fingerprint_hex(const ring_t *ring, char *out_hex, size_t out_hex_len);
 
 /**
  * Derives a new ring with one node added (appended to the node order): only
@@ -785,7 +819,9 @@ uint64_t ring_fingerprint(const ring_t *ring);
  * `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
  * `RING_TOO_MANY_POINTS`, `RING_INVALID_ADDRESS` (ketama and nginx: the id
  * is not a server address, or names a server already present),
- * `RING_INVALID_TABLE_SIZE` (Maglev: the table has no slot left for it).
+ * `RING_INVALID_TABLE_SIZE` (Maglev: the table has no slot left for it),
+ * `RING_INVALID_CONFIG` (nginx: servers marked down would then hold 21
+ * consecutive points).
  *
  * # Safety
  * `ring` must be a live handle; `id` valid for `id_len` bytes, a non-NULL
@@ -803,7 +839,9 @@ ring_result ring_with_node(const ring_t *ring,
  * Derives a new ring without node `id` (later nodes shift down one index):
  * only that node's keys move. `ring` is unchanged.
  *
- * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`.
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`,
+ * `RING_INVALID_CONFIG` (nginx: servers marked down would then hold 21
+ * consecutive points).
  *
  * # Safety
  * `ring` must be a live handle; `id` valid for `id_len` bytes; `out_ring` writable.
@@ -815,7 +853,10 @@ ring_result ring_without_node(const ring_t *ring, const char *id, size_t id_len,
  * keys to that node, lowering it only moves keys away. `ring` is unchanged.
  *
  * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`,
- * `RING_INVALID_WEIGHT`, `RING_TOO_MANY_POINTS`.
+ * `RING_INVALID_WEIGHT` (including, under `haproxy`, a weight HAProxy's `set
+ * weight` would reach with ties reordered), `RING_TOO_MANY_POINTS`,
+ * `RING_INVALID_CONFIG` (nginx: servers marked down would then hold 21
+ * consecutive points).
  *
  * # Safety
  * `ring` must be a live handle; `id` valid for `id_len` bytes; `out_ring` writable.
@@ -825,6 +866,25 @@ ring_result ring_with_weight(const ring_t *ring,
                              size_t id_len,
                              double weight,
                              ring_t **out_ring);
+
+/**
+ * Places `key_count` keys in one call: `keys[i]` points to `key_lens[i]`
+ * bytes; the owner's index of key `i` goes to `out_indices[i]`.
+ * `out_indices_len` must be at least `key_count`.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL`, `RING_EMPTY_RING`.
+ * On error nothing is written.
+ *
+ * # Safety
+ * `keys` and `key_lens` must hold `key_count` elements, `keys[i]` valid for
+ * `key_lens[i]` bytes; `out_indices` writable for `out_indices_len` elements.
+ */
+ring_result ring_get_node_batch(const ring_t *ring,
+                                const uint8_t *const *keys,
+                                const size_t *key_lens,
+                                size_t key_count,
+                                size_t *out_indices,
+                                size_t out_indices_len);
 
 /**
  * Writes each node's exact share of the hash space (and so of uniformly
@@ -1055,8 +1115,11 @@ ring_result ring_follower_new_etcd(const char *endpoints,
  * Starts following a JSON ring config file at `path` (`path_len` bytes of
  * UTF-8), re-read whenever it is replaced (write a temporary file, then
  * rename it over) or written; revision `n` is its `n`-th successful read.
- * As `ring_follower_new_etcd` otherwise; `RING_TIMEOUT` when the file gives
- * no valid ring within `timeout_ms`.
+ * As `ring_follower_new_etcd` otherwise, except: `RING_FILE` at once when
+ * the file cannot be read (missing, a directory) or its config is refused
+ * (broken JSON, a byte-order mark, a refused parameter), with
+ * `ring_last_error` naming the path and why. A later reload that fails
+ * keeps the last ring and is reported to `callback`.
  *
  * # Safety
  * As `ring_follower_new_etcd`.
@@ -1112,6 +1175,24 @@ ring_result ring_follower_status(const ring_follower_t *follower,
                                  uint8_t *out_connected,
                                  double *out_stale_seconds,
                                  uint64_t *out_epochs);
+
+/**
+ * Writes the follower's current fingerprint (the `fingerprint` of
+ * `ring_follower_status` and of its events: the current ring's, or with
+ * members warming or draining the transition's) as text into `out_hex`:
+ * 16 lowercase hexadecimal digits, zero-padded, then a NUL
+ * (`RING_FINGERPRINT_HEX_LEN` = 17 bytes), as `ring_fingerprint_hex`
+ * writes a ring's and the CLI prints an epoch's.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL` (`out_hex_len`
+ * below 17). Nothing is written on error.
+ *
+ * # Safety
+ * `follower` must be a live handle; `out_hex` writable for `out_hex_len` bytes.
+ */
+ring_result ring_follower_fingerprint_hex(const ring_follower_t *follower,
+                                          char *out_hex,
+                                          size_t out_hex_len);
 
 /**
  * Blocks until the follower holds `revision` or a later one (asking etcd

@@ -162,7 +162,7 @@ class Ring {
     }
 
     /// Builds a ring on any algorithm with the given parameters; the others
-    /// get their defaults (ring_new_with_options). Throws Error.
+    /// get their defaults (ring_new_with_options_sized). Throws Error.
     Ring(const std::vector<NodeSpec> &nodes, const Options &options) {
         ring_options_t c_options{};
         if (options.algorithm) c_options.algorithm = options.algorithm->c_str();
@@ -246,8 +246,9 @@ class Ring {
             c_options.score = options.score->c_str();
         }
         Arrays a(nodes);
-        detail::check(ring_new_with_options(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),
-                                            a.zone_lens.data(), nodes.size(), &c_options, &handle_));
+        detail::check(ring_new_with_options_sized(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),
+                                                  a.zone_lens.data(), nodes.size(), &c_options, sizeof c_options,
+                                                  &handle_));
     }
 
     /// Builds a ring on an algorithm, with an optional seed and Maglev table
@@ -382,6 +383,15 @@ class Ring {
     /// Stable 64-bit digest of the ring's config: equal fingerprints place
     /// every key identically (ring_fingerprint).
     uint64_t fingerprint() const noexcept { return ring_fingerprint(handle_); }
+
+    /// The fingerprint as text: 16 lowercase hex digits, zero-padded
+    /// ("53712479e1fdae70"), as the CLI and every binding print it
+    /// (ring_fingerprint_hex).
+    std::string fingerprint_hex() const {
+        char hex[RING_FINGERPRINT_HEX_LEN];
+        detail::check(ring_fingerprint_hex(handle_, hex, sizeof hex));
+        return std::string(hex, RING_FINGERPRINT_HEX_LEN - 1);
+    }
 
     /// Each node's exact share of the hash space, by node index (ring_ownership).
     std::vector<double> ownership() const {
@@ -733,7 +743,8 @@ class Follower {
         return follower;
     }
 
-    /// Follows a JSON ring config file (ring_follower_new_file). Throws Error (RING_TIMEOUT).
+    /// Follows a JSON ring config file (ring_follower_new_file). Throws Error (RING_FILE: the file cannot
+    /// be read or its config is refused, at once).
     static Follower file(std::string_view path, uint32_t timeout_ms = 5000, Callback callback = nullptr,
                          void *userdata = nullptr) {
         Follower follower(callback, userdata);
@@ -791,6 +802,15 @@ class Follower {
 
     /// The revision (epoch) the follower holds.
     int64_t revision() const { return status().revision; }
+
+    /// The current fingerprint (Status::fingerprint, as the events give it)
+    /// as 16 lowercase hex digits, zero-padded, as the CLI prints an epoch's
+    /// (ring_follower_fingerprint_hex).
+    std::string fingerprint_hex() const {
+        char hex[RING_FINGERPRINT_HEX_LEN];
+        detail::check(ring_follower_fingerprint_hex(handle_, hex, sizeof hex));
+        return std::string(hex, RING_FINGERPRINT_HEX_LEN - 1);
+    }
 
     /// Blocks until the follower holds revision or later; returns the revision
     /// held (ring_follower_wait). Throws Error (RING_TIMEOUT).

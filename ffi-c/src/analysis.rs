@@ -4,9 +4,11 @@ use std::ffi::c_char;
 
 use shardring::RingDiff;
 
+use crate::boundary::{boundary, non_null, out_slice, write, write_str};
+use crate::error::ring_result::{self, *};
+use crate::error::{core_error, fail};
 use crate::ring::ring_ref;
-use crate::ring_result::{self, *};
-use crate::{boundary, core_error, fail, non_null, out_slice, ring_t, write, write_str};
+use crate::ring::ring_t;
 
 /// Writes each node's exact share of the hash space (and so of uniformly
 /// hashed keys), in [0, 1], to `out_shares[i]` for node index `i`; the shares

@@ -4,9 +4,11 @@ use std::ffi::c_char;
 
 use shardring::LoadTracker;
 
+use crate::boundary::{boundary, bytes, non_null, text, write, write_str};
+use crate::error::ring_result::{self, *};
+use crate::error::{core_error, fail};
 use crate::ring::ring_shared;
-use crate::ring_result::{self, *};
-use crate::{boundary, bytes, core_error, fail, non_null, ring_t, text, write, write_str};
+use crate::ring::ring_t;
 
 /// Live load per node over a ring, placing requests with bounded loads
 /// (Mirrokni, Thorup and Zadimoghaddam, 2017). Create with

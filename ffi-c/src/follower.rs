@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use shardring_membership::{Event, Follower, FollowerOptions, MembershipError};
 
+use crate::boundary::{boundary, non_null, text, write, write_fingerprint_hex};
+use crate::error::fail;
+use crate::error::ring_result::{self, *};
+use crate::ring::ring_t;
 use crate::ring::shared_handle;
-use crate::ring_result::{self, *};
-use crate::{boundary, fail, non_null, ring_t, text, write};
 
 /// An event kind: the ring changed; `revision` and `fingerprint` are the new epoch's.
 pub const RING_FOLLOWER_CHANGED: u32 = 1;
@@ -97,6 +99,7 @@ fn options(timeout_ms: u32, callback: ring_follower_callback, userdata: *mut c_v
 fn membership_error(error: MembershipError) -> ring_result {
     let code = match &error {
         MembershipError::Timeout { .. } | MembershipError::Stopped => RING_TIMEOUT,
+        MembershipError::File { .. } => RING_FILE,
         _ => RING_INVALID_CONFIG,
     };
     fail(code, format_args!("{error}"))
@@ -162,8 +165,11 @@ pub unsafe extern "C" fn ring_follower_new_etcd(
 /// Starts following a JSON ring config file at `path` (`path_len` bytes of
 /// UTF-8), re-read whenever it is replaced (write a temporary file, then
 /// rename it over) or written; revision `n` is its `n`-th successful read.
-/// As `ring_follower_new_etcd` otherwise; `RING_TIMEOUT` when the file gives
-/// no valid ring within `timeout_ms`.
+/// As `ring_follower_new_etcd` otherwise, except: `RING_FILE` at once when
+/// the file cannot be read (missing, a directory) or its config is refused
+/// (broken JSON, a byte-order mark, a refused parameter), with
+/// `ring_last_error` naming the path and why. A later reload that fails
+/// keeps the last ring and is reported to `callback`.
 ///
 /// # Safety
 /// As `ring_follower_new_etcd`.
@@ -224,7 +230,7 @@ pub unsafe extern "C" fn ring_follower_ring(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_follower_transition(
     follower: *const ring_follower_t,
-    out_transition: *mut *mut crate::ring_transition_t,
+    out_transition: *mut *mut crate::transition::ring_transition_t,
     out_revision: *mut i64,
 ) -> ring_result {
     boundary(|| {
@@ -281,6 +287,32 @@ pub unsafe extern "C" fn ring_follower_status(
             }
         }
         Ok(())
+    })
+}
+
+/// Writes the follower's current fingerprint (the `fingerprint` of
+/// `ring_follower_status` and of its events: the current ring's, or with
+/// members warming or draining the transition's) as text into `out_hex`:
+/// 16 lowercase hexadecimal digits, zero-padded, then a NUL
+/// (`RING_FINGERPRINT_HEX_LEN` = 17 bytes), as `ring_fingerprint_hex`
+/// writes a ring's and the CLI prints an epoch's.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL` (`out_hex_len`
+/// below 17). Nothing is written on error.
+///
+/// # Safety
+/// `follower` must be a live handle; `out_hex` writable for `out_hex_len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_follower_fingerprint_hex(
+    follower: *const ring_follower_t,
+    out_hex: *mut c_char,
+    out_hex_len: usize,
+) -> ring_result {
+    boundary(|| {
+        // SAFETY: a live handle by contract.
+        let fingerprint = unsafe { follower_ref(follower)? }.status().fingerprint;
+        // SAFETY: writable for `out_hex_len` bytes by contract.
+        unsafe { write_fingerprint_hex(fingerprint, out_hex, out_hex_len) }
     })
 }
 

@@ -1,14 +1,17 @@
-//! `ring_t`: construction, lookups, derivation and export.
+//! `ring_t`: the handle, its construction (from node arrays, options or
+//! JSON), node accessors, single-key lookups, fingerprints and derivations.
+//! The options struct is read and converted in `options.rs`; key arrays and
+//! the batch lookup are in `keys.rs`.
 
 use std::ffi::{CString, c_char};
 use std::sync::Arc;
 
-use shardring::{
-    Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, RendezvousScore, Ring, ServerIds, ServerKey,
-};
+use shardring::{Node, Ring};
 
-use crate::ring_result::{self, *};
-use crate::{boundary, bytes, core_error, fail, non_null, out_slice, text, write, write_str};
+use crate::boundary::{boundary, bytes, non_null, out_slice, text, write, write_fingerprint_hex, write_str};
+use crate::error::ring_result::{self, *};
+use crate::error::{core_error, fail};
+use crate::options::{build_ring, read_legacy_options, read_options, ring_options_t};
 
 /// An immutable ring snapshot. Create with `ring_new` or
 /// `ring_new_from_json`, or derive with `ring_with_node`, `ring_without_node`
@@ -59,10 +62,10 @@ fn hand_out(ring: Ring, out_ring: *mut *mut ring_t) {
 }
 
 /// Builds a ring from `node_count` nodes given as parallel arrays, on the
-/// default algorithm (`"ring"`). Same as `ring_new_with_options` with
+/// default algorithm (`"ring"`). Same as `ring_new_with_options_sized` with
 /// options `{ .fields = RING_OPTION_VNODES | RING_OPTION_SEED, .vnodes =
 /// vnodes, .seed = seed }`: both are passed as given (there is no "0 means
-/// the default"; `ring_new_with_options` leaves a parameter out).
+/// the default"; `ring_new_with_options_sized` leaves a parameter out).
 ///
 /// - `ids[i]` points to `id_lens[i]` bytes of UTF-8 (not NUL-terminated; copied).
 /// - `weights[i]` is the node's relative capacity (finite, >= 0; 0 = drained);
@@ -106,193 +109,77 @@ pub unsafe extern "C" fn ring_new(
     })
 }
 
-/// `ring_options_t.fields` bit: `vnodes` is given.
-pub const RING_OPTION_VNODES: u32 = 1;
-/// `ring_options_t.fields` bit: `seed` is given.
-pub const RING_OPTION_SEED: u32 = 2;
-/// `ring_options_t.fields` bit: `table_size` is given.
-pub const RING_OPTION_TABLE_SIZE: u32 = 4;
-/// `ring_options_t.fields` bit: `distribution` is given.
-pub const RING_OPTION_DISTRIBUTION: u32 = 8;
-/// `ring_options_t.fields` bit: `key_hash` is given.
-pub const RING_OPTION_KEY_HASH: u32 = 16;
-/// `ring_options_t.fields` bit: `server_ids` is given.
-pub const RING_OPTION_SERVER_IDS: u32 = 32;
-/// `ring_options_t.fields` bit: `hash_tag` is given.
-pub const RING_OPTION_HASH_TAG: u32 = 64;
-/// `ring_options_t.fields` bit: `default_port` is given.
-pub const RING_OPTION_DEFAULT_PORT: u32 = 128;
-/// `ring_options_t.fields` bit: `min_ring_size` is given.
-pub const RING_OPTION_MIN_RING_SIZE: u32 = 256;
-/// `ring_options_t.fields` bit: `max_ring_size` is given.
-pub const RING_OPTION_MAX_RING_SIZE: u32 = 512;
-/// `ring_options_t.fields` bit: `hash_function` is given.
-pub const RING_OPTION_HASH_FUNCTION: u32 = 1024;
-/// `ring_options_t.fields` bit: `endpoint_order` is given.
-pub const RING_OPTION_ENDPOINT_ORDER: u32 = 2048;
-/// `ring_options_t.fields` bit: `avalanche` is given.
-pub const RING_OPTION_AVALANCHE: u32 = 4096;
-/// `ring_options_t.fields` bit: `server_key` is given.
-pub const RING_OPTION_SERVER_KEY: u32 = 8192;
-/// `ring_options_t.fields` bit: `haproxy_ids` is given.
-pub const RING_OPTION_HAPROXY_IDS: u32 = 16384;
-/// `ring_options_t.fields` bit: `buckets` is given.
-pub const RING_OPTION_BUCKETS: u32 = 32768;
-/// `ring_options_t.fields` bit: `removed_buckets` and `removed_bucket_count` are given.
-pub const RING_OPTION_REMOVED_BUCKETS: u32 = 65536;
-/// `ring_options_t.fields` bit: `score` is given.
-pub const RING_OPTION_SCORE: u32 = 131072;
-/// Every bit `ring_options_t.fields` defines.
-const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
-    | RING_OPTION_SEED
-    | RING_OPTION_TABLE_SIZE
-    | RING_OPTION_DISTRIBUTION
-    | RING_OPTION_KEY_HASH
-    | RING_OPTION_SERVER_IDS
-    | RING_OPTION_HASH_TAG
-    | RING_OPTION_DEFAULT_PORT
-    | RING_OPTION_MIN_RING_SIZE
-    | RING_OPTION_MAX_RING_SIZE
-    | RING_OPTION_HASH_FUNCTION
-    | RING_OPTION_ENDPOINT_ORDER
-    | RING_OPTION_AVALANCHE
-    | RING_OPTION_SERVER_KEY
-    | RING_OPTION_HAPROXY_IDS
-    | RING_OPTION_BUCKETS
-    | RING_OPTION_REMOVED_BUCKETS
-    | RING_OPTION_SCORE;
-
-/// Algorithm and parameters for `ring_new_with_options`. A parameter counts
-/// only when its bit is set in `fields`; a parameter left out gets its
-/// default, and one passed must be valid (0 is never a default: `vnodes` 0
-/// is `RING_ZERO_VNODES`, `table_size` 0 `RING_INVALID_TABLE_SIZE`). So a
-/// zeroed struct means every default:
-///
-/// ```c
-/// ring_options_t options = {0};   // all defaults: ring, 160 vnodes, seed 0
-/// options.algorithm = "maglev";
-/// options.fields = RING_OPTION_TABLE_SIZE;
-/// options.table_size = 251;
-/// ```
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct ring_options_t {
-    /// Which parameters are given: a bitwise OR of `RING_OPTION_VNODES`,
-    /// `RING_OPTION_SEED`, `RING_OPTION_TABLE_SIZE`,
-    /// `RING_OPTION_DISTRIBUTION`, `RING_OPTION_KEY_HASH`, `RING_OPTION_SERVER_IDS`
-    /// `RING_OPTION_HASH_TAG`, `RING_OPTION_DEFAULT_PORT`,
-    /// `RING_OPTION_MIN_RING_SIZE`, `RING_OPTION_MAX_RING_SIZE`,
-    /// `RING_OPTION_HASH_FUNCTION`, `RING_OPTION_ENDPOINT_ORDER`,
-    /// `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY`,
-    /// `RING_OPTION_HAPROXY_IDS`, `RING_OPTION_BUCKETS`,
-    /// `RING_OPTION_REMOVED_BUCKETS` and `RING_OPTION_SCORE` (0: none, all defaults). Any other bit is `RING_INVALID_CONFIG`. A field is read
-    /// only when its bit is set, so a program built against an older header
-    /// (a shorter struct, without the last fields) stays valid.
-    pub fields: u32,
-    /// NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
-    /// `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
-    /// `"maglev"`, `"slots"`, `"libmemcached"`, `"twemproxy"`, `"uhashring"`,
-    /// `"uhashring-ketama"`, `"hashring-js"`, `"envoy-ring-hash"`,
-    /// `"envoy-maglev"`, `"grpc-ring-hash"`, `"haproxy"`, `"jumpback"` or
-    /// `"memento"` (`core/SPEC.md`).
-    pub algorithm: *const c_char,
-    /// Points per unit of weight, >= 1, `ring` only; read when
-    /// `RING_OPTION_VNODES` is set (default 160).
-    pub vnodes: u32,
-    /// Seed of the XXH3 hashes (`ring`, `jump`, `rendezvous`, `maglev`,
-    /// `jumpback`, `memento`; only 0 for the others); read when `RING_OPTION_SEED` is set (default 0).
-    pub seed: u64,
-    /// Maglev table size, a prime from the node count to 2^24, `maglev`
-    /// only; read when `RING_OPTION_TABLE_SIZE` is set (default 65,537).
-    pub table_size: u32,
-    /// NUL-terminated distribution: for `libmemcached` `"modula"`,
-    /// `"consistent_ketama"` (the default), `"consistent_weighted"`,
-    /// `"consistent_ketama_spy"` or `"consistent_ketama_spy_weighted"`; for
-    /// `twemproxy` `"ketama"` (the default) or `"modula"`. Read when
-    /// `RING_OPTION_DISTRIBUTION` is set.
-    pub distribution: *const c_char,
-    /// NUL-terminated key hash name (`"one_at_a_time"`, `"md5"`, `"crc16"`,
-    /// `"crc32"`, `"crc32a"`, `"fnv1_64"`, `"fnv1a_64"`, `"fnv1_32"`,
-    /// `"fnv1a_32"`, `"hsieh"`, `"murmur"`, `"jenkins"`, `"murmur3"`),
-    /// `libmemcached` (default MD5 for the weighted distributions, else
-    /// one-at-a-time; not hsieh, crc16, crc32a) and `twemproxy` (default
-    /// `"fnv1a_64"`; not murmur3) only; read when `RING_OPTION_KEY_HASH` is set.
-    pub key_hash: *const c_char,
-    /// NUL-terminated `"address"` (ids are `host:port`, the default) or
-    /// `"label"` (ids are server names, used literally), `twemproxy` only;
-    /// read when `RING_OPTION_SERVER_IDS` is set.
-    pub server_ids: *const c_char,
-    /// NUL-terminated two-byte hash tag such as `"{}"`, `twemproxy` only;
-    /// read when `RING_OPTION_HASH_TAG` is set.
-    pub hash_tag: *const c_char,
-    /// npm hashring's `default port`, 1-65535, `hashring-js` only; read when
-    /// `RING_OPTION_DEFAULT_PORT` is set.
-    pub default_port: u32,
-    /// Envoy's and gRPC's `minimum_ring_size`, 1 to 8,388,608 (default 1,024;
-    /// gRPC caps it at 4,096), `envoy-ring-hash` and `grpc-ring-hash` only;
-    /// read when `RING_OPTION_MIN_RING_SIZE` is set.
-    pub min_ring_size: u64,
-    /// Envoy's and gRPC's `maximum_ring_size` (default 8,388,608 for Envoy,
-    /// 4,096 for gRPC, which caps it at 4,096); read when
-    /// `RING_OPTION_MAX_RING_SIZE` is set.
-    pub max_ring_size: u64,
-    /// NUL-terminated hash function: `envoy-ring-hash` `"xx_hash"` (the
-    /// default) or `"murmur_hash_2"`, `grpc-ring-hash` `"xx_hash"`, `haproxy`
-    /// `"sdbm"` (the default), `"djb2"`, `"wt6"` or `"crc32"`; read when
-    /// `RING_OPTION_HASH_FUNCTION` is set.
-    pub hash_function: *const c_char,
-    /// NUL-terminated `"given"` (gRPC C-core's order, the default) or
-    /// `"by_key"` (grpc-go's), `grpc-ring-hash` only; read when
-    /// `RING_OPTION_ENDPOINT_ORDER` is set.
-    pub endpoint_order: *const c_char,
-    /// 1 to pass HAProxy request hashes through `full_hash`, 0 not to
-    /// (default 1 without a hash function, else 0), `haproxy` only; read when
-    /// `RING_OPTION_AVALANCHE` is set. Any other value is `RING_INVALID_CONFIG`.
-    pub avalanche: u32,
-    /// NUL-terminated `"id"` (the default), `"id_full_hash"` or `"id32"`,
-    /// `haproxy` only; read when `RING_OPTION_SERVER_KEY` is set.
-    pub server_key: *const c_char,
-    /// HAProxy server ids, one per node (`node_count` of them), 0 for the id
-    /// HAProxy assigns, `haproxy` only; read when `RING_OPTION_HAPROXY_IDS`
-    /// is set (the array is borrowed for the call).
-    pub haproxy_ids: *const u32,
-    /// Memento buckets, one per node (`node_count` of them), `memento` only;
-    /// read when `RING_OPTION_BUCKETS` is set (borrowed for the call).
-    /// Without it, nodes take the buckets not removed in ascending order.
-    pub buckets: *const u32,
-    /// Memento's removed buckets in removal order, oldest first (as
-    /// `ring_to_json` writes `removed_buckets`), `memento` only; read with
-    /// `removed_bucket_count` when `RING_OPTION_REMOVED_BUCKETS` is set
-    /// (borrowed for the call; NULL only with a count of 0).
-    pub removed_buckets: *const u32,
-    /// The number of entries of `removed_buckets`.
-    pub removed_bucket_count: usize,
-    /// NUL-terminated rendezvous score: `"integer"` (the default, the same
-    /// on every platform) or `"float"` (placement format 1's, with the
-    /// platform's `ln`), `rendezvous` only; read when `RING_OPTION_SCORE` is set.
-    pub score: *const c_char,
-}
-
 /// Builds a ring on any algorithm: nodes as in `ring_new`, algorithm and
-/// parameters from `options` (NULL, or a zeroed `ring_options_t`, = all
-/// defaults: the `ring` algorithm, 160 vnodes, seed 0, for Maglev a table
-/// of 65,537). Only the parameters whose bits are set in `options->fields`
-/// are read, and each is passed as given. Ketama ids are servers
-/// (`host:port`); ketama and nginx weights are whole numbers; jump,
-/// jumpback and memento weights are 1.
+/// parameters from `options`, a `ring_options_t` of `options_size` bytes
+/// (pass `sizeof options`). NULL options, or a zeroed struct, mean every
+/// default: the `ring` algorithm, 160 vnodes, seed 0, for Maglev a table of
+/// 65,537. A parameter counts when its bit is set in `options->fields` and
+/// is passed as given; a field holding a value (not 0, not NULL) without its
+/// bit is refused, naming the field. Ketama ids are servers (`host:port`);
+/// ketama and nginx weights are whole numbers; jump, jumpback and memento
+/// weights are 1.
+///
+/// The library reads exactly `options_size` bytes: a struct from an older
+/// header (shorter) leaves the later parameters at their defaults; one from
+/// a newer header (longer) is accepted when the bytes past the fields this
+/// library knows are all zero (the Linux kernel's rule for `openat2` and
+/// `clone3`).
 ///
 /// On success writes a new handle to `*out_ring`; release it with
 /// `ring_free`. Errors: those of `ring_new` (`RING_ZERO_VNODES`: vnodes 0
 /// with its bit set), plus `RING_INVALID_CONFIG` (an unknown algorithm, a
-/// parameter it does not take, or a bit of `fields` no `RING_OPTION_*`
-/// defines), `RING_INVALID_TABLE_SIZE` (including 0 with its bit set),
-/// `RING_INVALID_ADDRESS`.
+/// parameter it does not take, a field set without its bit, a bit of
+/// `fields` no `RING_OPTION_*` defines, an `options_size` smaller than the
+/// first `ring_options_t` or above 4,096, or non-zero bytes past the fields
+/// this library knows), `RING_INVALID_TABLE_SIZE` (including 0 with its bit
+/// set), `RING_INVALID_ADDRESS`.
+///
+/// Replaces `ring_new_with_options`, which took no size and which the
+/// library still exports for programs built against earlier headers (it
+/// reads the `ring_options_t` those headers declared under their rule: a
+/// field without its bit is ignored, as it always was for them).
 ///
 /// # Safety
-/// As `ring_new`; `options` is NULL or points to a `ring_options_t` whose
-/// `algorithm` is NULL or a NUL-terminated string, and whose arrays with
-/// their bits set hold `node_count` (`haproxy_ids`, `buckets`) or
+/// As `ring_new`; `options` is NULL or valid for reads of `options_size`
+/// bytes, its `algorithm` NULL or a NUL-terminated string, and the arrays
+/// whose bits are set hold `node_count` (`haproxy_ids`, `buckets`) or
 /// `removed_bucket_count` (`removed_buckets`) entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_new_with_options_sized(
+    ids: *const *const c_char,
+    id_lens: *const usize,
+    weights: *const f64,
+    zones: *const *const c_char,
+    zone_lens: *const usize,
+    node_count: usize,
+    options: *const ring_options_t,
+    options_size: usize,
+    out_ring: *mut *mut ring_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_ring);
+        // SAFETY: forwarded from this function's own contract.
+        let options = unsafe { read_options(options, options_size) }?;
+        // SAFETY: forwarded from this function's own contract.
+        let nodes = unsafe { read_nodes(ids, id_lens, weights, zones, zone_lens, node_count) }?;
+        // SAFETY: forwarded from this function's own contract; `nodes` holds `node_count` nodes.
+        hand_out(unsafe { build_ring(options.as_ref(), nodes) }?, out_ring);
+        Ok(())
+    })
+}
+
+/// The entry point of programs built against the headers before
+/// `ring_new_with_options_sized` (not declared in `ring.h` any more): the
+/// same, for a `ring_options_t` of the layout those headers declared, which
+/// ends with `score`, under those headers' rule: `fields` decides, and a
+/// field whose bit is not set is ignored, whatever it holds. So every binary
+/// built against them keeps working exactly as it did; rebuilt against
+/// today's header, a program calls `ring_new_with_options_sized`, which
+/// refuses a value without its bit by name.
+///
+/// # Safety
+/// As `ring_new_with_options_sized` with `options_size` the size of that
+/// first layout.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_new_with_options(
     ids: *const *const c_char,
@@ -306,205 +193,17 @@ pub unsafe extern "C" fn ring_new_with_options(
 ) -> ring_result {
     boundary(|| {
         non_null!(out_ring);
+        // SAFETY: `fields` and `algorithm`, the struct's first members in
+        // every layout with them, are readable (the contract of this
+        // function under those headers); the bytes up to a field whose bit
+        // is set are too, since a program sets only bits its header has.
+        let options = unsafe { read_legacy_options(options) };
         // SAFETY: forwarded from this function's own contract.
         let nodes = unsafe { read_nodes(ids, id_lens, weights, zones, zone_lens, node_count) }?;
-        let mut builder = Ring::builder();
-        if !options.is_null() {
-            // SAFETY: non-NULL options point to a ring_options_t by contract;
-            // each field is read alone, and the last ones only when their
-            // bits say the caller's struct has them.
-            let fields = unsafe { (*options).fields };
-            let unknown = fields & !KNOWN_OPTION_BITS;
-            if unknown != 0 {
-                return Err(fail(
-                    RING_INVALID_CONFIG,
-                    format_args!(
-                        "`options.fields` has unknown bits {unknown:#x} (defined: RING_OPTION_VNODES 0x1, \
-                         RING_OPTION_SEED 0x2, RING_OPTION_TABLE_SIZE 0x4, RING_OPTION_DISTRIBUTION 0x8, \
-                         RING_OPTION_KEY_HASH 0x10, RING_OPTION_SERVER_IDS 0x20, RING_OPTION_HASH_TAG 0x40, \
-                         RING_OPTION_DEFAULT_PORT 0x80, RING_OPTION_MIN_RING_SIZE 0x100, \
-                         RING_OPTION_MAX_RING_SIZE 0x200, RING_OPTION_HASH_FUNCTION 0x400, \
-                         RING_OPTION_ENDPOINT_ORDER 0x800, RING_OPTION_AVALANCHE 0x1000, \
-                         RING_OPTION_SERVER_KEY 0x2000, RING_OPTION_HAPROXY_IDS 0x4000, \
-                         RING_OPTION_BUCKETS 0x8000, RING_OPTION_REMOVED_BUCKETS 0x10000, \
-                         RING_OPTION_SCORE 0x20000)"
-                    ),
-                ));
-            }
-            // SAFETY: `options` points to a ring_options_t by contract.
-            let algorithm = unsafe { (*options).algorithm };
-            // SAFETY: a non-NULL algorithm is NUL-terminated by contract.
-            if let Some(name) = unsafe { option_name(algorithm, "algorithm") }? {
-                builder = builder.algorithm(name.parse::<Algorithm>().map_err(core_error)?);
-            }
-            if fields & RING_OPTION_VNODES != 0 {
-                // SAFETY: `options` points to a ring_options_t by contract.
-                builder = builder.vnodes(unsafe { (*options).vnodes });
-            }
-            if fields & RING_OPTION_SEED != 0 {
-                // SAFETY: `options` points to a ring_options_t by contract.
-                builder = builder.seed(unsafe { (*options).seed });
-            }
-            if fields & RING_OPTION_TABLE_SIZE != 0 {
-                // SAFETY: `options` points to a ring_options_t by contract.
-                builder = builder.table_size(unsafe { (*options).table_size });
-            }
-            // A string option whose bit is set must not be NULL.
-            let given = |text: *const c_char, field: &str| {
-                // SAFETY: with its bit set, the field is a NUL-terminated string by contract.
-                unsafe { option_name(text, field) }?.ok_or_else(|| {
-                    fail(RING_NULL_ARGUMENT, format_args!("`options.{field}` is NULL but its RING_OPTION_* bit is set"))
-                })
-            };
-            if fields & RING_OPTION_DISTRIBUTION != 0 {
-                // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
-                let name = given(unsafe { (*options).distribution }, "distribution")?;
-                builder = builder.distribution(name.parse::<Distribution>().map_err(core_error)?);
-            }
-            if fields & RING_OPTION_KEY_HASH != 0 {
-                // SAFETY: as above.
-                let name = given(unsafe { (*options).key_hash }, "key_hash")?;
-                builder = builder.key_hash(name.parse::<KeyHash>().map_err(core_error)?);
-            }
-            if fields & RING_OPTION_SERVER_IDS != 0 {
-                // SAFETY: as above.
-                let name = given(unsafe { (*options).server_ids }, "server_ids")?;
-                builder = builder.server_ids(name.parse::<ServerIds>().map_err(core_error)?);
-            }
-            if fields & RING_OPTION_HASH_TAG != 0 {
-                // SAFETY: as above.
-                builder = builder.hash_tag(given(unsafe { (*options).hash_tag }, "hash_tag")?);
-            }
-            if fields & RING_OPTION_DEFAULT_PORT != 0 {
-                // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
-                let port = unsafe { (*options).default_port };
-                let port = u16::try_from(port).map_err(|_| {
-                    fail(RING_INVALID_CONFIG, format_args!("`options.default_port` {port} is not a port (1-65535)"))
-                })?;
-                builder = builder.default_port(port);
-            }
-            if fields & RING_OPTION_MIN_RING_SIZE != 0 {
-                // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
-                builder = builder.min_ring_size(unsafe { (*options).min_ring_size });
-            }
-            if fields & RING_OPTION_MAX_RING_SIZE != 0 {
-                // SAFETY: as above.
-                builder = builder.max_ring_size(unsafe { (*options).max_ring_size });
-            }
-            if fields & RING_OPTION_HASH_FUNCTION != 0 {
-                // SAFETY: as above.
-                let name = given(unsafe { (*options).hash_function }, "hash_function")?;
-                builder = builder.hash_function(name.parse::<HashFunction>().map_err(core_error)?);
-            }
-            if fields & RING_OPTION_ENDPOINT_ORDER != 0 {
-                // SAFETY: as above.
-                let name = given(unsafe { (*options).endpoint_order }, "endpoint_order")?;
-                builder = builder.endpoint_order(name.parse::<EndpointOrder>().map_err(core_error)?);
-            }
-            if fields & RING_OPTION_AVALANCHE != 0 {
-                // SAFETY: as above.
-                let avalanche = unsafe { (*options).avalanche };
-                if avalanche > 1 {
-                    return Err(fail(
-                        RING_INVALID_CONFIG,
-                        format_args!("`options.avalanche` {avalanche} is neither 0 nor 1"),
-                    ));
-                }
-                builder = builder.avalanche(avalanche == 1);
-            }
-            if fields & RING_OPTION_SERVER_KEY != 0 {
-                // SAFETY: as above.
-                let name = given(unsafe { (*options).server_key }, "server_key")?;
-                builder = builder.server_key(name.parse::<ServerKey>().map_err(core_error)?);
-            }
-            if fields & RING_OPTION_HAPROXY_IDS != 0 {
-                // SAFETY: as above.
-                let ids = unsafe { (*options).haproxy_ids };
-                if ids.is_null() && node_count > 0 {
-                    return Err(fail(
-                        RING_NULL_ARGUMENT,
-                        format_args!("`options.haproxy_ids` is NULL but its RING_OPTION_* bit is set"),
-                    ));
-                }
-                if node_count > 0 {
-                    // SAFETY: non-NULL, and `node_count` u32 long by contract.
-                    let puids = unsafe { std::slice::from_raw_parts(ids, node_count) };
-                    for (node, &puid) in nodes.iter().zip(puids) {
-                        if puid != 0 {
-                            builder = builder.haproxy_id(node.id(), puid);
-                        }
-                    }
-                }
-            }
-            if fields & RING_OPTION_BUCKETS != 0 {
-                // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
-                let buckets = unsafe { (*options).buckets };
-                if buckets.is_null() && node_count > 0 {
-                    return Err(fail(
-                        RING_NULL_ARGUMENT,
-                        format_args!("`options.buckets` is NULL but its RING_OPTION_* bit is set"),
-                    ));
-                }
-                if node_count > 0 {
-                    // SAFETY: non-NULL, and `node_count` u32 long by contract.
-                    let buckets = unsafe { std::slice::from_raw_parts(buckets, node_count) };
-                    for (node, &bucket) in nodes.iter().zip(buckets) {
-                        builder = builder.bucket(node.id(), bucket);
-                    }
-                }
-            }
-            if fields & RING_OPTION_REMOVED_BUCKETS != 0 {
-                // SAFETY: `options` points to a ring_options_t whose bit says it has these fields.
-                let (removed, count) = unsafe { ((*options).removed_buckets, (*options).removed_bucket_count) };
-                if removed.is_null() && count > 0 {
-                    return Err(fail(
-                        RING_NULL_ARGUMENT,
-                        format_args!("`options.removed_buckets` is NULL with removed_bucket_count {count}"),
-                    ));
-                }
-                // A count past memento's bucket limit is refused before the
-                // array is read: a wrong count would otherwise read gigabytes.
-                if count > shardring::MAX_MEMENTO_BUCKETS as usize {
-                    return Err(fail(
-                        RING_INVALID_CONFIG,
-                        format_args!(
-                            "removed_bucket_count {count} is over memento's {} buckets",
-                            shardring::MAX_MEMENTO_BUCKETS
-                        ),
-                    ));
-                }
-                let removed = if count == 0 {
-                    &[][..]
-                } else {
-                    // SAFETY: non-NULL, and `count` u32 long by contract.
-                    unsafe { std::slice::from_raw_parts(removed, count) }
-                };
-                builder = builder.removed_buckets(removed.iter().copied());
-            }
-            if fields & RING_OPTION_SCORE != 0 {
-                // SAFETY: `options` points to a ring_options_t whose bit says it has this field.
-                let name = given(unsafe { (*options).score }, "score")?;
-                builder = builder.score(name.parse::<RendezvousScore>().map_err(core_error)?);
-            }
-        }
-        hand_out(builder.nodes(nodes).build().map_err(core_error)?, out_ring);
+        // SAFETY: forwarded from this function's own contract; `nodes` holds `node_count` nodes.
+        hand_out(unsafe { build_ring(options.as_ref(), nodes) }?, out_ring);
         Ok(())
     })
-}
-
-/// A NUL-terminated option string as UTF-8 (`None` for NULL).
-///
-/// # Safety
-/// `name` is NULL or NUL-terminated.
-unsafe fn option_name<'a>(name: *const c_char, field: &str) -> Result<Option<&'a str>, ring_result> {
-    if name.is_null() {
-        return Ok(None);
-    }
-    // SAFETY: non-NULL and NUL-terminated by contract.
-    let text = unsafe { std::ffi::CStr::from_ptr(name) };
-    text.to_str()
-        .map(Some)
-        .map_err(|e| fail(RING_INVALID_UTF8, format_args!("`options.{field}` is not valid UTF-8: {e}")))
 }
 
 /// Reads the parallel node arrays of `ring_new`.
@@ -573,7 +272,7 @@ pub unsafe extern "C" fn ring_algorithm(ring: *const ring_t) -> *const c_char {
 /// On success writes a new handle to `*out_ring`; release it with `ring_free`.
 /// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_INVALID_CONFIG`,
 /// `RING_UNSUPPORTED_FORMAT`, the errors of `ring_new`, and those of
-/// `ring_new_with_options` (`RING_INVALID_TABLE_SIZE`, `RING_INVALID_ADDRESS`).
+/// `ring_new_with_options_sized` (`RING_INVALID_TABLE_SIZE`, `RING_INVALID_ADDRESS`).
 ///
 /// # Safety
 /// `json` must be valid for `json_len` bytes.
@@ -784,62 +483,6 @@ pub unsafe extern "C" fn ring_get_node_by_hash(ring: *const ring_t, hash: u64, o
     })
 }
 
-/// Places `key_count` keys in one call: `keys[i]` points to `key_lens[i]`
-/// bytes; the owner's index of key `i` goes to `out_indices[i]`.
-/// `out_indices_len` must be at least `key_count`.
-///
-/// Errors: `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL`, `RING_EMPTY_RING`.
-/// On error nothing is written.
-///
-/// # Safety
-/// `keys` and `key_lens` must hold `key_count` elements, `keys[i]` valid for
-/// `key_lens[i]` bytes; `out_indices` writable for `out_indices_len` elements.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ring_get_node_batch(
-    ring: *const ring_t,
-    keys: *const *const u8,
-    key_lens: *const usize,
-    key_count: usize,
-    out_indices: *mut usize,
-    out_indices_len: usize,
-) -> ring_result {
-    boundary(|| {
-        if key_count > 0 {
-            non_null!(keys, key_lens, out_indices);
-        }
-        if out_indices_len < key_count {
-            return Err(fail(
-                RING_BUFFER_TOO_SMALL,
-                format_args!("out_indices holds {out_indices_len} entries, {key_count} keys need as many"),
-            ));
-        }
-        // SAFETY: live handle by contract.
-        let ring = unsafe { ring_ref(ring) }?;
-        if ring.live_node_count() == 0 {
-            return Err(core_error(shardring::RingError::EmptyRing));
-        }
-        // Check every key before writing, so a bad key leaves the output
-        // untouched; then place them, each read where it lies.
-        // (Only a NULL key needs its length read: one is allowed with length 0.)
-        for i in 0..key_count {
-            // SAFETY: the caller guarantees `key_count` keys and lengths.
-            if unsafe { (*keys.add(i)).is_null() } {
-                // SAFETY: as above.
-                unsafe { bytes(std::ptr::null(), *key_lens.add(i), format_args!("keys[{i}]")) }?;
-            }
-        }
-        // SAFETY: checked above: each key is valid for its length (or empty and NULL).
-        let slices = (0..key_count).map(|i| unsafe {
-            let (key, len) = (*keys.add(i), *key_lens.add(i));
-            if key.is_null() { &[][..] } else { std::slice::from_raw_parts(key, len) }
-        });
-        // SAFETY: writable for `out_indices_len >= key_count` elements by contract.
-        let out = unsafe { out_slice(out_indices, key_count, "out_indices") }?;
-        ring.get_indices(slices, out).map_err(core_error)?;
-        Ok(())
-    })
-}
-
 /// Writes the key's preference list: up to `out_indices_len` distinct node
 /// indices, in clockwise order from the key (distinct zones first when nodes
 /// have zones), the first being `ring_get_node`'s answer; `*out_count`
@@ -894,11 +537,12 @@ pub unsafe extern "C" fn ring_hash_key(ring: *const ring_t, key: *const u8, key_
 
 /// The ring's config fingerprint: a stable 64-bit digest of its algorithm,
 /// parameters and set of nodes (`core/SPEC.md`; node order counts only where
-/// it places keys: `jump` and `jumpback` (buckets are list positions),
-/// libmemcached's modes and the migration modes (ties go to the earlier
-/// node), and fresh slot ranges; `memento` lists nodes by bucket and adds
-/// its removed buckets), so two processes can check they hold the same
-/// ring. 0 for NULL.
+/// it places keys: `jump` and `jumpback` (buckets are list positions), the
+/// ketama modes, libketama, nginx and libmemcached (ties go to the earlier
+/// server), the migration modes, Envoy's and gRPC's ring hash (fractional
+/// shares), `haproxy` (assigned ids) and fresh slot ranges; `memento` lists
+/// nodes by bucket and adds its removed buckets), so two processes can
+/// check they hold the same ring. 0 for NULL.
 ///
 /// # Safety
 /// `ring` must be NULL or a live handle.
@@ -906,6 +550,31 @@ pub unsafe extern "C" fn ring_hash_key(ring: *const ring_t, key: *const u8, key_
 pub unsafe extern "C" fn ring_fingerprint(ring: *const ring_t) -> u64 {
     // SAFETY: NULL or live, by contract.
     unsafe { ring_ref(ring) }.map_or(0, Ring::fingerprint)
+}
+
+/// Writes the ring's fingerprint (`ring_fingerprint`) as text into
+/// `out_hex`: 16 lowercase hexadecimal digits, zero-padded, then a NUL
+/// (`RING_FINGERPRINT_HEX_LEN` = 17 bytes), e.g. `"53712479e1fdae70"`: the
+/// text the CLI, Python's `repr` and Node print, and
+/// `ring_follower_fingerprint_hex` writes.
+///
+/// Errors: `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL` (`out_hex_len`
+/// below 17). Nothing is written on error.
+///
+/// # Safety
+/// `ring` must be a live handle; `out_hex` writable for `out_hex_len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_fingerprint_hex(
+    ring: *const ring_t,
+    out_hex: *mut c_char,
+    out_hex_len: usize,
+) -> ring_result {
+    boundary(|| {
+        // SAFETY: live handle by contract.
+        let fingerprint = unsafe { ring_ref(ring) }?.fingerprint();
+        // SAFETY: writable for `out_hex_len` bytes by contract.
+        unsafe { write_fingerprint_hex(fingerprint, out_hex, out_hex_len) }
+    })
 }
 
 /// Derives a new ring with one node added (appended to the node order): only
@@ -916,7 +585,9 @@ pub unsafe extern "C" fn ring_fingerprint(ring: *const ring_t) -> u64 {
 /// `RING_DUPLICATE_ID`, `RING_INVALID_WEIGHT`, `RING_EMPTY_ZONE`,
 /// `RING_TOO_MANY_POINTS`, `RING_INVALID_ADDRESS` (ketama and nginx: the id
 /// is not a server address, or names a server already present),
-/// `RING_INVALID_TABLE_SIZE` (Maglev: the table has no slot left for it).
+/// `RING_INVALID_TABLE_SIZE` (Maglev: the table has no slot left for it),
+/// `RING_INVALID_CONFIG` (nginx: servers marked down would then hold 21
+/// consecutive points).
 ///
 /// # Safety
 /// `ring` must be a live handle; `id` valid for `id_len` bytes, a non-NULL
@@ -948,7 +619,9 @@ pub unsafe extern "C" fn ring_with_node(
 /// Derives a new ring without node `id` (later nodes shift down one index):
 /// only that node's keys move. `ring` is unchanged.
 ///
-/// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`.
+/// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`,
+/// `RING_INVALID_CONFIG` (nginx: servers marked down would then hold 21
+/// consecutive points).
 ///
 /// # Safety
 /// `ring` must be a live handle; `id` valid for `id_len` bytes; `out_ring` writable.
@@ -972,7 +645,10 @@ pub unsafe extern "C" fn ring_without_node(
 /// keys to that node, lowering it only moves keys away. `ring` is unchanged.
 ///
 /// Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_UNKNOWN_NODE`,
-/// `RING_INVALID_WEIGHT`, `RING_TOO_MANY_POINTS`.
+/// `RING_INVALID_WEIGHT` (including, under `haproxy`, a weight HAProxy's `set
+/// weight` would reach with ties reordered), `RING_TOO_MANY_POINTS`,
+/// `RING_INVALID_CONFIG` (nginx: servers marked down would then hold 21
+/// consecutive points).
 ///
 /// # Safety
 /// `ring` must be a live handle; `id` valid for `id_len` bytes; `out_ring` writable.

@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use shardring::{NodeState, RingConfig, Transition};
 
+use crate::boundary::{boundary, bytes, non_null, out_slice, text, write};
+use crate::error::ring_result::{self, *};
+use crate::error::{core_error, fail};
+use crate::ring::ring_t;
 use crate::ring::{ring_shared, shared_handle};
-use crate::ring_result::{self, *};
-use crate::{boundary, bytes, core_error, fail, non_null, out_slice, ring_t, text, write};
 
 /// `ring_transition_ring`: the ring of the active members (reads first).
 pub const RING_TRANSITION_READ: u32 = 0;

@@ -47,7 +47,8 @@ int main(void) {
         ring_options_t haproxy_options = {0};
         haproxy_options.algorithm = "haproxy";
         ring_t *haproxy = NULL;
-        CHECK(ring_new_with_options(servers, server_lens, server_weights, NULL, NULL, 4, &haproxy_options, &haproxy) == RING_OK,
+        CHECK(ring_new_with_options_sized(servers, server_lens, server_weights, NULL, NULL, 4, &haproxy_options,
+                                          sizeof haproxy_options, &haproxy) == RING_OK,
               "haproxy ring");
         ring_tracker_t *bounded = NULL;
         CHECK(ring_tracker_new_haproxy(haproxy, 100, &bounded) == RING_INVALID_CONFIG && bounded == NULL, "factor 100");

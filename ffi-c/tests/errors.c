@@ -1,7 +1,12 @@
 /* Every error a C caller can hit: the code, the detailed message, and that
  * outputs stay untouched on failure. */
+#define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS, sysconf */
 #include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "check.h"
 #include <stdint.h>
@@ -9,6 +14,204 @@
 #include "ring.h"
 
 static int last_error_has(const char *needle) { return strstr(ring_last_error(), needle) != NULL; }
+
+/* The entry point of programs built against the headers before
+ * ring_new_with_options_sized: no longer declared in ring.h, still exported,
+ * for a ring_options_t of the first layout (below). */
+ring_result ring_new_with_options(const char *const *ids, const size_t *id_lens, const double *weights,
+                                  const char *const *zones, const size_t *zone_lens, size_t node_count,
+                                  const ring_options_t *options, ring_t **out_ring);
+
+/* ring_options_t as those headers declared it. Fields are only ever
+ * appended, so every one of them keeps its offset in ring.h's struct. */
+typedef struct {
+    uint32_t fields;
+    const char *algorithm;
+    uint32_t vnodes;
+    uint64_t seed;
+    uint32_t table_size;
+    const char *distribution, *key_hash, *server_ids, *hash_tag;
+    uint32_t default_port;
+    uint64_t min_ring_size, max_ring_size;
+    const char *hash_function, *endpoint_order;
+    uint32_t avalanche;
+    const char *server_key;
+    const uint32_t *haproxy_ids, *buckets, *removed_buckets;
+    size_t removed_bucket_count;
+    const char *score;
+} options_v1_t;
+#define SAME_OFFSET(field) \
+    _Static_assert(offsetof(options_v1_t, field) == offsetof(ring_options_t, field), #field " moved in ring_options_t")
+SAME_OFFSET(fields);
+SAME_OFFSET(algorithm);
+SAME_OFFSET(vnodes);
+SAME_OFFSET(seed);
+SAME_OFFSET(table_size);
+SAME_OFFSET(distribution);
+SAME_OFFSET(key_hash);
+SAME_OFFSET(server_ids);
+SAME_OFFSET(hash_tag);
+SAME_OFFSET(default_port);
+SAME_OFFSET(min_ring_size);
+SAME_OFFSET(max_ring_size);
+SAME_OFFSET(hash_function);
+SAME_OFFSET(endpoint_order);
+SAME_OFFSET(avalanche);
+SAME_OFFSET(server_key);
+SAME_OFFSET(haproxy_ids);
+SAME_OFFSET(buckets);
+SAME_OFFSET(removed_buckets);
+SAME_OFFSET(removed_bucket_count);
+SAME_OFFSET(score);
+_Static_assert(sizeof(options_v1_t) <= sizeof(ring_options_t), "ring_options_t only grows");
+
+/* A value without its bit is refused, naming the field and the bit, for
+ * every field; the size passed says which fields the caller's struct has;
+ * programs built against earlier headers keep working. `plain` is a ring of
+ * `ids` with every default. */
+static void options_without_bits(const char *const *ids, const size_t *lens, const ring_t *plain) {
+    ring_t *chosen = NULL, *reference = NULL;
+    char name[64];
+
+    /* The issue's example: a designated initializer without the bit built a
+     * Maglev table of 65,537 in silence. */
+    ring_options_t o = {.algorithm = "maglev", .table_size = 251};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &o, sizeof o, &chosen) == RING_INVALID_CONFIG &&
+              !chosen,
+          "table_size 251 without RING_OPTION_TABLE_SIZE");
+    CHECK(last_error_has("`options.table_size` is 251") && last_error_has("RING_OPTION_TABLE_SIZE (0x4)"),
+          "names the field, its value and the bit: %s", ring_last_error());
+    o.fields = RING_OPTION_TABLE_SIZE;
+    const char *maglev_251 = "{\"format_version\":1,\"algorithm\":\"maglev\",\"table_size\":251,"
+                             "\"nodes\":[{\"id\":\"a\"},{\"id\":\"b\"}]}";
+    CHECK(ring_new_from_json(maglev_251, strlen(maglev_251), &reference) == RING_OK, "Maglev of 251 from JSON");
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &o, sizeof o, &chosen) == RING_OK &&
+              ring_fingerprint(chosen) == ring_fingerprint(reference),
+          "with its bit, the table has 251 slots");
+    ring_free(chosen);
+    ring_free(reference);
+    chosen = NULL;
+
+    /* Every field: set alone, without its bit, it is refused by name. */
+    static const uint32_t some_ids[2] = {1, 2};
+#define WITHOUT_BIT(field, value, constant)                                                                      \
+    do {                                                                                                         \
+        ring_options_t alone = {0};                                                                              \
+        alone.field = value;                                                                                     \
+        snprintf(name, sizeof name, "`options.%s`", #field);                                                    \
+        CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &alone, sizeof alone, &chosen) ==      \
+                      RING_INVALID_CONFIG &&                                                                     \
+                  !chosen && last_error_has(name) && last_error_has(#constant),                                  \
+              "%s without %s: %s", #field, #constant, ring_last_error());                                        \
+    } while (0)
+    WITHOUT_BIT(vnodes, 7, RING_OPTION_VNODES);
+    WITHOUT_BIT(seed, 99, RING_OPTION_SEED);
+    WITHOUT_BIT(table_size, 11, RING_OPTION_TABLE_SIZE);
+    WITHOUT_BIT(distribution, "modula", RING_OPTION_DISTRIBUTION);
+    WITHOUT_BIT(key_hash, "md5", RING_OPTION_KEY_HASH);
+    WITHOUT_BIT(server_ids, "label", RING_OPTION_SERVER_IDS);
+    WITHOUT_BIT(hash_tag, "{}", RING_OPTION_HASH_TAG);
+    WITHOUT_BIT(default_port, 11211, RING_OPTION_DEFAULT_PORT);
+    WITHOUT_BIT(min_ring_size, 64, RING_OPTION_MIN_RING_SIZE);
+    WITHOUT_BIT(max_ring_size, 4096, RING_OPTION_MAX_RING_SIZE);
+    WITHOUT_BIT(hash_function, "djb2", RING_OPTION_HASH_FUNCTION);
+    WITHOUT_BIT(endpoint_order, "by_key", RING_OPTION_ENDPOINT_ORDER);
+    WITHOUT_BIT(avalanche, 1, RING_OPTION_AVALANCHE);
+    WITHOUT_BIT(server_key, "id32", RING_OPTION_SERVER_KEY);
+    WITHOUT_BIT(haproxy_ids, some_ids, RING_OPTION_HAPROXY_IDS);
+    WITHOUT_BIT(buckets, some_ids, RING_OPTION_BUCKETS);
+    WITHOUT_BIT(removed_buckets, some_ids, RING_OPTION_REMOVED_BUCKETS);
+    WITHOUT_BIT(removed_bucket_count, 1, RING_OPTION_REMOVED_BUCKETS);
+    WITHOUT_BIT(score, "float", RING_OPTION_SCORE);
+#undef WITHOUT_BIT
+
+    /* The size: sizeof the caller's struct. Smaller than the first layout, or
+     * not a size at all, is refused before anything is read. */
+    ring_options_t zeroed = {0};
+    size_t bad_sizes[] = {0, sizeof zeroed - 1, 4097, SIZE_MAX};
+    for (size_t i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++) {
+        snprintf(name, sizeof name, "options_size %zu", bad_sizes[i]);
+        CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &zeroed, bad_sizes[i], &chosen) ==
+                      RING_INVALID_CONFIG &&
+                  !chosen && last_error_has(name),
+              "%s: %s", name, ring_last_error());
+    }
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, NULL, 0, &chosen) == RING_OK &&
+              ring_fingerprint(chosen) == ring_fingerprint(plain),
+          "NULL options: every default");
+    ring_free(chosen);
+    chosen = NULL;
+    /* A struct from a newer header: accepted while the fields this library
+     * does not know are zero, refused (not ignored) when one is set. */
+    struct {
+        ring_options_t known;
+        uint64_t later;
+    } newer = {.known = {.fields = RING_OPTION_SEED, .seed = 99}, .later = 0};
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 160, 99, &reference) == RING_OK, "seed 99");
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &newer.known, sizeof newer, &chosen) ==
+                  RING_OK &&
+              ring_fingerprint(chosen) == ring_fingerprint(reference),
+          "a longer struct whose unknown fields are zero: %s", ring_last_error());
+    ring_free(chosen);
+    chosen = NULL;
+    newer.later = 5;
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &newer.known, sizeof newer, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen && last_error_has("newer ring.h"),
+          "a longer struct with a field this library does not know: %s", ring_last_error());
+
+    /* A program built against an earlier header calls ring_new_with_options
+     * with the first layout: with its bits set it keeps working unchanged. */
+    options_v1_t old = {.fields = RING_OPTION_VNODES | RING_OPTION_SEED, .vnodes = 160, .seed = 99};
+    CHECK(RING_NO_PANIC(ring_new_with_options, ids, lens, NULL, NULL, NULL, 2, (const ring_options_t *)&old,
+                        &chosen) == RING_OK &&
+              ring_fingerprint(chosen) == ring_fingerprint(reference),
+          "an earlier program's options with their bits: %s", ring_last_error());
+    ring_free(chosen);
+    chosen = NULL;
+    CHECK(RING_NO_PANIC(ring_new_with_options, ids, lens, NULL, NULL, NULL, 2, NULL, &chosen) == RING_OK &&
+              ring_fingerprint(chosen) == ring_fingerprint(plain),
+          "an earlier program's NULL options");
+    ring_free(chosen);
+    chosen = NULL;
+    /* ... and a value without its bit is ignored, as it was: an old binary
+     * keeps the ring it always had (the default 65,537-slot table), while
+     * the same struct through today's header is refused (above). */
+    old = (options_v1_t){.algorithm = "maglev", .table_size = 251, .seed = 7};
+    ring_options_t maglev = {.algorithm = "maglev"};
+    ring_t *default_table = NULL;
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &maglev, sizeof maglev, &default_table) ==
+              RING_OK,
+          "the default maglev table: %s", ring_last_error());
+    CHECK(RING_NO_PANIC(ring_new_with_options, ids, lens, NULL, NULL, NULL, 2, (const ring_options_t *)&old,
+                        &chosen) == RING_OK &&
+              ring_fingerprint(chosen) == ring_fingerprint(default_table),
+          "an earlier program's values without their bits are ignored as before: %s", ring_last_error());
+    ring_free(chosen);
+    ring_free(default_table);
+    chosen = NULL;
+
+    /* A program built against an older header has a shorter struct: only
+     * the fields up to its last bit are read. Here the struct ends with
+     * `seed`, right before a page that may not be read. */
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char *pages = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(pages != MAP_FAILED && mprotect(pages + page, (size_t)page, PROT_NONE) == 0, "a guard page");
+    size_t short_size = offsetof(options_v1_t, seed) + sizeof(uint64_t);
+    options_v1_t *at_edge = (options_v1_t *)(void *)(pages + page - short_size);
+    memset(at_edge, 0, short_size);
+    at_edge->fields = RING_OPTION_VNODES | RING_OPTION_SEED;
+    at_edge->vnodes = 160;
+    at_edge->seed = 99;
+    CHECK(RING_NO_PANIC(ring_new_with_options, ids, lens, NULL, NULL, NULL, 2, (const ring_options_t *)at_edge,
+                        &chosen) == RING_OK &&
+              ring_fingerprint(chosen) == ring_fingerprint(reference),
+          "an older program's shorter struct is read only as far as its bits go: %s", ring_last_error());
+    ring_free(chosen);
+    chosen = NULL;
+    munmap(pages, 2 * (size_t)page);
+    ring_free(reference);
+}
 
 int main(void) {
     const char *ids[] = {"a", "b", "a"};
@@ -118,41 +321,48 @@ int main(void) {
     ring_free(empty);
     ring_free(seeded);
 
-    /* Algorithms and their parameters. */
-    ring_options_t options = {0};
-    options.algorithm = "consistent";
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &options, &ring) == RING_INVALID_CONFIG, "unknown");
+    /* Algorithms and their parameters. Each case starts from a zeroed struct:
+     * a field holding a value without its bit is refused (see below). */
+    ring_options_t options = {.algorithm = "consistent"};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &options, sizeof options, &ring) ==
+              RING_INVALID_CONFIG,
+          "unknown");
     CHECK(last_error_has("\"consistent\"") && last_error_has("maglev"), "names it and the choices: %s", ring_last_error());
-    options.algorithm = "maglev";
-    options.fields = RING_OPTION_TABLE_SIZE;
-    options.table_size = 65535;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &options, &ring) == RING_INVALID_TABLE_SIZE, "65535");
+    options = (ring_options_t){.algorithm = "maglev", .fields = RING_OPTION_TABLE_SIZE, .table_size = 65535};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &options, sizeof options, &ring) ==
+              RING_INVALID_TABLE_SIZE,
+          "65535");
     CHECK(last_error_has("65535") && last_error_has("prime"), "names the size: %s", ring_last_error());
-    options.algorithm = "ketama";
-    options.fields = 0;
+    options = (ring_options_t){.algorithm = "ketama"};
     const char *servers[] = {"10.0.0.1:99999"};
     size_t server_lens[] = {14};
-    CHECK(ring_new_with_options(servers, server_lens, NULL, NULL, NULL, 1, &options, &ring) == RING_INVALID_ADDRESS,
+    CHECK(ring_new_with_options_sized(servers, server_lens, NULL, NULL, NULL, 1, &options, sizeof options, &ring) ==
+              RING_INVALID_ADDRESS,
           "port 99999");
     CHECK(last_error_has("99999"), "names the port: %s", ring_last_error());
     double half[] = {0.5};
-    CHECK(ring_new_with_options(ids, lens, half, NULL, NULL, 1, &options, &ring) == RING_INVALID_WEIGHT, "ketama 0.5");
+    CHECK(ring_new_with_options_sized(ids, lens, half, NULL, NULL, 1, &options, sizeof options, &ring) ==
+              RING_INVALID_WEIGHT,
+          "ketama 0.5");
     CHECK(last_error_has("whole numbers"), "states the rule: %s", ring_last_error());
-    options.fields = RING_OPTION_SEED;
-    options.seed = 9;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 1, &options, &ring) == RING_INVALID_CONFIG, "ketama seed");
-    options.algorithm = "jump";
-    options.fields = 0;
+    options = (ring_options_t){.algorithm = "ketama", .fields = RING_OPTION_SEED, .seed = 9};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 1, &options, sizeof options, &ring) ==
+              RING_INVALID_CONFIG,
+          "ketama seed");
+    options = (ring_options_t){.algorithm = "jump"};
     double two[] = {1.0, 2.0};
-    CHECK(ring_new_with_options(ids, lens, two, NULL, NULL, 2, &options, &ring) == RING_INVALID_WEIGHT, "jump weight 2");
-    options.algorithm = "slots";
+    CHECK(ring_new_with_options_sized(ids, lens, two, NULL, NULL, 2, &options, sizeof options, &ring) ==
+              RING_INVALID_WEIGHT,
+          "jump weight 2");
+    options = (ring_options_t){.algorithm = "slots"};
     ring_t *slots = NULL, *plain = NULL;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &options, &slots) == RING_OK, "slots ring");
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &options, sizeof options, &slots) == RING_OK,
+          "slots ring");
     index = 42;
     CHECK(ring_get_node_by_hash(slots, 16384, &index) == RING_HASH_OUT_OF_RANGE && index == 42, "slot 16384");
     CHECK(ring_get_node_by_hash(slots, 16383, &index) == RING_OK && index == 1, "slot 16383 is the second node's");
     CHECK(strcmp(ring_algorithm(slots), "slots") == 0 && ring_algorithm(NULL) == NULL, "ring_algorithm");
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, NULL, &plain) == RING_OK, "NULL options");
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, NULL, 0, &plain) == RING_OK, "NULL options");
     CHECK(strcmp(ring_algorithm(plain), "ring") == 0, "NULL options mean the ring algorithm");
     CHECK(ring_diff(plain, slots, &diff) == RING_ALGORITHM_MISMATCH, "diff across algorithms");
     CHECK(last_error_has("ring") && last_error_has("slots"), "names both: %s", ring_last_error());
@@ -162,55 +372,56 @@ int main(void) {
      * `fields`; anything passed must be valid, and 0 is never a default. */
     ring_t *reference = NULL, *chosen = NULL;
     ring_options_t defaults = {0};
-    defaults.vnodes = 7;      /* no bit: not read */
-    defaults.seed = 99;       /* no bit: not read */
-    defaults.table_size = 11; /* no bit: not read */
     CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 160, 0, &reference) == RING_OK, "160 vnodes, seed 0");
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_OK, "zeroed fields");
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) == RING_OK,
+          "zeroed fields");
     CHECK(ring_fingerprint(chosen) == ring_fingerprint(reference) && strcmp(ring_algorithm(chosen), "ring") == 0,
-          "fields = 0 means the ring algorithm, 160 vnodes and seed 0, whatever the other members hold");
+          "a zeroed struct means the ring algorithm, 160 vnodes and seed 0");
     ring_free(chosen);
     ring_free(reference);
-    defaults.fields = RING_OPTION_VNODES | RING_OPTION_SEED;
+    defaults = (ring_options_t){.fields = RING_OPTION_VNODES | RING_OPTION_SEED, .vnodes = 7, .seed = 99};
     CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 7, 99, &reference) == RING_OK, "7 vnodes, seed 99");
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_OK, "vnodes and seed bits");
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) == RING_OK,
+          "vnodes and seed bits");
     CHECK(ring_fingerprint(chosen) == ring_fingerprint(reference), "set bits pass vnodes 7 and seed 99 as given");
     CHECK(ring_fingerprint(chosen) != ring_fingerprint(plain), "and they are not the defaults");
     ring_free(chosen);
     ring_free(reference);
     chosen = NULL;
-    defaults.fields = RING_OPTION_VNODES;
-    defaults.vnodes = 0;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_ZERO_VNODES && !chosen,
+    defaults = (ring_options_t){.fields = RING_OPTION_VNODES, .vnodes = 0};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_ZERO_VNODES &&
+              !chosen,
           "vnodes 0 with its bit set is RING_ZERO_VNODES, not the default");
     CHECK(last_error_has("got 0"), "names the 0: %s", ring_last_error());
     CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 0, 0, &chosen) == RING_ZERO_VNODES && !chosen,
           "ring_new passes vnodes 0 as given");
-    defaults.algorithm = "maglev";
-    defaults.fields = RING_OPTION_TABLE_SIZE;
-    defaults.table_size = 0;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_TABLE_SIZE &&
+    defaults = (ring_options_t){.algorithm = "maglev", .fields = RING_OPTION_TABLE_SIZE, .table_size = 0};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_INVALID_TABLE_SIZE &&
               !chosen,
           "table_size 0 with its bit set is RING_INVALID_TABLE_SIZE, not the default");
     CHECK(last_error_has("table size 0"), "names the size: %s", ring_last_error());
-    defaults.fields = 0;
+    defaults = (ring_options_t){.algorithm = "maglev"};
     const char *maglev_json = "{\"format_version\":1,\"algorithm\":\"maglev\",\"table_size\":65537,"
                               "\"nodes\":[{\"id\":\"a\"},{\"id\":\"b\"}]}";
     CHECK(ring_new_from_json(maglev_json, strlen(maglev_json), &reference) == RING_OK, "Maglev of 65,537");
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_OK &&
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) == RING_OK &&
               ring_fingerprint(chosen) == ring_fingerprint(reference),
-          "Maglev without the table-size bit has the default table of 65,537 (table_size member 0 not read)");
+          "Maglev without the table-size bit (and table_size 0) has the default table of 65,537");
     ring_free(chosen);
     ring_free(reference);
     chosen = NULL;
-    defaults.fields = RING_OPTION_VNODES;
-    defaults.vnodes = 160;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+    defaults = (ring_options_t){.algorithm = "maglev", .fields = RING_OPTION_VNODES, .vnodes = 160};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen,
           "vnodes given to maglev, even the default value, is a parameter it does not take");
     CHECK(last_error_has("vnodes"), "names vnodes: %s", ring_last_error());
-    defaults.algorithm = NULL;
-    defaults.fields = RING_OPTION_VNODES | 0x40000u | 0x80000u;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+    defaults = (ring_options_t){.fields = RING_OPTION_VNODES | 0x40000u | 0x80000u, .vnodes = 160};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen,
           "bits no RING_OPTION_* defines");
     CHECK(last_error_has("0xc0000"), "names the unknown bits: %s", ring_last_error());
     CHECK(RING_OPTION_VNODES == 1 && RING_OPTION_SEED == 2 && RING_OPTION_TABLE_SIZE == 4, "bit values are fixed");
@@ -223,37 +434,43 @@ int main(void) {
               RING_OPTION_SCORE == 131072,
           "bit values are fixed");
     /* HAProxy's avalanche is 0 or 1; its ids array must be there when its bit is set. */
-    defaults.algorithm = "haproxy";
-    defaults.fields = RING_OPTION_AVALANCHE;
-    defaults.avalanche = 2;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+    defaults = (ring_options_t){.algorithm = "haproxy", .fields = RING_OPTION_AVALANCHE, .avalanche = 2};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen,
           "avalanche 2");
     CHECK(last_error_has("avalanche"), "names avalanche: %s", ring_last_error());
-    defaults.fields = RING_OPTION_HAPROXY_IDS;
-    defaults.haproxy_ids = NULL;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_NULL_ARGUMENT && !chosen,
+    defaults = (ring_options_t){.algorithm = "haproxy", .fields = RING_OPTION_HAPROXY_IDS, .haproxy_ids = NULL};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_NULL_ARGUMENT &&
+              !chosen,
           "haproxy_ids bit with NULL");
     CHECK(last_error_has("haproxy_ids"), "names haproxy_ids: %s", ring_last_error());
     uint32_t same_ids[2] = {4, 4};
     defaults.haproxy_ids = same_ids;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen,
           "two servers with one id");
     CHECK(last_error_has("same id 4"), "names the id: %s", ring_last_error());
-    defaults.algorithm = "envoy-ring-hash";
-    defaults.fields = RING_OPTION_MIN_RING_SIZE | RING_OPTION_MAX_RING_SIZE;
-    defaults.min_ring_size = 10;
-    defaults.max_ring_size = 5;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+    defaults = (ring_options_t){.algorithm = "envoy-ring-hash",
+                                .fields = RING_OPTION_MIN_RING_SIZE | RING_OPTION_MAX_RING_SIZE,
+                                .min_ring_size = 10,
+                                .max_ring_size = 5};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen,
           "minimum above maximum");
     CHECK(last_error_has("minimum_ring_size (10) > maximum_ring_size (5)"), "Envoy's message: %s", ring_last_error());
     /* Memento's history: buckets one per node, removed buckets with a count. */
-    defaults.algorithm = "memento";
-    defaults.fields = RING_OPTION_BUCKETS | RING_OPTION_REMOVED_BUCKETS;
     uint32_t buckets[2] = {2, 0}, removed[1] = {1};
-    defaults.buckets = buckets;
-    defaults.removed_buckets = removed;
-    defaults.removed_bucket_count = 1;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_OK, "memento with a history");
+    defaults = (ring_options_t){.algorithm = "memento",
+                                .fields = RING_OPTION_BUCKETS | RING_OPTION_REMOVED_BUCKETS,
+                                .buckets = buckets,
+                                .removed_buckets = removed,
+                                .removed_bucket_count = 1};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) == RING_OK,
+          "memento with a history");
     char *memento_json = NULL;
     size_t memento_len = 0;
     CHECK(ring_to_json(chosen, &memento_json, &memento_len) == RING_OK && strstr(memento_json, "\"removed_buckets\"") &&
@@ -263,43 +480,53 @@ int main(void) {
     ring_free(chosen);
     chosen = NULL;
     defaults.removed_buckets = NULL;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_NULL_ARGUMENT && !chosen,
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_NULL_ARGUMENT &&
+              !chosen,
           "removed_buckets NULL with a count");
     CHECK(last_error_has("removed_buckets"), "names removed_buckets: %s", ring_last_error());
     defaults.removed_buckets = removed;
     /* A count past memento's 2^31 - 1 buckets is refused before the array is read. */
     defaults.removed_bucket_count = (size_t)1 << 31;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen,
           "a removed_bucket_count past the bucket limit");
     CHECK(last_error_has("removed_bucket_count 2147483648"), "names the count: %s", ring_last_error());
     defaults.removed_bucket_count = 1;
     buckets[0] = 1;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen,
           "a bucket both held and removed");
     CHECK(last_error_has("bucket 1 is also in removed_buckets"), "names the bucket: %s", ring_last_error());
     defaults.algorithm = "ring";
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen,
           "buckets outside memento");
-    CHECK(last_error_has("buckets do not apply"), "names buckets: %s", ring_last_error());
+    CHECK(last_error_has("removed_buckets ([1]) does not apply"), "names the removed buckets: %s", ring_last_error());
     /* The rendezvous score: integer or float, by name. */
-    defaults.algorithm = "rendezvous";
-    defaults.fields = RING_OPTION_SCORE;
-    defaults.score = "exact";
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_INVALID_CONFIG && !chosen,
+    defaults = (ring_options_t){.algorithm = "rendezvous", .fields = RING_OPTION_SCORE, .score = "exact"};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen,
           "an unknown score");
     CHECK(last_error_has("unknown score \"exact\""), "names the score: %s", ring_last_error());
     defaults.score = "float";
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_OK, "the float score");
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) == RING_OK,
+          "the float score");
     ring_free(chosen);
     chosen = NULL;
     /* A set bit with a NULL string is a NULL argument, naming the field. */
-    defaults.algorithm = "twemproxy";
-    defaults.fields = RING_OPTION_HASH_TAG;
-    defaults.hash_tag = NULL;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 2, &defaults, &chosen) == RING_NULL_ARGUMENT && !chosen,
+    defaults = (ring_options_t){.algorithm = "twemproxy", .fields = RING_OPTION_HASH_TAG, .hash_tag = NULL};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
+                  RING_NULL_ARGUMENT &&
+              !chosen,
           "hash_tag bit with NULL");
     CHECK(last_error_has("hash_tag"), "names hash_tag: %s", ring_last_error());
-    defaults.algorithm = NULL;
+
+    options_without_bits(ids, lens, plain);
     ring_free(plain);
 
     /* Reference counting and messages. */
@@ -311,6 +538,21 @@ int main(void) {
     ring_free(NULL);
     CHECK(ring_clone(NULL) == NULL, "clone of NULL");
     CHECK(ring_node_count(NULL) == 0 && ring_fingerprint(NULL) == 0 && ring_hash_key(NULL, NULL, 0) == 0, "NULL reads");
+    /* The fingerprint as text: 16 digits and a NUL, into a buffer of at least
+     * RING_FINGERPRINT_HEX_LEN bytes; nothing is written on error, nor past the NUL. */
+    char hex[20];
+    memset(hex, '#', sizeof hex);
+    ring_t *printed = NULL;
+    CHECK(ring_new(ids, lens, NULL, NULL, NULL, 2, 160, 0, &printed) == RING_OK, "a ring to print");
+    CHECK(RING_FINGERPRINT_HEX_LEN == 17, "16 digits and a NUL");
+    CHECK(ring_fingerprint_hex(printed, hex, 16) == RING_BUFFER_TOO_SMALL && hex[0] == '#', "16 bytes");
+    CHECK(last_error_has("out_hex holds 16 bytes"), "names the length: %s", ring_last_error());
+    CHECK(ring_fingerprint_hex(NULL, hex, sizeof hex) == RING_NULL_ARGUMENT && hex[0] == '#', "NULL ring");
+    CHECK(ring_fingerprint_hex(printed, NULL, 17) == RING_NULL_ARGUMENT, "NULL buffer");
+    CHECK(ring_fingerprint_hex(printed, hex, sizeof hex) == RING_OK && strlen(hex) == 16 && hex[17] == '#' &&
+              strtoull(hex, NULL, 16) == ring_fingerprint(printed) && strspn(hex, "0123456789abcdef") == 16,
+          "a larger buffer: %s", hex);
+    ring_free(printed);
     CHECK(strcmp(ring_result_str(RING_EMPTY_RING), "ring has no points (no node with weight > 0)") == 0, "result str");
     CHECK(strcmp(ring_result_str(9999), "unknown result code") == 0, "unknown result code");
     char *json = NULL;

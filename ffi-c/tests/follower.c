@@ -102,6 +102,17 @@ static void etcd_follower(void) {
     ring_new(ids, lens, weights, NULL, NULL, 2, 160, 0, &want);
     uint64_t got_fingerprint = ring_fingerprint(ring), want_fingerprint = ring_fingerprint(want);
     CHECK(got_fingerprint == want_fingerprint && got_fingerprint == fingerprint, "the members' ring");
+    /* The fingerprint as the CLI prints an epoch's: the status's, in hex. */
+    char hex[RING_FINGERPRINT_HEX_LEN], ring_hex[RING_FINGERPRINT_HEX_LEN], printed[32];
+    snprintf(printed, sizeof printed, "%016llx", (unsigned long long)fingerprint);
+    CHECK(ring_follower_fingerprint_hex(follower, hex, sizeof hex) == RING_OK && strcmp(hex, printed) == 0,
+          "the follower's fingerprint text %s, its status %s", hex, printed);
+    CHECK(ring_fingerprint_hex(ring, ring_hex, sizeof ring_hex) == RING_OK && strcmp(hex, ring_hex) == 0,
+          "equals its ring's (every member active): %s", ring_hex);
+    memset(hex, '#', sizeof hex);
+    CHECK(ring_follower_fingerprint_hex(follower, hex, 16) == RING_BUFFER_TOO_SMALL && hex[0] == '#', "16 bytes");
+    CHECK(ring_follower_fingerprint_hex(NULL, hex, sizeof hex) == RING_NULL_ARGUMENT && hex[0] == '#',
+          "NULL follower");
     ring_free(want);
     ring_free(ring);
     int64_t held = 0;
@@ -123,8 +134,10 @@ static void errors(void) {
     CHECK(ring_follower_new_etcd(unreachable, strlen(unreachable), "/", 1, 300, NULL, NULL, &follower) ==
               RING_INVALID_CONFIG,
           "an empty prefix");
-    CHECK(ring_follower_new_file("/nonexistent/ring.json", 22, 200, NULL, NULL, &follower) == RING_TIMEOUT,
+    CHECK(ring_follower_new_file("/nonexistent/ring.json", 22, 200, NULL, NULL, &follower) == RING_FILE,
           "a missing file");
+    CHECK(strstr(ring_last_error(), "/nonexistent/ring.json") != NULL, "names it: %s", ring_last_error());
+    CHECK(strcmp(ring_result_name(RING_FILE), "RING_FILE") == 0, "its code name");
     CHECK(ring_follower_new_file("x", 1, 100, NULL, NULL, NULL) == RING_NULL_ARGUMENT, "NULL out");
     CHECK(ring_follower_new_file(NULL, 3, 100, NULL, NULL, &follower) == RING_NULL_ARGUMENT, "NULL path");
     CHECK(ring_follower_new_file("\xff", 1, 100, NULL, NULL, &follower) == RING_INVALID_UTF8, "non-UTF-8 path");

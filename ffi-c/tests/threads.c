@@ -107,8 +107,8 @@ static long stress(const char *algorithm, double seconds) {
     ring_options_t options = {0};
     options.algorithm = algorithm;
     ring_t *first = NULL;
-    CHECK(ring_new_with_options(ids, lens, NULL, NULL, NULL, 9, &options, &first) == RING_OK, "%s: %s", algorithm,
-          ring_last_error());
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 9, &options, sizeof options, &first) == RING_OK,
+          "%s: %s", algorithm, ring_last_error());
     if (!first) return 0;
     record_count = 0;
     record(first);

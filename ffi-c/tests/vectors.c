@@ -47,7 +47,8 @@ static void run_case(json_t *c) {
         json_t *zone = json_object_get(node, "zone");
         zones[i] = zone ? json_string_value(zone) : NULL;
         zone_lens[i] = zone ? json_string_length(zone) : 0;
-        listed_slots |= json_object_get(node, "slots") != NULL;
+        /* Listed slots and nginx down marks exist only in configs. */
+        listed_slots |= json_object_get(node, "slots") != NULL || json_object_get(node, "down") != NULL;
         json_t *puid = json_object_get(node, "haproxy_id");
         haproxy_ids[i] = puid ? (uint32_t)json_integer_value(puid) : 0;
         any_haproxy_id |= puid != NULL;
@@ -169,13 +170,18 @@ static void run_case(json_t *c) {
             options.removed_buckets = removed_buckets;
             options.removed_bucket_count = json_array_size(removed) <= 64 ? json_array_size(removed) : 64;
         }
-        rc = ring_new_with_options(ids, lens, weights, zones, zone_lens, count, &options, &ring);
-        CHECK(rc == RING_OK, "%s: ring_new_with_options -> %u (%s)", name, rc, ring_last_error());
+        rc = ring_new_with_options_sized(ids, lens, weights, zones, zone_lens, count, &options, sizeof options, &ring);
+        CHECK(rc == RING_OK, "%s: ring_new_with_options_sized -> %u (%s)", name, rc, ring_last_error());
     }
     if (!ring || !from_json) goto done;
     CHECK(strcmp(ring_algorithm(ring), algorithm) == 0, "%s: ring_algorithm", name);
     uint64_t fingerprint = strtoull(json_string_value(json_object_get(c, "fingerprint")), NULL, 16);
     CHECK(ring_fingerprint(ring) == fingerprint && ring_fingerprint(from_json) == fingerprint, "%s: fingerprint", name);
+    /* The text every binding prints: the vector's 16 lowercase hex digits, zero-padded. */
+    char hex[RING_FINGERPRINT_HEX_LEN];
+    CHECK(ring_fingerprint_hex(ring, hex, sizeof hex) == RING_OK &&
+              strcmp(hex, json_string_value(json_object_get(c, "fingerprint"))) == 0,
+          "%s: fingerprint text %s", name, hex);
 
     size_t hi;
     json_t *by_hash;

@@ -70,7 +70,8 @@ static void run_vector(json_t *c) {
         json_t *zone = json_object_get(node, "zone");
         nodes.emplace_back(text(json_object_get(node, "id")), json_number_value(json_object_get(node, "weight")),
                            zone ? std::optional<std::string>(text(zone)) : std::nullopt);
-        listed_slots |= json_object_get(node, "slots") != nullptr;
+        // Listed slots and nginx down marks exist only in configs.
+        listed_slots |= json_object_get(node, "slots") != nullptr || json_object_get(node, "down") != nullptr;
         json_t *puid = json_object_get(node, "haproxy_id");
         haproxy_ids.push_back(puid ? (uint32_t)json_integer_value(puid) : 0);
         any_haproxy_id |= puid != nullptr;
@@ -114,6 +115,8 @@ static void run_vector(json_t *c) {
     uint64_t fingerprint = hex64(json_object_get(c, "fingerprint"));
     CHECK(ring.fingerprint() == fingerprint && from_json.fingerprint() == fingerprint, "%s: fingerprint", name);
     CHECK(ring.fingerprint() == ring_fingerprint(ring.handle()), "%s: fingerprint as C gives it", name);
+    CHECK(ring.fingerprint_hex() == json_string_value(json_object_get(c, "fingerprint")), "%s: fingerprint text %s",
+          name, ring.fingerprint_hex().c_str());
     CHECK(ring.algorithm() == algorithm, "%s: algorithm", name);
     CHECK(ring.size() == json_array_size(json_object_get(config, "nodes")), "%s: size", name);
     for (size_t n = 0; n < ring.size() && !listed_slots; n++) {
@@ -466,6 +469,10 @@ static void follower() {
         CHECK(f.ring().size() == 3 && first.size() == 2, "new ring; the old one unchanged");
         shardring::Follower::Status status = f.status();
         CHECK(status.connected && status.epochs >= 2 && status.fingerprint == f.ring().fingerprint(), "status");
+        char printed[32];
+        snprintf(printed, sizeof printed, "%016llx", static_cast<unsigned long long>(status.fingerprint));
+        CHECK(f.fingerprint_hex() == printed && f.fingerprint_hex() == f.ring().fingerprint_hex(),
+              "the follower's fingerprint text %s", f.fingerprint_hex().c_str());
         CHECK(changes.load() >= 1, "callback called");
         try {
             f.wait_for_revision(99, 20);
