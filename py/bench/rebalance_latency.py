@@ -1,12 +1,21 @@
-"""What `shardring rebalance` costs live traffic, on real servers.
+"""What `shardring rebalance` costs live traffic, on real servers, and
+that the traffic loses nothing while it runs.
 
 Five memcached servers (or five redis-servers) on loopback; KEYS words with
 100-byte values stored on the 4-server ring; a 5th server joins warming. A
-reader sends one get at a time to `Transition.read_nodes(key)[0]` (the
-traffic a warming member must not disturb) while the rebalancer copies the
-new server's arcs at each --rate; the first row is the reader alone. Prints,
-per row, the reader's p50 and p99 latency and the rebalancer's keys/s and
-MB/s, as the rebalancer's JSON report gives them.
+writer process stores fresh keys on `Transition.write_nodes(key)` (1,000 a
+second), and a reader sends one get at a time to
+`Transition.read_nodes(key)[0]` (words, and one read in five a fresh key
+already written: the traffic a warming member must not disturb) while the
+rebalancer copies the new server's arcs at each --rate; the first row has no
+rebalancer. After each read of a word that moves, the reader also asks the
+new server for it: the copy is under way from the first such probe that
+finds it to the last that does not, and the reads in that window are the
+ones a warm-up must keep whole (reading the new server alone, they would
+miss). Prints, per row, the reads in that window and their misses, what
+the new server alone answered then, the reader's p50 and p99 latency, and
+the rebalancer's keys/s and MB/s as its JSON report gives them; fails when
+a read missed or a rebalancer row saw no read during the copy.
 
 Not a test: run it with `make bench` or
 `python py/bench/rebalance_latency.py [--quick] [--backend memcached|redis]`.
@@ -14,6 +23,7 @@ Not a test: run it with `make bench` or
 
 import argparse
 import json
+import multiprocessing
 import pathlib
 import random
 import statistics
@@ -46,10 +56,7 @@ class Backend:
         self.servers = [(Memcached if kind == "memcached" else Redis)() for _ in range(count)]
         self.names = [f"server-{i + 1}" for i in range(count)]
         self.ports = dict(zip(self.names, (s.port for s in self.servers)))
-        if kind == "memcached":
-            self.clients = {n: Client(("127.0.0.1", p), connect_timeout=2, timeout=5) for n, p in self.ports.items()}
-        else:
-            self.clients = {n: redis.Redis(port=p, socket_timeout=5) for n, p in self.ports.items()}
+        self.clients = connect(kind, self.ports)
 
     def store(self, keys, owner):
         for client in self.clients.values():
@@ -74,19 +81,61 @@ class Backend:
             server.close()
 
 
-def read_latencies(backend, keys, owner, stop):
-    """Single gets of random keys from owner(key) until `stop` is set; returns
-    the latencies in microseconds and the number of misses."""
-    latencies, misses = [], 0
-    rng = random.Random(1)
+def connect(kind, ports):
+    """A client per server name, for one thread or process."""
+    if kind == "memcached":
+        return {n: Client(("127.0.0.1", p), connect_timeout=2, timeout=5) for n, p in ports.items()}
+    return {n: redis.Redis(port=p, socket_timeout=5) for n, p in ports.items()}
+
+
+def fresh_key(i):
+    return b"fresh:%d" % i
+
+
+def write(kind, ports, old_names, new_names, written, stop, rate=1000):
+    """The writer process: stores fresh keys 0, 1, ... on
+    `write_nodes(key)` of the transition from `old_names` to `new_names`,
+    `rate` a second, and counts each in `written` once every node stored it."""
+    transition = shardring.Transition.between(shardring.Ring(old_names), shardring.Ring(new_names))
+    clients, due = connect(kind, ports), time.monotonic()
     while not stop.is_set():
-        key = keys[rng.randrange(len(keys))]
-        name = owner(key)
+        key = fresh_key(written.value)
+        for node in transition.write_nodes(key):
+            client = clients[node]
+            assert client.set(key, VALUE, noreply=False) if kind == "memcached" else client.set(key, VALUE)
+        written.value += 1
+        due += 1 / rate
+        time.sleep(max(0.0, due - time.monotonic()))
+
+
+def read_during(backend, keys, old, new, written, stop):
+    """Single gets until `stop` is set, from `read_nodes(key)[0]`: of words,
+    and one in five of the fresh keys written so far. Returns each read as
+    (time, latency in microseconds, hit) and, for each word that moves, a
+    probe of its new owner as (time, hit)."""
+    transition = shardring.Transition.between(old, new)
+    reads, probes = [], []
+    rng = random.Random(1)
+    moving = {k for k in keys if new.get(k) != old.get(k)}
+    while not stop.is_set():
+        count = written.value
+        key = fresh_key(rng.randrange(count)) if count and rng.random() < 0.2 else keys[rng.randrange(len(keys))]
+        name = transition.read_nodes(key)[0]
         start = time.perf_counter_ns()
         value = backend.get(name, key)
-        latencies.append((time.perf_counter_ns() - start) / 1000)
-        misses += value is None
-    return latencies, misses
+        reads.append((time.monotonic(), (time.perf_counter_ns() - start) / 1000, value == VALUE))
+        if key in moving:
+            probes.append((time.monotonic(), backend.get(new.get(key), key) == VALUE))
+    return reads, probes
+
+
+def copy_window(probes):
+    """From the first probe that found a moving word on its new server to the
+    last that did not (only the rebalancer puts words there); None if no
+    probe saw the copy half done."""
+    first = next((t for t, hit in probes if hit), None)
+    last = max((t for t, hit in probes if not hit and first is not None and t > first), default=None)
+    return None if last is None else (first, last)
 
 
 def percentile(values, share):
@@ -95,14 +144,18 @@ def percentile(values, share):
 
 
 def run(backend, keys, old, new, rate, idle_seconds):
-    """One row: the reader alone (rate None) or beside a rebalance at `rate`
-    (0: unlimited). Returns the row as a dict."""
+    """One row: the reader and the writer alone (rate None) or beside a
+    rebalance at `rate` (0: unlimited). Returns the row as a dict."""
     backend.store(keys, old.get)
-    transition = shardring.Transition.between(old, new)
-    stop = threading.Event()
+    stop, stop_writer = threading.Event(), multiprocessing.Event()
+    written = multiprocessing.Value("q", 0)
+    writer = multiprocessing.Process(
+        target=write, args=(backend.kind, backend.ports, list(old), list(new), written, stop_writer)
+    )
+    writer.start()
     result = {}
     reader = threading.Thread(
-        target=lambda: result.update(zip(("latencies", "misses"), read_latencies(backend, keys, lambda k: transition.read_nodes(k)[0], stop)))
+        target=lambda: result.update(zip(("reads", "probes"), read_during(backend, keys, old, new, written, stop)))
     )
     reader.start()
     report = None
@@ -127,11 +180,24 @@ def run(backend, keys, old, new, rate, idle_seconds):
     finally:
         stop.set()
         reader.join()
-    latencies = result["latencies"]
+        stop_writer.set()
+        writer.join(timeout=30)
+    if writer.exitcode != 0:
+        raise RuntimeError(f"the writer process exited with {writer.exitcode}")
+    reads, probes = result["reads"], result["probes"]
+    latencies = [latency for _, latency, _ in reads]
+    window = copy_window(probes) if rate is not None else None
+    during = [hit for t, _, hit in reads if window and window[0] <= t <= window[1]]
+    new_alone = [hit for t, hit in probes if window and window[0] <= t <= window[1]]
     row = {
-        "rate": "reader alone" if rate is None else (f"--rate {rate}" if rate else "unlimited"),
-        "reads": len(latencies),
-        "misses": result["misses"],
+        "rate": "no rebalancer" if rate is None else (f"--rate {rate}" if rate else "unlimited"),
+        "reads": len(reads),
+        "misses": sum(1 for _, _, hit in reads if not hit),
+        "written": written.value,
+        "copy_reads": len(during),
+        "copy_misses": sum(1 for hit in during if not hit),
+        "copy_seconds": window[1] - window[0] if window else 0.0,
+        "new_alone_hits": sum(new_alone) / len(new_alone) if new_alone else None,
         "p50_us": statistics.median(latencies),
         "p99_us": percentile(latencies, 0.99),
     }
@@ -156,7 +222,9 @@ def main():
     count = 10_000 if args.quick else 100_000
     found = [w for w in WORDS.read_bytes().split(b"\n") if w and len(w) <= 250 and all(b > 32 for b in w)]
     keys = found[:count]
-    rates = [None, 0] if args.quick else [None, 2000, 10000, 0]
+    # Quick: a rate that keeps the copy of about 2,000 keys under way for
+    # about half a second, so the reader sees it half done.
+    rates = [None, 4000] if args.quick else [None, 2000, 10000, 0]
 
     backend = Backend(args.backend)
     try:
@@ -169,16 +237,23 @@ def main():
         print(json.dumps(rows))
         return
     print(f"shardring rebalance on real {args.backend} (4 -> 5 servers, {len(keys)} keys of {len(VALUE)} bytes), "
-          "a reader sending single gets meanwhile:")
-    print(f"  {'rebalancer':<14}{'reads':>8}{'misses':>8}{'p50 us':>9}{'p99 us':>9}{'copied':>9}{'s':>7}{'keys/s':>9}{'MB/s':>7}{'moved':>8}{'diff':>8}")
+          "a writer storing fresh keys through write_nodes and a reader sending single gets through read_nodes "
+          "meanwhile; 'in copy': the reads while the copy was under way, 'new alone': what the new server alone "
+          "answered then:")
+    print(f"  {'rebalancer':<14}{'reads':>8}{'in copy':>9}{'misses':>8}{'new alone':>10}{'p50 us':>9}{'p99 us':>9}"
+          f"{'copied':>9}{'s':>7}{'keys/s':>9}{'MB/s':>7}{'moved':>8}{'diff':>8}")
     for r in rows:
-        line = f"  {r['rate']:<14}{r['reads']:>8}{r['misses']:>8}{r['p50_us']:>9.0f}{r['p99_us']:>9.0f}"
+        alone = "" if r["new_alone_hits"] is None else f"{100 * r['new_alone_hits']:.1f}%"
+        line = (f"  {r['rate']:<14}{r['reads']:>8}{r['copy_reads']:>9}{r['misses']:>8}{alone:>10}"
+                f"{r['p50_us']:>9.0f}{r['p99_us']:>9.0f}")
         if "copied" in r:
             line += (f"{r['copied']:>9}{r['seconds']:>7.2f}{r['keys_per_s']:>9.0f}{r['mb_per_s']:>7.2f}"
                      f"{100 * r['moved_share']:>7.2f}%{100 * r['predicted_share']:>7.2f}%")
         print(line)
     for r in rows:
-        assert r["misses"] == 0, f"the reader missed {r['misses']} keys ({r['rate']})"
+        assert r["misses"] == 0, f"the reader missed {r['misses']} of {r['reads']} reads ({r['rate']})"
+        assert r["rate"] == "no rebalancer" or r["copy_reads"] > 0, (
+            f"no read saw the copy under way ({r['rate']}): the row measured nothing during it")
 
 
 if __name__ == "__main__":

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 
 use pyo3::prelude::*;
 
-use shardring::{Balance, RingDiff, Spread};
+use shardring::{RingDiff, Spread};
 
-use crate::ring::{PyRing, Snapshot};
-use crate::to_py_err;
+use crate::errors::to_py_err;
+use crate::ring::{PyRing, RingBalance};
 
 /// diff(old, new) -> Diff
 ///
@@ -86,15 +86,21 @@ pub struct PyBalance {
     by_weight: PySpread,
 }
 
-impl PyBalance {
-    pub(crate) fn new(_py: Python<'_>, snapshot: &Snapshot, balance: Balance) -> PyResult<PyBalance> {
-        let counts = snapshot.ring.nodes().iter().map(|n| n.id().to_owned()).zip(balance.counts).collect();
-        Ok(PyBalance {
-            keys: balance.keys,
-            counts,
-            by_node: balance.by_node.into(),
-            by_weight: balance.by_weight.into(),
-        })
+impl From<RingBalance> for PyBalance {
+    fn from(RingBalance { ring, balance }: RingBalance) -> PyBalance {
+        let counts = ring.nodes().iter().map(|n| n.id().to_owned()).zip(balance.counts).collect();
+        PyBalance { keys: balance.keys, counts, by_node: balance.by_node.into(), by_weight: balance.by_weight.into() }
+    }
+}
+
+/// `Ring.balance` returns a `Balance`.
+impl<'py> IntoPyObject<'py> for RingBalance {
+    type Target = PyBalance;
+    type Output = Bound<'py, PyBalance>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyBalance>> {
+        Bound::new(py, PyBalance::from(self))
     }
 }
 

@@ -10,10 +10,9 @@ use pyo3::types::{PyDict, PyString};
 
 use shardring::{LoadTracker, RingError};
 
-use crate::errors::{number_argument, text_argument, whole_argument};
+use crate::errors::{number_argument, text_argument, to_py_err, whole_argument};
 use crate::keys::key_bytes;
 use crate::ring::{PyRing, Snapshot};
-use crate::to_py_err;
 
 /// The snapshot cell of the `Ring` a tracker follows.
 type RingCell = Arc<ArcSwap<Snapshot>>;

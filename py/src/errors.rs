@@ -1,16 +1,19 @@
 //! Errors: the core's `RingError` as the `shardring` exception a Python
 //! caller expects (each carries `.code`, the C result name), and the
-//! argument checks that raise `TypeError`, `ValueError` or
+//! argument checks that raise `TypeError`, `OutOfRangeError` or
 //! `InvalidUtf8Error` before anything reaches the core.
 //!
 //! The rule for arguments (`docs/bad-inputs.md`): a parameter left out takes
 //! its default; anything passed must be a valid value. `None` is never a
 //! number or an id, and a `bool` is never a number, although Python would
-//! read `True` as 1.
+//! read `True` as 1 (`TypeError`). A number the parameter's type cannot hold
+//! (a negative or too large int, an int beyond any float) is an
+//! `OutOfRangeError`, a `RingError` and a `ValueError` whose code is
+//! `ERR_OUT_OF_RANGE`, the code of the `RangeError` Node throws for it.
 
 use std::borrow::Cow;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyType};
@@ -34,9 +37,16 @@ fn class_name(error: &RingError) -> &'static str {
 }
 
 /// Converts a core error into its `shardring` exception, keeping the core's
-/// message and setting `.code` to the C result name (`RING_EMPTY_RING`).
+/// message (which names the bad value; "invalid ring config: " heads it only
+/// when a JSON config could not be read) and setting `.code` to the C
+/// result name (`RING_EMPTY_RING`).
 pub(crate) fn to_py_err(error: RingError) -> PyErr {
     Python::attach(|py| raise(py, class_name(&error), error.code(), error.to_string()))
+}
+
+/// `OutOfRangeError` (`ERR_OUT_OF_RANGE`) with `message`, which names the value.
+pub(crate) fn out_of_range(py: Python<'_>, message: String) -> PyErr {
+    raise(py, "OutOfRangeError", "ERR_OUT_OF_RANGE", message)
 }
 
 /// An instance of the package's exception `class` with `message` and `.code`.
@@ -86,24 +96,25 @@ pub(crate) fn utf8_failure(text: &Bound<'_, PyString>) -> PyErr {
 }
 
 /// A real-number argument (a weight, an epsilon): an `int` or a `float` (or
-/// a subclass, such as numpy's float64), never a `bool` or `None`.
+/// a subclass, such as numpy's float64), never a `bool` or `None`
+/// (`TypeError`); `OutOfRangeError` naming an int too large for a float.
 pub(crate) fn number_argument(value: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
     if value.is_instance_of::<PyBool>() || !(value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>()) {
         return Err(PyTypeError::new_err(format!("{what} must be a float or an int, not {}", type_name(value))));
     }
-    value.extract::<f64>().map_err(|_| PyValueError::new_err(format!("{what} {value} does not fit a float")))
+    value.extract::<f64>().map_err(|_| out_of_range(value.py(), format!("{what} {value} does not fit a float")))
 }
 
 /// A whole-number argument in `[0, max]` (a seed, vnodes, a table size, n):
-/// `TypeError` for a `bool`, `None` or a non-`int`, `ValueError` naming the
-/// value when out of range.
+/// `TypeError` for a `bool`, `None` or a non-`int`, `OutOfRangeError`
+/// naming the value when out of range.
 pub(crate) fn whole_argument(value: &Bound<'_, PyAny>, what: &str, max: u64) -> PyResult<u64> {
     if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
         return Err(PyTypeError::new_err(format!("{what} must be an int, not {}", type_name(value))));
     }
     match value.extract::<u64>() {
         Ok(number) if number <= max => Ok(number),
-        _ => Err(PyValueError::new_err(format!("{what} must be an int from 0 to {max}, got {value}"))),
+        _ => Err(out_of_range(value.py(), format!("{what} must be an int from 0 to {max}, got {value}"))),
     }
 }
 

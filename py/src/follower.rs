@@ -4,40 +4,50 @@
 //! readers never see a torn ring) and then calls `on_change` callbacks;
 //! `events()` iterates over everything the follower reports.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use pyo3::exceptions::{PyTimeoutError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use shardring::Transition;
 use shardring_membership::{Epoch, Event, Follower, FollowerOptions, MembershipError};
 
-use crate::errors::{Argument, number_argument, raise};
+use crate::errors::{Argument, number_argument, out_of_range, raise, whole_argument};
 
 /// Default of every `timeout`: 5 seconds.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
-use crate::ring::{PyRing, Snapshot};
+use crate::ring::{PyRing, Snapshot, fingerprint_hex};
 
-/// A membership error as the Python exception a caller expects: timeouts
-/// are `TimeoutError`, bad endpoints or prefixes `InvalidConfigError`.
+/// A membership error as its `shardring` exception, a `RingError` with the
+/// code Node's follower gives it: a timeout is `FollowerTimeoutError` (a
+/// `TimeoutError`), bad endpoints, prefixes or records `InvalidConfigError`,
+/// a failing source `SourceError` (a `ConnectionError`), a stopped
+/// follower `FollowerClosedError`.
 fn membership_error(py: Python<'_>, error: MembershipError) -> PyErr {
-    match error {
-        MembershipError::Timeout { .. } => PyTimeoutError::new_err(error.to_string()),
+    let (class, code) = match error {
+        MembershipError::Timeout { .. } => ("FollowerTimeoutError", "RING_TIMEOUT"),
         MembershipError::Record { .. }
         | MembershipError::InvalidPrefix { .. }
-        | MembershipError::InvalidEndpoint { .. } => {
-            raise(py, "InvalidConfigError", "RING_INVALID_CONFIG", error.to_string())
-        }
-        _ => pyo3::exceptions::PyConnectionError::new_err(error.to_string()),
-    }
+        | MembershipError::InvalidEndpoint { .. } => ("InvalidConfigError", "RING_INVALID_CONFIG"),
+        MembershipError::Stopped => ("FollowerClosedError", "RING_STOPPED"),
+        MembershipError::File { .. } => ("SourceError", "RING_FILE"),
+        _ => ("SourceError", "RING_ETCD"),
+    };
+    raise(py, class, code, error.to_string())
+}
+
+/// `FollowerClosedError`: the follower was closed.
+fn closed(py: Python<'_>) -> PyErr {
+    raise(py, "FollowerClosedError", "RING_STOPPED", "the follower is closed".to_owned())
 }
 
 /// An event as a dict: `{"kind": "epoch", "revision", "fingerprint",
-/// "changed", "moved_share", "flows"}`, `{"kind": "rejected", "key",
+/// "fingerprint_hex", "changed", "moved_share", "flows"}`, `{"kind": "rejected", "key",
 /// "message"}`, `{"kind": "disconnected", "message"}` or `{"kind":
 /// "reconnected", "revision", "down_for"}` (seconds).
 fn event_dict<'py>(py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyDict>> {
@@ -47,6 +57,7 @@ fn event_dict<'py>(py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyDict
             dict.set_item("kind", "epoch")?;
             dict.set_item("revision", revision)?;
             dict.set_item("fingerprint", fingerprint)?;
+            dict.set_item("fingerprint_hex", fingerprint_hex(*fingerprint))?;
             dict.set_item("changed", changed)?;
             dict.set_item("moved_share", diff.as_ref().map(|d| d.moved_share))?;
             let flows = PyDict::new(py);
@@ -130,6 +141,8 @@ impl Listeners {
 #[pyclass(frozen, module = "shardring", name = "Follower")]
 pub struct PyFollower {
     follower: Mutex<Option<Follower>>,
+    /// Set first thing by `close`.
+    closed: AtomicBool,
     ring: Py<PyRing>,
     listeners: Arc<Listeners>,
 }
@@ -158,24 +171,36 @@ impl PyFollower {
         // Without the GIL: the follower's thread takes it to publish the first ring.
         let follower = py.detach(|| start(options)).map_err(|e| membership_error(py, e))?;
         let ring = Py::new(py, PyRing::followed(Arc::clone(&listeners.cell)))?;
-        Ok(PyFollower { follower: Mutex::new(Some(follower)), ring, listeners })
+        Ok(PyFollower { follower: Mutex::new(Some(follower)), closed: AtomicBool::new(false), ring, listeners })
     }
 
+    /// `use_it` of the follower; `FollowerClosedError` once it is closed.
+    /// Every method but `close` (and `__exit__`) goes through it or
+    /// [`PyFollower::open`], so a closed follower answers nothing, rather
+    /// than some calls answering from its last ring and others raising.
     fn with<T>(&self, use_it: impl FnOnce(&Follower) -> T) -> PyResult<T> {
         let guard = self.follower.lock().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref() {
             Some(follower) => Ok(use_it(follower)),
-            None => Err(pyo3::exceptions::PyValueError::new_err("the follower is closed")),
+            None => Err(Python::attach(closed)),
         }
+    }
+
+    /// `FollowerClosedError` once the follower is closed: for the calls
+    /// that read the rings the thread published (`ring`, `transition`,
+    /// `read_nodes`, ...), without the lock a `wait_for_revision` in flight
+    /// holds, so that readers on other threads never wait behind it.
+    fn open(&self) -> PyResult<()> {
+        if self.closed.load(Ordering::Acquire) { Err(Python::attach(closed)) } else { Ok(()) }
     }
 }
 
-/// A duration in seconds (int or float, not a bool), >= 0.
+/// A duration in seconds (int or float, not a bool), >= 0: `OutOfRangeError`
+/// naming the value otherwise (NaN, negative, beyond `Duration`).
 fn seconds(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Duration> {
     let seconds = number_argument(value, what)?;
-    Duration::try_from_secs_f64(seconds).map_err(|_| {
-        pyo3::exceptions::PyValueError::new_err(format!("{what} must be a number of seconds >= 0, got {seconds}"))
-    })
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|_| out_of_range(value.py(), format!("{what} must be a number of seconds >= 0, got {value}")))
 }
 
 /// Endpoints as a str (comma-separated) or a list of str.
@@ -204,7 +229,10 @@ impl PyFollower {
     /// Follower.file(path, *, timeout=5.0) -> Follower: follows a JSON ring
     /// config file (docs/config.schema.json), re-read whenever it is replaced
     /// (write a temporary file, then rename it over) or written. Raises
-    /// TimeoutError when the file gives no valid ring within `timeout` seconds.
+    /// SourceError (code RING_FILE) at once when the file cannot be read or
+    /// its config is refused, naming the path and why (the I/O error, or the
+    /// field, value, or byte and position); later a failed reload keeps the
+    /// last ring and is an event ("rejected" or "disconnected") saying why.
     #[staticmethod]
     #[pyo3(signature = (path, *, timeout = Argument::Absent), text_signature = "(path, *, timeout=5.0)")]
     fn file(py: Python<'_>, path: std::path::PathBuf, timeout: Argument<'_>) -> PyResult<PyFollower> {
@@ -214,15 +242,17 @@ impl PyFollower {
     /// The current ring: a Ring the follower keeps up to date (its in-place
     /// methods raise TypeError; change the membership instead).
     #[getter]
-    fn ring(&self, py: Python<'_>) -> Py<PyRing> {
-        self.ring.clone_ref(py)
+    fn ring(&self, py: Python<'_>) -> PyResult<Py<PyRing>> {
+        self.open()?;
+        Ok(self.ring.clone_ref(py))
     }
 
     /// The current transition (members warming up or draining; with every
     /// member active, just the ring): a Transition snapshot.
     #[getter]
-    fn transition(&self) -> crate::transition::PyTransition {
-        crate::transition::PyTransition { transition: self.listeners.transition.load_full() }
+    fn transition(&self) -> PyResult<crate::transition::PyTransition> {
+        self.open()?;
+        Ok(crate::transition::PyTransition { transition: self.listeners.transition.load_full() })
     }
 
     /// read_nodes(key) -> list[str]: where to read `key` now (the current
@@ -233,9 +263,10 @@ impl PyFollower {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, pyo3::types::PyString>>> {
+        self.open()?;
         let key = crate::keys::key_bytes(key)?;
         let transition = self.listeners.transition.load();
-        let nodes = transition.read_nodes(&*key).map_err(crate::to_py_err)?;
+        let nodes = transition.read_nodes(&*key).map_err(crate::errors::to_py_err)?;
         Ok(nodes.iter().map(|n| pyo3::types::PyString::new(py, n.id())).collect())
     }
 
@@ -247,9 +278,10 @@ impl PyFollower {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, pyo3::types::PyString>>> {
+        self.open()?;
         let key = crate::keys::key_bytes(key)?;
         let transition = self.listeners.transition.load();
-        let nodes = transition.write_nodes(&*key).map_err(crate::to_py_err)?;
+        let nodes = transition.write_nodes(&*key).map_err(crate::errors::to_py_err)?;
         Ok(nodes.iter().map(|n| pyo3::types::PyString::new(py, n.id())).collect())
     }
 
@@ -266,14 +298,22 @@ impl PyFollower {
         self.with(|f| f.epoch().fingerprint)
     }
 
-    /// status() -> dict: {"revision", "fingerprint", "connected", "stale_for"
-    /// (seconds out of touch with the source, 0.0 while connected),
-    /// "last_error", "epochs"}.
+    /// The current ring's fingerprint as text, 16 lowercase hex digits,
+    /// zero-padded: what `shardring watch` and `follower.ring.fingerprint_hex` print.
+    #[getter]
+    fn fingerprint_hex(&self) -> PyResult<String> {
+        self.with(|f| fingerprint_hex(f.epoch().fingerprint))
+    }
+
+    /// status() -> dict: {"revision", "fingerprint", "fingerprint_hex",
+    /// "connected", "stale_for" (seconds out of touch with the source, 0.0
+    /// while connected), "last_error", "epochs"}.
     fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let status = self.with(Follower::status)?;
         let dict = PyDict::new(py);
         dict.set_item("revision", status.revision)?;
         dict.set_item("fingerprint", status.fingerprint)?;
+        dict.set_item("fingerprint_hex", fingerprint_hex(status.fingerprint))?;
         dict.set_item("connected", status.connected)?;
         dict.set_item("stale_for", status.stale_for.as_secs_f64())?;
         dict.set_item("last_error", status.last_error)?;
@@ -283,13 +323,16 @@ impl PyFollower {
 
     /// wait_for_revision(revision, timeout=5.0) -> int: blocks, without the
     /// GIL, until the follower holds `revision` or a later one, and returns
-    /// the revision it holds. Raises TimeoutError after `timeout` seconds.
+    /// the revision it holds. Raises TimeoutError after `timeout` seconds;
+    /// OutOfRangeError for a revision outside 0 to 2**63 - 1, TypeError for
+    /// one that is not an int (a bool included).
     #[pyo3(signature = (revision, timeout = Argument::Absent), text_signature = "(self, revision, timeout=5.0)")]
-    fn wait_for_revision(&self, py: Python<'_>, revision: i64, timeout: Argument<'_>) -> PyResult<i64> {
+    fn wait_for_revision(&self, py: Python<'_>, revision: &Bound<'_, PyAny>, timeout: Argument<'_>) -> PyResult<i64> {
+        let revision = whole_argument(revision, "revision", i64::MAX as u64)? as i64;
         let timeout = timeout.map(|t| seconds(t, "timeout"))?.unwrap_or(DEFAULT_TIMEOUT);
         let guard = self.follower.lock().unwrap_or_else(|p| p.into_inner());
         let Some(follower) = guard.as_ref() else {
-            return Err(pyo3::exceptions::PyValueError::new_err("the follower is closed"));
+            return Err(closed(py));
         };
         let epoch = py.detach(|| follower.wait_for_revision(revision, timeout)).map_err(|e| membership_error(py, e))?;
         Ok(epoch.revision)
@@ -298,8 +341,10 @@ impl PyFollower {
     /// on_change(callback): calls `callback(event)` with each event dict, on
     /// the follower's thread, after the ring is replaced. Exceptions from the
     /// callback are reported as unraisable and do not stop the follower.
-    fn on_change(&self, callback: Py<PyAny>) {
+    fn on_change(&self, callback: Py<PyAny>) -> PyResult<()> {
+        self.open()?;
         self.listeners.callbacks.lock().unwrap_or_else(|p| p.into_inner()).push(callback);
+        Ok(())
     }
 
     /// events(timeout=None) -> iterator of event dicts from this call on;
@@ -312,8 +357,11 @@ impl PyFollower {
         Ok(PyEvents { receiver: Mutex::new(receiver), timeout })
     }
 
-    /// close(): stops the follower's thread; the ring keeps its last snapshot.
+    /// close(): stops the follower's thread; a Ring taken from it before
+    /// keeps its last snapshot. Every later call but close() raises
+    /// FollowerClosedError; closing again does nothing.
     fn close(&self, py: Python<'_>) {
+        self.closed.store(true, Ordering::Release);
         let follower = self.follower.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(follower) = follower {
             // Without the GIL: the thread may be publishing, which takes it.

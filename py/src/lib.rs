@@ -7,12 +7,11 @@ mod bounded;
 mod errors;
 mod follower;
 mod keys;
+mod options;
 mod ring;
 mod transition;
 
 use pyo3::prelude::*;
-
-pub(crate) use errors::{package_class, to_py_err};
 
 #[pymodule]
 fn _shardring(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -32,5 +31,7 @@ fn _shardring(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     let names = shardring::Algorithm::ALL.map(shardring::Algorithm::name);
     m.add("ALGORITHMS", pyo3::types::PyTuple::new(m.py(), names)?)?;
+    let parameters = shardring::RingParams::KINDS.map(|(name, _)| name);
+    m.add("PARAMETERS", pyo3::types::PyTuple::new(m.py(), parameters)?)?;
     Ok(())
 }

@@ -7,16 +7,15 @@ use arc_swap::ArcSwap;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PyMapping, PySet, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use shardring::{
-    Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, RendezvousScore, Ring, ServerIds, ServerKey,
+    Distribution, EndpointOrder, HashFunction, KeyHash, ParamValue, RendezvousScore, Ring, ServerIds, ServerKey,
 };
 
-use crate::analysis::PyBalance;
-use crate::errors::{Argument, bool_argument, number_argument, text_argument, type_name, whole_argument};
+use crate::errors::{Argument, number_argument, package_class, text_argument, to_py_err, type_name, whole_argument};
 use crate::keys::{hash_keys, key_bytes, pack_keys};
-use crate::{package_class, to_py_err};
+use crate::options::{ring_params, to_ids, to_node, to_nodes, to_options};
 
 // The Python signatures spell the core's defaults out, so introspection shows them.
 const _: () = assert!(shardring::DEFAULT_VNODES == 160 && shardring::DEFAULT_SEED == 0);
@@ -44,6 +43,21 @@ impl Snapshot {
     fn id(&self, py: Python<'_>, index: usize) -> Py<PyString> {
         self.ids[index].clone_ref(py)
     }
+}
+
+/// A fingerprint as the text every binding and the CLI print: 16 lowercase
+/// hex digits, zero-padded (`"53712479e1fdae70"`).
+pub(crate) fn fingerprint_hex(fingerprint: u64) -> String {
+    format!("{fingerprint:016x}")
+}
+
+/// What `Ring.balance` measured: the core's balance of a sample and the
+/// ring it was placed on. The `analysis` room, home of the analysis
+/// results, turns it into a `shardring.Balance` (its `IntoPyObject`), so the
+/// ring does not import the room that imports it.
+pub(crate) struct RingBalance {
+    pub(crate) ring: Arc<Ring>,
+    pub(crate) balance: shardring::Balance,
 }
 
 /// Ring(nodes, *, algorithm="ring", vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=..., buckets=..., removed_buckets=..., score=...)
@@ -106,7 +120,9 @@ impl Snapshot {
 /// infinite or negative weight, a weight the algorithm cannot express, a bad
 /// ketama address or an empty zone; InvalidConfigError (a ValueError) for
 /// vnodes 0, more than 2**24 points, an unknown algorithm, a parameter the
-/// algorithm does not take or a bad Maglev table size; InvalidUtf8Error (a
+/// algorithm does not take or a bad Maglev table size, naming the keyword, the
+/// value and the names accepted; OutOfRangeError (a ValueError) for an int
+/// the keyword cannot hold (seed -1, vnodes 2**32); InvalidUtf8Error (a
 /// UnicodeError) for an id holding a lone surrogate; TypeError for nodes or
 /// parameters of another type.
 #[pyclass(frozen, module = "shardring", name = "Ring")]
@@ -169,201 +185,41 @@ impl PyRing {
     }
 }
 
-/// A node from a `str` id (weight 1.0) or a `shardring.Node` (whose `zone`
-/// is `None` for a node without one).
-fn to_node(item: &Bound<'_, PyAny>) -> PyResult<Node> {
-    if item.cast::<PyString>().is_ok() {
-        return Ok(Node::new(text_argument(item, "id")?.into_owned(), 1.0));
+/// A parameter's value as a Python literal, for `repr`.
+fn python_literal(value: &ParamValue) -> String {
+    match value {
+        ParamValue::Whole(v) => v.to_string(),
+        ParamValue::Text(text) => format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'")),
+        ParamValue::Flag(flag) => if *flag { "True" } else { "False" }.to_owned(),
+        ParamValue::Wholes(values) => format!("{values:?}"),
+        _ => format!("{value}"),
     }
-    if item.is_instance(package_class(item.py(), "Node")?.as_any())? {
-        let id = text_argument(&item.getattr("id")?, "id")?.into_owned();
-        let node = Node::new(id, number_argument(&item.getattr("weight")?, "weight")?);
-        let zone = item.getattr("zone")?;
-        return Ok(if zone.is_none() { node } else { node.with_zone(text_argument(&zone, "zone")?.into_owned()) });
-    }
-    Err(PyTypeError::new_err(format!("a node must be a str id or a shardring.Node, not {}", type_name(item))))
-}
-
-/// `haproxy_ids` or `buckets`: a mapping of node id to a u32.
-fn to_ids(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<(String, u32)>> {
-    let mapping = value.cast::<PyMapping>().map_err(|_| {
-        PyTypeError::new_err(format!("{what} must be a mapping of id to int, not {}", type_name(value)))
-    })?;
-    let items = mapping.items()?;
-    items
-        .iter()
-        .map(|item| {
-            let (id, number): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-            let id = text_argument(&id, &format!("{what} id"))?.into_owned();
-            Ok((id, whole_argument(&number, &format!("{what} value"), u64::from(u32::MAX))? as u32))
-        })
-        .collect()
-}
-
-/// `removed_buckets`: an iterable of ints (not a str or a mapping).
-fn to_buckets(value: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
-    // The order is the history, so unordered collections are refused, and so
-    // are str and bytes, which iterate as characters or bytes.
-    let refused = value.cast::<PyString>().is_ok()
-        || value.cast::<PyBytes>().is_ok()
-        || value.cast::<PyByteArray>().is_ok()
-        || value.cast::<PyMapping>().is_ok()
-        || value.cast::<PySet>().is_ok()
-        || value.cast::<PyFrozenSet>().is_ok();
-    if refused {
-        return Err(PyTypeError::new_err(format!(
-            "removed_buckets must be a list of ints in removal order, not {}",
-            type_name(value)
-        )));
-    }
-    value.try_iter()?.map(|b| Ok(whole_argument(&b?, "removed_buckets item", u64::from(u32::MAX))? as u32)).collect()
-}
-
-/// A node of an id -> weight mapping.
-fn weighted(id: &Bound<'_, PyAny>, weight: &Bound<'_, PyAny>) -> PyResult<Node> {
-    Ok(Node::new(text_argument(id, "id")?.into_owned(), number_argument(weight, "weight")?))
-}
-
-fn to_nodes(nodes: &Bound<'_, PyAny>) -> PyResult<Vec<Node>> {
-    if let Ok(dict) = nodes.cast::<PyDict>() {
-        return dict.iter().map(|(id, weight)| weighted(&id, &weight)).collect();
-    }
-    // Any other mapping (MappingProxyType, UserDict, ...) is id -> weight too.
-    if let Ok(mapping) = nodes.cast::<PyMapping>() {
-        let items = mapping.items()?;
-        return items
-            .iter()
-            .map(|item| {
-                let (id, weight): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-                weighted(&id, &weight)
-            })
-            .collect();
-    }
-    if nodes.cast::<PyString>().is_ok() {
-        return Err(PyTypeError::new_err("nodes must be a list of ids or Node objects, or a dict, not a single str"));
-    }
-    nodes.try_iter()?.map(|item| to_node(&item?)).collect()
 }
 
 #[pymethods]
 impl PyRing {
     #[new]
     #[pyo3(
-        signature = (
-            nodes, *, algorithm = Argument::Absent, vnodes = Argument::Absent, seed = Argument::Absent,
-            table_size = Argument::Absent, distribution = Argument::Absent, key_hash = Argument::Absent,
-            server_ids = Argument::Absent, hash_tag = Argument::Absent, default_port = Argument::Absent,
-            min_ring_size = Argument::Absent, max_ring_size = Argument::Absent, hash_function = Argument::Absent,
-            endpoint_order = Argument::Absent, avalanche = Argument::Absent, server_key = Argument::Absent,
-            haproxy_ids = Argument::Absent, buckets = Argument::Absent, removed_buckets = Argument::Absent,
-            score = Argument::Absent
-        ),
-        text_signature = "(nodes, *, algorithm='ring', vnodes=160, seed=0, table_size=65537, distribution=..., key_hash=..., server_ids=..., hash_tag=..., default_port=..., min_ring_size=..., max_ring_size=..., hash_function=..., endpoint_order=..., avalanche=..., server_key=..., haproxy_ids=..., buckets=..., removed_buckets=..., score=...)"
+        signature = (nodes, *, haproxy_ids = Argument::Absent, buckets = Argument::Absent, **params),
+        text_signature = "(nodes, *, algorithm='ring', haproxy_ids=..., buckets=..., **params)"
     )]
-    #[allow(clippy::too_many_arguments, reason = "one argument per keyword of the Python constructor")]
     fn new(
         py: Python<'_>,
         nodes: &Bound<'_, PyAny>,
-        algorithm: Argument<'_>,
-        vnodes: Argument<'_>,
-        seed: Argument<'_>,
-        table_size: Argument<'_>,
-        distribution: Argument<'_>,
-        key_hash: Argument<'_>,
-        server_ids: Argument<'_>,
-        hash_tag: Argument<'_>,
-        default_port: Argument<'_>,
-        min_ring_size: Argument<'_>,
-        max_ring_size: Argument<'_>,
-        hash_function: Argument<'_>,
-        endpoint_order: Argument<'_>,
-        avalanche: Argument<'_>,
-        server_key: Argument<'_>,
         haproxy_ids: Argument<'_>,
         buckets: Argument<'_>,
-        removed_buckets: Argument<'_>,
-        score: Argument<'_>,
+        params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyRing> {
-        let u32_max = u64::from(u32::MAX);
-        let vnodes = vnodes.map(|v| whole_argument(v, "vnodes", u32_max))?;
-        let seed = seed.map(|s| whole_argument(s, "seed", u64::MAX))?;
-        let table_size = table_size.map(|t| whole_argument(t, "table_size", u32_max))?;
-        let default_port = default_port.map(|p| whole_argument(p, "default_port", u64::from(u16::MAX)))?;
-        let algorithm = algorithm.map(|a| Ok(text_argument(a, "algorithm")?.parse::<Algorithm>()))?;
-        let distribution = distribution.map(|d| Ok(text_argument(d, "distribution")?.parse::<Distribution>()))?;
-        let key_hash = key_hash.map(|h| Ok(text_argument(h, "key_hash")?.parse::<KeyHash>()))?;
-        let server_ids = server_ids.map(|i| Ok(text_argument(i, "server_ids")?.parse::<ServerIds>()))?;
-        let hash_tag = hash_tag.map(|t| text_argument(t, "hash_tag").map(|text| text.into_owned()))?;
-        let min_ring_size = min_ring_size.map(|s| whole_argument(s, "min_ring_size", u64::MAX))?;
-        let max_ring_size = max_ring_size.map(|s| whole_argument(s, "max_ring_size", u64::MAX))?;
-        let hash_function = hash_function.map(|f| Ok(text_argument(f, "hash_function")?.parse::<HashFunction>()))?;
-        let endpoint_order =
-            endpoint_order.map(|o| Ok(text_argument(o, "endpoint_order")?.parse::<EndpointOrder>()))?;
-        let avalanche = avalanche.map(|a| bool_argument(a, "avalanche"))?;
-        let server_key = server_key.map(|k| Ok(text_argument(k, "server_key")?.parse::<ServerKey>()))?;
+        let params = ring_params(params)?;
         let haproxy_ids = haproxy_ids.map(|ids| to_ids(ids, "haproxy_ids"))?;
         let buckets = buckets.map(|b| to_ids(b, "buckets"))?;
-        let removed_buckets = removed_buckets.map(to_buckets)?;
-        let score = score.map(|s| Ok(text_argument(s, "score")?.parse::<RendezvousScore>()))?;
         let nodes = to_nodes(nodes)?;
-        let algorithm = algorithm.transpose().map_err(to_py_err)?.unwrap_or_default();
-        let distribution = distribution.transpose().map_err(to_py_err)?;
-        let key_hash = key_hash.transpose().map_err(to_py_err)?;
-        let server_ids = server_ids.transpose().map_err(to_py_err)?;
-        let mut builder = Ring::builder().algorithm(algorithm).nodes(nodes);
-        if let Some(seed) = seed {
-            builder = builder.seed(seed);
-        }
-        if let Some(vnodes) = vnodes {
-            builder = builder.vnodes(vnodes as u32);
-        }
-        if let Some(size) = table_size {
-            builder = builder.table_size(size as u32);
-        }
-        if let Some(distribution) = distribution {
-            builder = builder.distribution(distribution);
-        }
-        if let Some(key_hash) = key_hash {
-            builder = builder.key_hash(key_hash);
-        }
-        if let Some(server_ids) = server_ids {
-            builder = builder.server_ids(server_ids);
-        }
-        if let Some(tag) = hash_tag {
-            builder = builder.hash_tag(tag);
-        }
-        if let Some(port) = default_port {
-            builder = builder.default_port(port as u16);
-        }
-        if let Some(size) = min_ring_size {
-            builder = builder.min_ring_size(size);
-        }
-        if let Some(size) = max_ring_size {
-            builder = builder.max_ring_size(size);
-        }
-        if let Some(function) = hash_function.transpose().map_err(to_py_err)? {
-            builder = builder.hash_function(function);
-        }
-        if let Some(order) = endpoint_order.transpose().map_err(to_py_err)? {
-            builder = builder.endpoint_order(order);
-        }
-        if let Some(avalanche) = avalanche {
-            builder = builder.avalanche(avalanche);
-        }
-        if let Some(key) = server_key.transpose().map_err(to_py_err)? {
-            builder = builder.server_key(key);
-        }
+        let mut builder = Ring::builder().params(params).nodes(nodes);
         for (id, puid) in haproxy_ids.unwrap_or_default() {
             builder = builder.haproxy_id(id, puid);
         }
         for (id, bucket) in buckets.unwrap_or_default() {
             builder = builder.bucket(id, bucket);
-        }
-        if let Some(removed) = removed_buckets {
-            builder = builder.removed_buckets(removed);
-        }
-        if let Some(score) = score.transpose().map_err(to_py_err)? {
-            builder = builder.score(score);
         }
         let ring = py.detach(|| builder.build()).map_err(to_py_err)?;
         Ok(PyRing::from_ring(py, ring))
@@ -382,6 +238,14 @@ impl PyRing {
     /// to_json() -> str: the ring's JSON config, which Ring.from_json reads back.
     fn to_json(&self) -> String {
         self.current.load().ring.to_config().to_json()
+    }
+
+    /// The algorithm and its parameters as the ring resolved them, as a dict
+    /// of the keyword options that rebuild it (`Ring(nodes, **ring.params)`
+    /// with the same per-node ids and buckets).
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        to_options(py, &self.current.load().ring.params())
     }
 
     /// The placement algorithm's name ("ring", "ketama", ...).
@@ -512,6 +376,13 @@ impl PyRing {
         self.current.load().ring.fingerprint()
     }
 
+    /// The fingerprint as text, 16 lowercase hex digits, zero-padded: what
+    /// the CLI prints and every binding's `fingerprint_hex` gives.
+    #[getter]
+    fn fingerprint_hex(&self) -> String {
+        fingerprint_hex(self.current.load().ring.fingerprint())
+    }
+
     /// The nodes as `shardring.Node` objects, in order (drained ones included).
     #[getter]
     fn nodes<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
@@ -562,8 +433,8 @@ impl PyRing {
     /// distinct node ids clockwise from the key, the first being get(key);
     /// nodes of distinct zones first when nodes have zones; every node with
     /// weight > 0 once when n exceeds their number. Follows Dynamo's
-    /// preference list. Raises as get; ValueError for a negative n, TypeError
-    /// for a bool or non-int n.
+    /// preference list. Raises as get; OutOfRangeError (a ValueError) for a
+    /// negative n, TypeError for a bool or non-int n.
     #[pyo3(signature = (key, n, /))]
     fn get_n(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: &Bound<'_, PyAny>) -> PyResult<Vec<Py<PyString>>> {
         let n = whole_argument(n, "n", u64::MAX)? as usize;
@@ -642,11 +513,11 @@ impl PyRing {
 
     /// balance(keys) -> Balance: places every key of a sample (without the
     /// GIL) and measures how evenly they spread. Raises EmptyRingError.
-    fn balance(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<PyBalance> {
+    fn balance(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<RingBalance> {
         let packed = pack_keys(keys)?;
-        let snapshot = self.snapshot();
-        let balance = py.detach(|| snapshot.ring.balance(packed.iter())).map_err(to_py_err)?;
-        PyBalance::new(py, &snapshot, balance)
+        let ring = Arc::clone(&self.snapshot().ring);
+        let balance = py.detach(|| ring.balance(packed.iter())).map_err(to_py_err)?;
+        Ok(RingBalance { ring, balance })
     }
 
     fn __len__(&self) -> usize {
@@ -685,24 +556,14 @@ impl PyRing {
         if ring.nodes().len() > SHOWN {
             nodes.push(format!("... {} more", ring.nodes().len() - SHOWN));
         }
-        let parameters = [
-            ring.vnodes().map(|v| format!("vnodes={v}")),
-            ring.algorithm().uses_seed().then(|| format!("seed={}", ring.seed())),
-            ring.table_size().map(|t| format!("table_size={t}")),
-            ring.distribution().map(|d| format!("distribution='{d}'")),
-            ring.key_hash_parameter().map(|h| format!("key_hash='{h}'")),
-            ring.server_ids().map(|i| format!("server_ids='{}'", i.name())),
-            ring.hash_tag().map(|t| format!("hash_tag={t:?}")),
-            ring.default_port().map(|p| format!("default_port={p}")),
-            ring.ring_sizes().map(|(min, max)| format!("min_ring_size={min}, max_ring_size={max}")),
-            ring.hash_function().map(|f| format!("hash_function='{f}'")),
-            ring.endpoint_order().map(|o| format!("endpoint_order='{}'", o.name())),
-            ring.avalanche().map(|a| format!("avalanche={}", if a { "True" } else { "False" })),
-            ring.server_key().map(|k| format!("server_key='{}'", k.name())),
-            ring.score().map(|s| format!("score='{}'", s.name())),
-            ring.removed_buckets().filter(|r| !r.is_empty()).map(|r| format!("removed_buckets={r:?}")),
-        ];
-        let parameters: String = parameters.into_iter().flatten().map(|p| format!(", {p}")).collect();
+        let parameters: Vec<String> = ring
+            .params()
+            .values()
+            .into_iter()
+            .filter(|(name, _)| *name != "algorithm")
+            .map(|(name, value)| format!("{name}={}", python_literal(&value)))
+            .collect();
+        let parameters: String = parameters.iter().map(|p| format!(", {p}")).collect();
         Ok(format!(
             "Ring([{}], algorithm='{}'{parameters}, points={}, fingerprint={:#018x})",
             nodes.join(", "),

@@ -9,10 +9,9 @@ use pyo3::types::PyString;
 use shardring::{Node, Transition};
 
 use crate::analysis::PyDiff;
-use crate::errors::text_argument;
+use crate::errors::{text_argument, to_py_err};
 use crate::keys::key_bytes;
-use crate::ring::PyRing;
-use crate::to_py_err;
+use crate::ring::{PyRing, fingerprint_hex};
 
 /// Transition.from_json(config) / Transition.between(old, new)
 ///
@@ -106,6 +105,13 @@ impl PyTransition {
     #[getter]
     fn fingerprint(&self) -> u64 {
         self.transition.fingerprint()
+    }
+
+    /// The fingerprint as text, 16 lowercase hex digits, zero-padded (as
+    /// the CLI prints it); a steady transition's is its ring's.
+    #[getter]
+    fn fingerprint_hex(&self) -> String {
+        fingerprint_hex(self.transition.fingerprint())
     }
 
     /// moves() -> Diff: the old ring's difference to the new one, the arcs a

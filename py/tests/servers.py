@@ -334,3 +334,55 @@ class Haproxy(Process):
         # HTTP/1.0: the reply ends when HAProxy closes the connection.
         reply = _ask(self.probe_port, b"GET /shardring-probe HTTP/1.0\r\n\r\n", b"\0", host=self.host)
         return reply.startswith(b"HTTP/1.0 200") or reply.startswith(b"HTTP/1.1 200")
+
+
+class Nginx(Process):
+    """nginx (Debian's nginx-light) on loopback, one worker, no master: for
+    each name in `upstreams`, an `upstream` block of that name (its body:
+    the `hash` directive and `server` lines) and a location `/<name>` that
+    proxies to it once (no retry on another server, no failure counting)
+    and answers with header `X-Upstream` naming the address nginx chose.
+    The upstream servers need not listen: nginx answers 502 with the header
+    all the same. `/shardring-probe` answers the readiness probe itself."""
+
+    name = "nginx"
+
+    def __init__(self, upstreams):
+        self.upstreams = upstreams
+        super().__init__()
+
+    def command(self):
+        if shutil.which("nginx") is None:
+            raise RuntimeError("nginx is not installed (Debian package nginx-light)")
+        temp = {kind: os.path.join(self.dir, kind) for kind in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}
+        lines = ["worker_processes 1;", "daemon off;", "master_process off;",
+                 f"error_log {os.path.join(self.dir, 'error.log')} crit;", f"pid {os.path.join(self.dir, 'nginx.pid')};",
+                 "events { worker_connections 256; }", "http {", "  access_log off;",
+                 *(f"  {kind}_temp_path {path};" for kind, path in
+                   [("client_body", temp["body"]), ("proxy", temp["proxy"]), ("fastcgi", temp["fastcgi"]),
+                    ("uwsgi", temp["uwsgi"]), ("scgi", temp["scgi"])])]
+        for name, body in self.upstreams.items():
+            lines += [f"  upstream {name} {{", *(f"    {line}" for line in body.splitlines()), "  }"]
+        lines += ["  server {", f"    listen {self.address};",
+                  "    location = /shardring-probe { return 200 ready; }"]
+        for name in self.upstreams:
+            lines += [f"    location /{name} {{", f"      proxy_pass http://{name};", "      proxy_next_upstream off;",
+                      "      proxy_connect_timeout 1s;", "      proxy_send_timeout 1s;", "      proxy_read_timeout 1s;",
+                      "      add_header X-Upstream $upstream_addr always;", "    }"]
+        lines += ["  }", "}"]
+        conf = os.path.join(self.dir, "nginx.conf")
+        with open(conf, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        return ["nginx", "-c", conf, "-p", self.dir]
+
+    def answers(self):
+        reply = _ask(self.port, b"GET /shardring-probe HTTP/1.0\r\n\r\n", b"ready")
+        return reply.startswith(b"HTTP/1.1 200")
+
+    def output(self):
+        text = super().output()
+        path = os.path.join(self.dir, "error.log")
+        if os.path.exists(path):
+            with open(path, "rb") as log:
+                text += log.read().decode(errors="replace")[-2000:]
+        return text

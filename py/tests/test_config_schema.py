@@ -1,8 +1,9 @@
 """docs/config.schema.json (JSON Schema 2020-12) describes the ring config
-every binding reads: every config in examples/ and testdata/vectors.json is
-valid under it, and configs the library rejects for their shape (a null, an
-unknown field, a bad weight, a parameter the algorithm does not take) are
-invalid under it, and rejected by the library too."""
+every binding reads: every config in examples/, testdata/vectors.json and
+the documentation (README, docs/, package READMEs) is valid under it, and
+configs the library rejects for their shape (a null, an unknown field, a
+bad weight, a parameter the algorithm does not take) are invalid under it,
+and rejected by the library too."""
 
 import json
 import pathlib
@@ -47,18 +48,26 @@ def test_example_configs_are_valid(path):
     assert errors(json.loads(path.read_text())) == []
 
 
-def readme_configs():
-    """The README's ```json blocks that are ring configs."""
-    text = (ROOT / "README.md").read_text()
-    blocks = [block.split("```", 1)[0] for block in text.split("```json\n")[1:]]
-    return [json.loads(block) for block in blocks if '"format_version"' in block]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "py" / "README.md", ROOT / "node" / "README.md"]
 
 
-def test_readme_configs_are_valid():
-    configs = readme_configs()
-    assert configs, "the README shows a config"
-    for config in configs:
-        assert errors(config) == []
+def doc_configs():
+    """The ```json blocks of the README, docs/ and the package READMEs that
+    are ring configs, as (file, config)."""
+    found = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        blocks = [block.split("```", 1)[0] for block in text.split("```json\n")[1:]]
+        found += [(path.relative_to(ROOT), json.loads(block)) for block in blocks if '"format_version"' in block]
+    return found
+
+
+def test_the_configs_of_the_docs_are_valid():
+    configs = doc_configs()
+    # docs/config.md's example and docs/algorithms.md's memento ring.
+    assert {str(path) for path, _ in configs} >= {"docs/config.md", "docs/algorithms.md"}
+    for path, config in configs:
+        assert errors(config) == [], path
         shardring.Ring.from_json(json.dumps(config))
 
 

@@ -133,6 +133,59 @@ def test_runtime_weight_changes_match_derived_rings():
         proxy.close()
 
 
+# Ids 1 and 2^20 + 1 give equal node keys (puid * 4096 mod 2^32): every node
+# of s1 ties with the node of the same number of s2.
+TIED = [("s1", 1, 1), ("s2", 1, 1 + (1 << 20)), ("s3", 2, 2)]
+
+
+def fresh(servers, weights):
+    """Our ring of `servers` built afresh at `weights` (what a reload would give)."""
+    return our_ring("", [(name, weights.get(name, weight), puid) for name, weight, puid in servers])
+
+
+def test_set_weight_on_tied_servers_places_as_haproxy_or_is_refused():
+    """HAProxy's `set weight` re-inserts a server's nodes after the equal
+    keys already in its tree. Raising the later of two tied servers, or
+    lowering either, keeps the configuration's order: `with_weight` must
+    place every key as HAProxy then does. Raising the earlier one puts its
+    nodes after the other's: `with_weight` must refuse, and HAProxy must
+    really place keys otherwise than a ring of that configuration."""
+    proxy = start("uri", "", TIED, False)
+    ring = our_ring("", TIED)
+    weights = {}
+    try:
+        for server, weight in [("s2", 3), ("s3", 4), ("s1", 0)]:
+            assert proxy.admin_command(f"set weight pool/{server} {weight}").strip() == ""
+            ring.set_weight(server, weight)
+            weights[server] = weight
+            assert ring == fresh(TIED, weights)
+            matched, mismatches = compare(proxy, ring, "uri", 3_000)
+            print(f"haproxy, tied ids, after set weight {server} {weight}: {matched} of 3000 requests matched")
+            assert matched == 3_000, (server, weight, mismatches)
+        # s1 back from 0: its nodes return after s2's equal ones.
+        assert proxy.admin_command("set weight pool/s1 1").strip() == ""
+        with pytest.raises(shardring.InvalidNodeError) as refused:
+            ring.set_weight("s1", 1)
+        assert refused.value.code == "RING_INVALID_WEIGHT" and "set weight" in str(refused.value)
+        weights["s1"] = 1
+        matched, _ = compare(proxy, fresh(TIED, weights), "uri", 3_000)
+        print(f"haproxy, tied ids, after set weight s1 1: a fresh ring matched {matched} of 3000 requests")
+        assert matched < 3_000, "HAProxy kept the configuration's order of ties, so the refusal was not needed"
+    finally:
+        proxy.close()
+    # Raised above its configured weight: every node of s1 comes back last.
+    proxy = start("uri", "", TIED, False)
+    try:
+        assert proxy.admin_command("set weight pool/s1 2").strip() == ""
+        with pytest.raises(shardring.InvalidNodeError):
+            our_ring("", TIED).set_weight("s1", 2)
+        matched, _ = compare(proxy, fresh(TIED, {"s1": 2}), "uri", 3_000)
+        print(f"haproxy, tied ids, after set weight s1 2: a fresh ring matched {matched} of 3000 requests")
+        assert matched < 3_000
+    finally:
+        proxy.close()
+
+
 class HeldBackends:
     """Servers that accept HTTP requests and hold them unanswered, recording
     which server each request path reached, until `answer` releases one."""
@@ -182,6 +235,29 @@ class HeldBackends:
             connection.close()
 
 
+def streams(proxy):
+    """Each server's current streams (`scur`) in backend `pool`, from `show stat`."""
+    lines = proxy.admin_command("show stat").splitlines()
+    header = lines[0].lstrip("# ").split(",")
+    rows = [dict(zip(header, line.split(","))) for line in lines[1:] if line]
+    return {row["svname"]: int(row["scur"] or 0) for row in rows
+            if row["pxname"] == "pool" and row["svname"] not in ("FRONTEND", "BACKEND")}
+
+
+def settle(proxy, names, leases, deadline=10.0):
+    """Waits until HAProxy's stream count of every server equals the leases
+    held on it; returns the seconds it took, fails after `deadline`."""
+    started = time.monotonic()
+    while True:
+        want = {name: sum(lease.node == name for lease in leases.values()) for name in names}
+        got = streams(proxy)
+        if got == want:
+            return time.monotonic() - started
+        if time.monotonic() - started > deadline:
+            raise AssertionError(f"HAProxy's streams per server {got} did not reach {want} within {deadline} s")
+        time.sleep(0.002)
+
+
 @pytest.mark.parametrize("factor,servers", [(125, PLAIN), (150, IDS), (101, DRAINED)])
 def test_bounded_loads_pick_the_servers_haproxy_picks(factor, servers):
     """`hash-balance-factor` on a real HAProxy, with requests held in flight
@@ -196,7 +272,7 @@ def test_bounded_loads_pick_the_servers_haproxy_picks(factor, servers):
     proxy = Haproxy("\n".join(lines), {})
     ring = our_ring("", servers)
     tracker = shardring.LoadTracker.haproxy(ring, factor)
-    clients, leases, matched, steps = {}, {}, 0, []
+    clients, leases, matched, steps, longest_wait = {}, {}, 0, [], 0.0
     try:
         for step in range(80):
             if step >= 60 and not leases:
@@ -209,7 +285,11 @@ def test_bounded_loads_pick_the_servers_haproxy_picks(factor, servers):
                 assert response.status == 200
                 response.read()
                 leases.pop(path).release()
-                time.sleep(0.05)  # HAProxy counts the stream done once the client has its answer
+                # HAProxy counts the stream done a moment after the client
+                # has its answer: wait until its count of each server's
+                # streams is ours, so the next request meets the same loads.
+                waited = settle(proxy, names, leases)
+                longest_wait = max(longest_wait, waited)
                 continue
             path = f"/bounded/{step}"
             client = http.client.HTTPConnection(proxy.host, proxy.port, timeout=10)
@@ -225,7 +305,8 @@ def test_bounded_loads_pick_the_servers_haproxy_picks(factor, servers):
             client.close()
         backends.close()
         proxy.close()
-    print(f"haproxy hash-balance-factor {factor}: {matched} of {len(steps)} held requests matched")
+    print(f"haproxy hash-balance-factor {factor}: {matched} of {len(steps)} held requests matched "
+          f"(longest wait for HAProxy's counts: {longest_wait * 1000:.1f} ms)")
     assert matched == len(steps), [s for s in steps if s[1] != s[2]][:5]
     # The bound made requests spill: not every request sits on its key's owner.
     assert any(ring.get(path) != got for path, got, _ in steps)

@@ -206,16 +206,86 @@ def test_json_pickle_and_repr_round_trip():
     assert repr(many).startswith("Ring([Node('n0', 1.0), ") and ", ... 2 more], algorithm='jump', seed=0, " in repr(many)
 
 
-def test_rings_are_equal_when_they_place_identically():
+# Keys for comparing placement: many ordinary ones, and "key-19", whose point
+# two ketama servers share (see the ketama tie pair below).
+PLACED_KEYS = [f"key-{i}" for i in range(3000)]
+SERVERS = [f"10.0.0.{i}:11211" for i in range(1, 7)]
+
+
+def placement(ring):
+    """Everything a ring answers for a key: the owner and the preference list."""
+    return [(ring.get(key), ring.get_n(key, 3)) for key in PLACED_KEYS]
+
+
+def ring_pairs(algorithm):
+    """(why, a, b, same): pairs of rings of one algorithm; `same` when they are
+    one config built two ways (so they must be equal), else None (equal or
+    not, as their placement decides)."""
+    build = lambda nodes, **options: Ring(nodes, algorithm=algorithm, **options)  # noqa: E731
+    a = build(SERVERS)
+    yield "a list and a dict of its weights", a, build({id: 1.0 for id in SERVERS}), True
+    yield "ids and Node objects", a, build([Node(id) for id in SERVERS]), True
+    yield "a JSON round trip", a, Ring.from_json(a.to_json()), True
+    yield "a pickle round trip", a, pickle.loads(pickle.dumps(a)), True
+    yield "the nodes reversed", a, build(SERVERS[::-1]), None
+    yield "the nodes rotated", a, build(SERVERS[1:] + SERVERS[:1]), None
+    yield "the first two swapped", a, build([SERVERS[1], SERVERS[0], *SERVERS[2:]]), None
+    yield "a node fewer", a, build(SERVERS[:-1]), None
+    yield "a node added by derivation", a, build(SERVERS[:-1]).with_node(SERVERS[-1]), None
+    yield "a node added in place", a, _added_in_place(build(SERVERS[:-1]), SERVERS[-1]), None
+    try:
+        yield "a weight doubled", a, build([Node(SERVERS[0], 2.0), *SERVERS[1:]]), None
+    except InvalidNodeError:  # jump, jumpback and memento have no weights
+        pass
+    try:
+        yield "another seed", a, build(SERVERS, seed=1), None
+    except InvalidConfigError:  # the peers' modes have no seed
+        pass
+    yield "zones given", a, build([Node(id, 1.0, f"z{i % 2}") for i, id in enumerate(SERVERS)]), None
+
+
+def _added_in_place(ring, node):
+    ring.add_node(node)
+    return ring
+
+
+@pytest.mark.parametrize("algorithm", shardring.ALGORITHMS)
+def test_rings_are_equal_when_they_place_identically(algorithm):
+    """== is the fingerprint's promise: equal rings place every key on the same
+    owner and preference list; rings that place any key differently are
+    unequal. Checked by placement, for every algorithm, on pairs that differ
+    by node order (which places keys for some algorithms only), a node, a
+    weight, the seed and zones, and on one config built several ways."""
+    placing_differently = 0
+    for why, a, b, same in ring_pairs(algorithm):
+        equal = a == b
+        assert equal is (not (a != b)), why
+        placed_alike = placement(a) == placement(b)
+        assert placed_alike or not equal, f"{algorithm}, {why}: equal rings place keys differently"
+        if same:
+            assert equal and placed_alike, f"{algorithm}, {why}: one config, built two ways"
+        placing_differently += not placed_alike
+    # Not vacuous: pairs that place differently were compared for every algorithm.
+    assert placing_differently >= 2, algorithm
+
+
+def test_ring_equality_sees_ties_order_and_types():
+    # Where node order breaks a tie, the reversed ring places "key-19" on the
+    # other server (libmemcached's rule), so the rings are unequal.
+    listed = Ring(["10.1.4.18", "10.1.8.1"], algorithm="ketama")
+    reversed_ = Ring(["10.1.8.1", "10.1.4.18"], algorithm="ketama")
+    assert listed.get("key-19") != reversed_.get("key-19") and listed != reversed_
+    # Where node order places every key (jump numbers buckets by position), too.
+    jump = Ring(SERVERS, algorithm="jump")
+    assert placement(jump) != placement(Ring(SERVERS[::-1], algorithm="jump"))
+    assert jump != Ring(SERVERS[::-1], algorithm="jump")
     a, b = Ring(["x", "y"]), Ring({"y": 1.0, "x": 1.0})
-    assert a == b and not (a != b)
-    assert a != Ring(["x", "y"], seed=1) and a != Ring(["x"]) and a != "not a ring"
+    assert a == b and placement(a) == placement(b)
     a.add_node("z")
-    assert a != b
+    assert a != b and placement(a) != placement(b)
     b.add_node("z")
-    assert a == b
-    # Where order places keys, it is part of equality.
-    assert Ring(["10.1.4.18", "10.1.8.1"], algorithm="ketama") != Ring(["10.1.8.1", "10.1.4.18"], algorithm="ketama")
+    assert a == b and placement(a) == placement(b)
+    assert a != "not a ring" and not (a == "not a ring")
     # Mutable, so not hashable.
     with pytest.raises(TypeError):
         hash(a)
@@ -256,8 +326,10 @@ def test_bad_input_raises_typed_errors(nodes, kwargs, error, builtin, text):
 
 
 def test_bad_parameters_raise_builtin_errors():
-    with pytest.raises(ValueError, match="vnodes"):
+    # Also RingErrors with a code: test_errors.py checks every argument.
+    with pytest.raises(ValueError, match="vnodes") as raised:
         Ring(["a"], vnodes=-1)
+    assert isinstance(raised.value, RingError) and raised.value.code == "ERR_OUT_OF_RANGE"
     with pytest.raises(ValueError, match="seed must be an int from 0 to 18446744073709551615, got 18446744073709551616"):
         Ring(["a"], seed=2**64)
     with pytest.raises(ValueError, match="n must be an int from 0 to .*, got -1"):
@@ -297,3 +369,23 @@ def test_len_contains_iter():
     assert len(ring) == 2 and ring.point_count == 20 and ring.vnodes == 10 and ring.seed == 3
     assert "a" in ring and "z" not in ring and 1 not in ring and b"a" not in ring
     assert list(ring) == ["a", "b"]
+
+
+@pytest.mark.parametrize("algorithm", shardring.ALGORITHMS)
+def test_params_are_the_keywords_that_rebuild_the_ring(algorithm):
+    """`ring.params` lists the algorithm and every parameter as the ring
+    resolved it (defaults filled in), by the names of shardring.PARAMETERS,
+    and passing them back builds the same ring."""
+    nodes = ["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"]
+    ring = Ring(nodes, algorithm=algorithm)
+    params = ring.params
+    assert params["algorithm"] == algorithm
+    assert set(params) <= set(shardring.PARAMETERS)
+    again = Ring(nodes, **params)
+    assert again.fingerprint == ring.fingerprint and again.params == params
+    assert all(f"{name}=" in repr(ring) for name in params)
+
+
+def test_a_keyword_that_is_no_parameter_is_a_type_error():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        Ring(["a"], colour="red")

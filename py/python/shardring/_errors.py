@@ -40,6 +40,16 @@ class InvalidConfigError(RingError, ValueError):
     algorithm does not take, a bad Maglev table size) or an unreadable JSON config."""
 
 
+class OutOfRangeError(RingError, ValueError):
+    """A number outside what its parameter holds: a negative or too large int
+    (seed, vnodes, table_size, n, a bucket, ...), an int too large for a float
+    (a weight, an epsilon), a timeout below 0. Code ERR_OUT_OF_RANGE, as the
+    RangeError Node throws for the same value (C's integer types cannot hold
+    one, so there is no C result for it)."""
+
+    code = "ERR_OUT_OF_RANGE"
+
+
 class HashOutOfRangeError(RingError, ValueError):
     """A hash given to get_by_hash is wider than the algorithm's key hash
     (32 bits for ketama and nginx, 14 for slots)."""
@@ -51,6 +61,25 @@ class EmptyRingError(RingError, LookupError):
     """A lookup on a ring with no node of weight > 0."""
 
     code = "RING_EMPTY_RING"
+
+
+class FollowerTimeoutError(RingError, TimeoutError):
+    """A follower read no ring from its source, or did not reach a revision,
+    within its timeout (code RING_TIMEOUT, as in C and Node)."""
+
+    code = "RING_TIMEOUT"
+
+
+class SourceError(RingError, ConnectionError):
+    """A follower's source failed: etcd did not answer or refused (code
+    RING_ETCD), or its config file could not be read (code RING_FILE), as
+    Node's follower errors say."""
+
+
+class FollowerClosedError(RingError, ValueError):
+    """A call on a follower after ``close()`` (code RING_STOPPED, as Node's)."""
+
+    code = "RING_STOPPED"
 
 
 class NoLoadError(RingError, ValueError):

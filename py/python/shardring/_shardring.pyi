@@ -25,6 +25,7 @@ _KeyHash = Literal[
 
 __all__ = [
     "ALGORITHMS",
+    "PARAMETERS",
     "PLACEMENT_FORMAT",
     "Balance",
     "Diff",
@@ -46,14 +47,15 @@ __version__: Final[str]
 PLACEMENT_FORMAT: Final[int]
 """The placement format this build implements (core/SPEC.md)."""
 ALGORITHMS: Final[tuple[str, ...]]
+PARAMETERS: Final[tuple[str, ...]]
 """The names of every placement algorithm, as Ring(algorithm=...) takes them."""
 
 def hash_key(key: _Key, seed: int = 0) -> int:
     """XXH3-64 of a key (str as UTF-8, or bytes-like) under ``seed``, an int in
     [0, 2**64): the position every binding gives the key on a ring with that seed.
 
-    Raises TypeError for a bool or None seed, InvalidUtf8Error for a str key
-    holding a lone surrogate."""
+    Raises TypeError for a bool or None seed, OutOfRangeError for one outside
+    [0, 2**64), InvalidUtf8Error for a str key holding a lone surrogate."""
 
 def diff(old: Ring, new: Ring) -> Diff:
     """The exact difference between two rings, position by position (by node id):
@@ -101,7 +103,9 @@ class Ring:
     Two rings are equal when their fingerprints are (they place every key
     identically); a Ring changes in place, so it is not hashable.
 
-    Raises InvalidNodeError, InvalidConfigError, InvalidUtf8Error or TypeError."""
+    Raises InvalidNodeError, InvalidConfigError (naming the keyword, the value
+    and the names accepted), OutOfRangeError (an int the keyword cannot hold,
+    such as seed=-1), InvalidUtf8Error or TypeError."""
 
     __hash__: ClassVar[None]  # type: ignore[assignment]
     def __new__(
@@ -136,6 +140,10 @@ class Ring:
         (naming its path), and the constructor's errors."""
     def to_json(self) -> str:
         """The ring's JSON config, which Ring.from_json reads back exactly."""
+    @property
+    def params(self) -> dict[str, Union[int, str, bool, list[int]]]:
+        """The algorithm and its parameters as the ring resolved them: the
+        keyword options (PARAMETERS) that rebuild it, defaults filled in."""
     @property
     def algorithm(self) -> str:
         """The placement algorithm's name ("ring", "ketama", ...)."""
@@ -200,6 +208,11 @@ class Ring:
         """A 64-bit digest of the canonical config (core/SPEC.md): equal
         fingerprints mean the same owner for every key, in every binding."""
     @property
+    def fingerprint_hex(self) -> str:
+        """The fingerprint as text, 16 lowercase hex digits, zero-padded
+        ("53712479e1fdae70"): what the CLI prints, and every binding's
+        fingerprint_hex (fingerprintHex in Node) for the same ring."""
+    @property
     def nodes(self) -> list[Node]:
         """The nodes as Node objects, in order (drained ones included)."""
     def hash_key(self, key: _Key, /) -> int:
@@ -217,8 +230,8 @@ class Ring:
     def get_n(self, key: _Key, n: int, /) -> list[str]:
         """The key's preference list: up to ``n`` distinct ids, the first being
         get(key); nodes of distinct zones first (Dynamo's preference list,
-        Cassandra's zone rule). Raises as get; ValueError for a negative n,
-        TypeError for a bool or non-int n."""
+        Cassandra's zone rule). Raises as get; OutOfRangeError (a ValueError)
+        for a negative n, TypeError for a bool or non-int n."""
     def get_many(self, keys: Iterable[_Key], /) -> list[str]:
         """The owner of every key, in key order, placed without the GIL."""
     def with_node(self, node: _NodeLike) -> Ring:
@@ -367,7 +380,9 @@ class Follower:
         for a bad endpoint or prefix."""
     @staticmethod
     def file(path: Union[str, PathLike[str]], *, timeout: float = ...) -> Follower:
-        """Follows a JSON ring config file, re-read when it is replaced or written."""
+        """Follows a JSON ring config file, re-read when it is replaced or written.
+        Raises SourceError (code RING_FILE) at once, naming the path and why,
+        when the file cannot be read or its config is refused."""
     @property
     def ring(self) -> Ring:
         """The current ring (its in-place methods raise TypeError)."""
@@ -377,11 +392,17 @@ class Follower:
     @property
     def fingerprint(self) -> int:
         """The current ring's fingerprint."""
+    @property
+    def fingerprint_hex(self) -> str:
+        """The current ring's fingerprint as text (16 lowercase hex digits,
+        zero-padded), as ``shardring watch`` prints it."""
     def status(self) -> dict[str, Any]:
-        """{"revision", "fingerprint", "connected", "stale_for" (s), "last_error", "epochs"}."""
+        """{"revision", "fingerprint", "fingerprint_hex", "connected", "stale_for" (s),
+        "last_error", "epochs"}."""
     def wait_for_revision(self, revision: int, timeout: float = ...) -> int:
         """Blocks (without the GIL) until the follower holds ``revision`` or later;
-        returns the revision held. Raises TimeoutError."""
+        returns the revision held. Raises TimeoutError; OutOfRangeError for a
+        revision outside 0 to 2**63 - 1, TypeError for a non-int (a bool too)."""
     def on_change(self, callback: Callable[[dict[str, Any]], object]) -> None:
         """Calls ``callback(event)`` with each event dict, on the follower's thread."""
     def events(self, timeout: float | None = None) -> FollowerEvents:
@@ -394,14 +415,17 @@ class Follower:
     def write_nodes(self, key: _Key, /) -> list[str]:
         """Where to write ``key`` now: [owner], or [owner, warming new owner]."""
     def close(self) -> None:
-        """Stops the follower's thread; the ring keeps its last snapshot."""
+        """Stops the follower's thread; a Ring taken before keeps its last
+        snapshot. Every later call but close() raises FollowerClosedError."""
     def __enter__(self) -> Follower: ...
     def __exit__(self, *_exc: object) -> bool: ...
 
 @final
 class FollowerEvents:
     """Iterator over a follower's event dicts: {"kind": "epoch" | "rejected" |
-    "disconnected" | "reconnected", ...}."""
+    "disconnected" | "reconnected", ...}; an epoch's carries "revision",
+    "fingerprint" (int), "fingerprint_hex" (its text, as Ring.fingerprint_hex),
+    "changed", "moved_share" and "flows"."""
 
     def __iter__(self) -> FollowerEvents: ...
     def __next__(self) -> dict[str, Any]: ...
@@ -439,5 +463,9 @@ class Transition:
     @property
     def fingerprint(self) -> int:
         """The fingerprint of the config with its states."""
+    @property
+    def fingerprint_hex(self) -> str:
+        """The fingerprint as text (16 lowercase hex digits, zero-padded); a
+        steady transition's is its ring's."""
     def moves(self) -> Diff:
         """The old ring's difference to the new one: what a rebalancer copies."""
