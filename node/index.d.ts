@@ -66,7 +66,12 @@ export declare class NativeFollower {
   get revision(): number
   /** The fingerprint of the follower's current ring. */
   get fingerprint(): bigint
-  /** `{ revision, fingerprint, connected, staleFor (seconds), lastError, epochs }`. */
+  /**
+   * The fingerprint of the follower's current ring as text (16 lowercase
+   * hex digits, zero-padded), as `shardring watch` prints it.
+   */
+  get fingerprintHex(): string
+  /** `{ revision, fingerprint, fingerprintHex, connected, staleFor (seconds), lastError, epochs }`. */
   status(): FollowerStatus
   /** Stops the follower's thread (and its events); the ring keeps its last snapshot. */
   close(): void
@@ -113,6 +118,13 @@ export declare class Ring {
   get size(): number
   /** Whether a node with this id is a member. */
   has(id: string): boolean
+  /**
+   * The algorithm and its parameters as the ring resolved them, under
+   * the constructor's option names: the options that rebuild it
+   * (`new Ring(ring.nodes, ring.params)`, with the same `haproxyIds` and
+   * `buckets`). The 64-bit parameters (`seed`, the ring sizes) are bigints, as `seed` is.
+   */
+  get params(): RingOptions
   /** The placement algorithm's name (`"ring"`, `"ketama"`, ...). */
   get algorithm(): string
   /** Points per unit of weight (`"ring"` only; `null` otherwise). */
@@ -163,6 +175,12 @@ export declare class Ring {
    * fingerprints mean the same owner for every key, in every binding.
    */
   get fingerprint(): bigint
+  /**
+   * The fingerprint as text, 16 lowercase hex digits, zero-padded
+   * (`"53712479e1fdae70"`): what the CLI prints, and Python's
+   * `fingerprint_hex` for the same ring.
+   */
+  get fingerprintHex(): string
   /**
    * Whether `other` places every key as this ring does: equal
    * fingerprints. (`shardring.js` throws `TypeError` for a non-Ring.)
@@ -279,6 +297,11 @@ export declare class Transition {
   get isSteady(): boolean
   /** The fingerprint of the config with its states (bigint). */
   get fingerprint(): bigint
+  /**
+   * The fingerprint as text, 16 lowercase hex digits, zero-padded (as the
+   * CLI prints it); a steady transition's is its ring's.
+   */
+  get fingerprintHex(): string
   /** The old ring's difference to the new one: the arcs a rebalancer copies. */
   moves(): RingDiff
 }
@@ -336,6 +359,11 @@ export interface FollowerEvent {
   revision?: number
   /** The new ring's fingerprint. */
   fingerprint?: bigint
+  /**
+   * The new ring's fingerprint as text, 16 lowercase hex digits,
+   * zero-padded (as `Ring.fingerprintHex` and the CLI give it).
+   */
+  fingerprintHex?: string
   /** Whether the ring changed (an epoch can also just confirm a later revision). */
   changed?: boolean
   /** Share of keys that moved, when the ring changed. */
@@ -356,6 +384,8 @@ export interface FollowerStatus {
   revision: number
   /** The current ring's fingerprint. */
   fingerprint: bigint
+  /** The current ring's fingerprint as text (16 lowercase hex digits, zero-padded). */
+  fingerprintHex: string
   /** Whether the source answered at the last attempt. */
   connected: boolean
   /** Seconds out of touch with the source (0 while connected). */

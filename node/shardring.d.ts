@@ -13,6 +13,8 @@ export type { Acquired, Balance, Flow, FollowerStatus, MovedArc, NodeInit, RingD
 export interface EpochEvent {
   revision: number
   fingerprint: bigint
+  /** The fingerprint as text, 16 lowercase hex digits, zero-padded (as `Ring.fingerprintHex` and the CLI). */
+  fingerprintHex: string
   changed: boolean
   /** Share of keys that moved (on `'change'`). */
   movedShare?: number
@@ -30,7 +32,7 @@ export declare class Follower extends EventEmitter {
   private constructor()
   /** Follows `prefix` in etcd at `endpoints`; rejects with `RING_TIMEOUT` or `RING_INVALID_CONFIG`. */
   static etcd(endpoints: string | string[], prefix: string, options?: { timeout?: number }): Promise<Follower>
-  /** Follows a JSON ring config file. */
+  /** Follows a JSON ring config file; rejects at once with `RING_FILE` naming why when it cannot be read or is refused. */
   static file(path: string, options?: { timeout?: number }): Promise<Follower>
   /** The current ring (read-only). */
   readonly ring: Ring
@@ -38,6 +40,8 @@ export declare class Follower extends EventEmitter {
   readonly revision: number
   /** The ring's fingerprint. */
   readonly fingerprint: bigint
+  /** The ring's fingerprint as text, 16 lowercase hex digits, zero-padded (as the CLI prints it). */
+  readonly fingerprintHex: string
   /** The current transition (with every member active, just the ring). */
   readonly transition: Transition
   /** Where to read `key` now. */
@@ -45,8 +49,9 @@ export declare class Follower extends EventEmitter {
   /** Where to write `key` now. */
   writeNodes(key: string | Uint8Array): string[]
   status(): FollowerStatus
-  /** Resolves with the revision held once it is `revision` or later. */
+  /** Resolves with the revision held once it is `revision` or later (a whole number from 0 to 2^53 - 1). */
   waitForRevision(revision: number, timeout?: number): Promise<number>
+  /** Stops the follower; every later call but close() throws `RING_STOPPED`. */
   close(): void
 }
 

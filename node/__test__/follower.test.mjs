@@ -2,7 +2,7 @@
 // 'change' events carry what moved, bad records are reported by key.
 import { test, after, before } from 'node:test'
 import assert from 'node:assert/strict'
-import { writeFileSync, renameSync, mkdtempSync } from 'node:fs'
+import { writeFileSync, renameSync, mkdtempSync, mkdirSync, unlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
@@ -47,7 +47,7 @@ test('the ring follows members; change events carry the diff', async () => {
 
 test('bad records are reported by key; the rest of the ring is built', async () => {
   member('good', { weight: 1 })
-  const follower = await Follower.etcd([etcd.url], `${PREFIX}-bad`, { timeout: 5 })
+  const follower = await Follower.etcd([etcd.url], `${PREFIX}-bad`, { timeout: 30 })
   try {
     const rejected = once(follower, 'rejected')
     etcd.put(`${PREFIX}-bad/members/bad`, '{"weight": 1, "colour": "red"}')
@@ -83,6 +83,124 @@ test('the file follower', async () => {
   } finally {
     follower.close()
   }
+})
+
+const utf16 = (text) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])
+const GOOD = '{"format_version": 1, "nodes": [{"id": "a"}]}'
+
+// It used to wait the whole timeout and reject with RING_TIMEOUT "no answer"
+// (a refused config, a missing file, a directory), or say "stream did not
+// contain valid UTF-8" with no position (UTF-16, Latin-1).
+test('a file that cannot be read or is refused rejects at once with RING_FILE naming why', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'shardring-refused-'))
+  const cases = [
+    ['bom8.json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(GOOD)]), 'the text starts with a byte-order mark (U+FEFF, bytes EF BB BF)'],
+    ['utf16.json', utf16(GOOD), 'the text starts with a UTF-16 byte-order mark (bytes FF FE)'],
+    ['latin1.json', Buffer.from('{"format_version": 1, "nodes": [{"id": "caf\xe9"}]}', 'latin1'), 'byte 0xE9 at line 1 column 44 (offset 43) is not UTF-8'],
+    ['down.json', Buffer.from('{"format_version": 1, "algorithm": "ketama", "nodes": [{"id": "a:1", "down": true}]}'), 'do not apply to algorithm "ketama"'],
+    ['missing.json', null, 'cannot read it: No such file or directory'],
+    ['directory', 'dir', 'cannot read it: Is a directory'],
+  ]
+  for (const [name, content, reason] of cases) {
+    const path = join(dir, name)
+    if (content === 'dir') mkdirSync(path)
+    else if (content !== null) writeFileSync(path, content)
+    const started = Date.now()
+    await assert.rejects(Follower.file(path, { timeout: 30 }), (error) => {
+      assert.equal(error.code, 'RING_FILE', name)
+      assert.ok(error.message.startsWith(`${path}: `) && error.message.includes(reason), `${name}: ${error.message}`)
+      return true
+    })
+    assert.ok(Date.now() - started < 5000, `${name}: refused after ${Date.now() - started} ms, not at once`)
+  }
+})
+
+test('a reload that fails keeps the ring and says why', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'shardring-reload-'))
+  const path = join(dir, 'ring.json')
+  const write = (bytes) => {
+    writeFileSync(`${path}.tmp`, bytes)
+    renameSync(`${path}.tmp`, path)
+  }
+  write('{"format_version": 1, "nodes": [{"id": "a"}, {"id": "b"}]}')
+  const follower = await Follower.file(path)
+  try {
+    const fingerprint = follower.fingerprint
+    let rejected = once(follower, 'rejected')
+    write(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(GOOD)]))
+    let [event] = await rejected
+    assert.equal(event.key, path)
+    assert.match(event.message, /byte-order mark \(U\+FEFF/)
+    rejected = once(follower, 'rejected')
+    write(utf16(GOOD))
+    ;[event] = await rejected
+    assert.match(event.message, /UTF-16 byte-order mark/)
+    const disconnected = once(follower, 'disconnected')
+    unlinkSync(path)
+    ;[event] = await disconnected
+    assert.ok(event.message.includes(path) && event.message.includes('No such file or directory'), event.message)
+    assert.deepEqual([follower.revision, follower.fingerprint, follower.ring.ids], [1, fingerprint, ['a', 'b']])
+    write('{"format_version": 1, "nodes": [{"id": "z"}]}')
+    assert.equal(await follower.waitForRevision(2, 30), 2)
+    assert.deepEqual(follower.ring.ids, ['z'])
+  } finally {
+    follower.close()
+  }
+})
+
+test('waitForRevision takes a revision as every whole-number argument', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'shardring-wait-'))
+  const path = join(dir, 'ring.json')
+  writeFileSync(path, GOOD)
+  const follower = await Follower.file(path)
+  try {
+    for (const revision of [2 ** 63, -(2 ** 70), -1, 1.5, 2 ** 53, NaN, Infinity]) {
+      await assert.rejects(follower.waitForRevision(revision, 0), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: /^revision must be a whole number from 0 to 9007199254740991, got / }, String(revision))
+    }
+    for (const revision of [true, '1', 1n, null, undefined, {}]) {
+      await assert.rejects(follower.waitForRevision(revision, 0), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /^revision must be a number, not / }, String(revision))
+    }
+    assert.equal(await follower.waitForRevision(0), 1)
+    assert.equal(await follower.waitForRevision(1), 1)
+  } finally {
+    follower.close()
+  }
+})
+
+// ring, transition, readNodes, writeNodes and listeners worked after close()
+// (a listener that never fires); now every call throws RING_STOPPED.
+test('a closed follower answers nothing but close', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'shardring-closed-'))
+  const path = join(dir, 'ring.json')
+  writeFileSync(path, GOOD)
+  const follower = await Follower.file(path)
+  const ring = follower.ring
+  const listener = () => {}
+  follower.on('change', listener)
+  follower.close()
+  const calls = {
+    ring: () => follower.ring,
+    transition: () => follower.transition,
+    readNodes: () => follower.readNodes('k'),
+    writeNodes: () => follower.writeNodes('k'),
+    revision: () => follower.revision,
+    fingerprint: () => follower.fingerprint,
+    fingerprintHex: () => follower.fingerprintHex,
+    status: () => follower.status(),
+    on: () => follower.on('change', () => {}),
+    addListener: () => follower.addListener('change', () => {}),
+    once: () => follower.once('change', () => {}),
+    prependListener: () => follower.prependListener('change', () => {}),
+    prependOnceListener: () => follower.prependOnceListener('change', () => {}),
+  }
+  for (const [name, call] of Object.entries(calls)) {
+    assert.throws(call, { code: 'RING_STOPPED', message: 'the follower is closed' }, name)
+  }
+  await assert.rejects(follower.waitForRevision(1), { code: 'RING_STOPPED', message: 'the follower is closed' })
+  follower.off('change', listener)
+  assert.equal(follower.listenerCount('change'), 0)
+  follower.close()
+  assert.equal(ring.get('k'), 'a', 'a ring taken before close keeps its last snapshot')
 })
 
 test('a follower follows member states', async () => {

@@ -339,8 +339,18 @@ test('version, equality, inspection and cloning', async () => {
   const a = new Ring(['x', 'y'])
   assert.ok(a.equals(new Ring({ y: 1, x: 1 })) && !a.equals(new Ring(['x'])))
   const shown = util.inspect(new Ring([{ id: 'a', weight: 2, zone: 'east' }, 'b'], { vnodes: 10 })).replace(/\s+/g, ' ')
-  assert.match(shown, /^Ring \{ algorithm: 'ring', vnodes: 10, seed: 0n, pointCount: 30, fingerprint: \d+n,/)
+  assert.match(shown, /^Ring \{ algorithm: 'ring', vnodes: 10, seed: 0n, pointCount: 30, fingerprint: '[0-9a-f]{16}',/)
   assert.match(shown, /\{ id: 'a', weight: 2, zone: 'east' \}/)
+  // Every parameter shows, not only vnodes, seed and tableSize: the ring's
+  // params, under the constructor's option names, which rebuild it.
+  const haproxy = new Ring({ web1: 2, web2: 1 }, { algorithm: 'haproxy', hashFunction: 'djb2', serverKey: 'id32' })
+  assert.deepEqual(haproxy.params, { algorithm: 'haproxy', hashFunction: 'djb2', avalanche: false, serverKey: 'id32' })
+  assert.match(util.inspect(haproxy).replace(/\s+/g, ' '), /^Ring \{ algorithm: 'haproxy', hashFunction: 'djb2', avalanche: false, serverKey: 'id32', pointCount: 0,/)
+  const envoy = new Ring(['a', 'b'], { algorithm: 'envoy-ring-hash', minRingSize: 12 })
+  assert.deepEqual(envoy.params, { algorithm: 'envoy-ring-hash', minRingSize: 12n, maxRingSize: 8388608n, hashFunction: 'xx_hash' })
+  for (const ring of [haproxy, envoy, a]) {
+    assert.ok(new Ring(ring.nodes, ring.params).equals(ring), ring.algorithm)
+  }
   assert.match(util.inspect(new LoadTracker(a, 0.5)), /^LoadTracker \{ balanceFactor: 1.5, totalLoad: 0, loads: \{ x: 0, y: 0 \} \}/)
   for (const ring of [a, a.withNode('z'), Ring.fromJSON(a.toJSONString()), new LoadTracker(a, 0.5)]) {
     assert.throws(() => structuredClone(ring), { name: 'TypeError', message: /cannot be cloned or posted to a worker/ })

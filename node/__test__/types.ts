@@ -1,6 +1,6 @@
 // Type-checked by `tsc --noEmit` in `npm test`: the public types describe the
 // whole surface, the methods shardring.js adds included.
-import { ALGORITHMS, Follower, LoadTracker, Ring, diff, hashKey, PLACEMENT_FORMAT, version, type Balance, type EpochEvent, type RingDiff } from '../shardring.js'
+import { ALGORITHMS, Follower, LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT, version, type Balance, type EpochEvent, type RingDiff } from '../shardring.js'
 // @ts-expect-error: Snapshot is internal
 import type { Snapshot } from '../shardring.js'
 // @ts-expect-error: so is the loader's binding target
@@ -41,10 +41,16 @@ ring._placer()
 // @ts-expect-error: acquire adds release(); _acquire is internal
 tracker._acquire('key')
 const same: boolean = ring.equals(fromMap)
+// One text for a fingerprint, on everything that has one.
+const fingerprintText: string = ring.fingerprintHex
+const transitionText: string = Transition.between(ring, fromMap).fingerprintHex
+void [fingerprintText, transitionText]
 const packageVersion: string = version
 async function follow(): Promise<void> {
   const follower: Follower = await Follower.etcd('http://127.0.0.1:2379', '/shardring/cache', { timeout: 1 })
-  follower.on('change', (event: EpochEvent) => void event.movedShare)
+  follower.on('change', (event: EpochEvent) => void [event.movedShare, event.fingerprintHex.length])
+  const texts: string[] = [follower.fingerprintHex, follower.status().fingerprintHex, follower.transition.fingerprintHex]
+  void texts
   const held: number = await follower.waitForRevision(follower.revision + 1)
   const owner: string = follower.ring.get('k')
   follower.close()

@@ -11,30 +11,21 @@ const { Ring, hashKey, PLACEMENT_FORMAT } = require('../shardring.js')
 const text = readFileSync(new URL('../../testdata/vectors.json', import.meta.url), 'utf8')
 const vectors = JSON.parse(text.replace(/"seed": (\d+)/g, '"seed": "$1"'))
 
-// The case's ring through the constructor (listed slot ranges exist only in configs).
+// The case's ring through the constructor (listed slot ranges and nginx's
+// down marks exist only in configs).
 function build(config, configText) {
-  if (config.nodes.some((n) => n.slots !== undefined)) return Ring.fromJSON(configText)
-  const options = { algorithm: config.algorithm }
-  if (config.vnodes !== undefined) options.vnodes = config.vnodes
-  if (config.seed !== undefined) options.seed = BigInt(config.seed)
-  if (config.table_size !== undefined) options.tableSize = config.table_size
-  if (config.distribution !== undefined) options.distribution = config.distribution
-  if (config.key_hash !== undefined) options.keyHash = config.key_hash
-  if (config.server_ids !== undefined) options.serverIds = config.server_ids
-  if (config.hash_tag !== undefined) options.hashTag = config.hash_tag
-  if (config.default_port !== undefined) options.defaultPort = config.default_port
-  if (config.min_ring_size !== undefined) options.minRingSize = config.min_ring_size
-  if (config.max_ring_size !== undefined) options.maxRingSize = config.max_ring_size
-  if (config.hash_function !== undefined) options.hashFunction = config.hash_function
-  if (config.endpoint_order !== undefined) options.endpointOrder = config.endpoint_order
-  if (config.avalanche !== undefined) options.avalanche = config.avalanche
-  if (config.server_key !== undefined) options.serverKey = config.server_key
-  if (config.score !== undefined) options.score = config.score
+  if (config.nodes.some((n) => n.slots !== undefined || n.down !== undefined)) return Ring.fromJSON(configText)
+  // Every ring parameter under its camelCase name (table_size is tableSize),
+  // 64-bit ones as bigints: a parameter added to the core needs no line here.
+  const options = {}
+  for (const [name, value] of Object.entries(config)) {
+    if (name === 'format_version' || name === 'nodes') continue
+    options[name.replace(/_(.)/g, (_, c) => c.toUpperCase())] = name === 'seed' ? BigInt(value) : value
+  }
   const ids = config.nodes.filter((n) => n.haproxy_id !== undefined)
   if (ids.length > 0) options.haproxyIds = Object.fromEntries(ids.map((n) => [n.id, n.haproxy_id]))
   const buckets = config.nodes.filter((n) => n.bucket !== undefined)
   if (buckets.length > 0) options.buckets = Object.fromEntries(buckets.map((n) => [n.id, n.bucket]))
-  if (config.removed_buckets !== undefined) options.removedBuckets = config.removed_buckets
   const nodes = config.nodes.map(({ id, weight, zone }) => (zone === undefined ? { id, weight } : { id, weight, zone }))
   return new Ring(nodes, options)
 }

@@ -1,13 +1,13 @@
 //! `diff`, `RingDiff`, `Balance` and `Spread`: the core's analysis results
 //! as JS objects.
 
-use napi::bindgen_prelude::BigInt;
-
-use crate::by_id::ById;
-use napi::{Env, Result};
+use napi::bindgen_prelude::{BigInt, Buffer, Utf16String};
+use napi::{Either, Env, Result};
 use napi_derive::napi;
 
+use crate::by_id::ById;
 use crate::errors::throw;
+use crate::keys::unpack;
 use crate::ring::Ring;
 
 /// Share of the hash space moving from one node to another.
@@ -78,7 +78,7 @@ pub struct Balance {
 
 impl Balance {
     /// The core's balance of a sample placed on `ring`, by node id.
-    pub(crate) fn new(ring: &shardring::Ring, balance: shardring::Balance) -> Balance {
+    fn new(ring: &shardring::Ring, balance: shardring::Balance) -> Balance {
         let ids = ring.nodes().iter().map(|n| n.id().to_owned());
         Balance {
             keys: balance.keys as f64,
@@ -87,6 +87,17 @@ impl Balance {
             by_weight: balance.by_weight.into(),
         }
     }
+}
+
+/// `ring.balance(keys)` (see `shardring.js`): the balance of a batch packed
+/// by `shardring.js` (see `unpack`), placed on the ring's current snapshot.
+/// Throws `RING_EMPTY_RING`, `RangeError` or `RING_INVALID_UTF8` as `unpack`.
+#[napi(js_name = "_balance", skip_typescript)]
+pub fn balance(env: Env, ring: &Ring, joined: Either<Utf16String, Buffer>, lengths: &[u32]) -> Result<Balance> {
+    let packed = unpack(&env, &joined, lengths)?;
+    let ring = ring.current();
+    let balance = ring.balance(packed.iter()).map_err(|e| throw(&env, e))?;
+    Ok(Balance::new(&ring, balance))
 }
 
 /// The exact difference between two rings of one algorithm and seed,

@@ -18,8 +18,10 @@ use napi::{Env, Error, JsValue, Result, Status, Unknown, ValueType, sys};
 
 use shardring::RingError;
 
-/// Throws `error` as a JS `Error` whose `code` is the C result name
-/// (for example `RING_INVALID_WEIGHT`) and whose message names the bad value.
+/// Throws `error` as a JS `Error` whose `code` is the C result name (for
+/// example `RING_INVALID_WEIGHT`) and whose message, the core's, names the
+/// bad value ("invalid ring config: " heads it only when a JSON config
+/// could not be read).
 pub(crate) fn throw(env: &Env, error: RingError) -> Error {
     pending(env.throw_error(&error.to_string(), Some(error.code())))
 }

@@ -17,7 +17,7 @@ use shardring_membership::{Event, Follower, FollowerOptions, MembershipError};
 
 use crate::analysis::Flow;
 use crate::errors::{js_type, number, text, type_error};
-use crate::ring::{Ring, RingCell};
+use crate::ring::{Ring, RingCell, fingerprint_hex};
 
 /// An event of a follower, as the `'change'`, `'epoch'`, `'rejected'`,
 /// `'disconnected'` and `'reconnected'` events carry it.
@@ -29,6 +29,9 @@ pub struct FollowerEvent {
     pub revision: Option<f64>,
     /// The new ring's fingerprint.
     pub fingerprint: Option<BigInt>,
+    /// The new ring's fingerprint as text, 16 lowercase hex digits,
+    /// zero-padded (as `Ring.fingerprintHex` and the CLI give it).
+    pub fingerprint_hex: Option<String>,
     /// Whether the ring changed (an epoch can also just confirm a later revision).
     pub changed: Option<bool>,
     /// Share of keys that moved, when the ring changed.
@@ -49,6 +52,7 @@ impl FollowerEvent {
             kind: String::new(),
             revision: None,
             fingerprint: None,
+            fingerprint_hex: None,
             changed: None,
             moved_share: None,
             flows: None,
@@ -61,6 +65,7 @@ impl FollowerEvent {
                 out.kind = "epoch".into();
                 out.revision = Some(*revision as f64);
                 out.fingerprint = Some(BigInt::from(*fingerprint));
+                out.fingerprint_hex = Some(fingerprint_hex(*fingerprint));
                 out.changed = Some(*changed);
                 out.moved_share = diff.as_ref().map(|d| d.moved_share);
                 out.flows = diff.as_ref().map(|d| {
@@ -133,7 +138,8 @@ impl Task for Starting {
 }
 
 /// A membership error's message, prefixed with its code for `shardring.js`
-/// (`RING_TIMEOUT: ...`, `RING_INVALID_CONFIG: ...`, `RING_ETCD: ...`).
+/// (`RING_TIMEOUT: ...`, `RING_INVALID_CONFIG: ...`, `RING_ETCD: ...`,
+/// `RING_FILE: ...` for a config file that cannot be read).
 fn describe(error: &MembershipError) -> String {
     let code = match error {
         MembershipError::Timeout { .. } => "RING_TIMEOUT",
@@ -141,6 +147,7 @@ fn describe(error: &MembershipError) -> String {
         | MembershipError::InvalidEndpoint { .. }
         | MembershipError::Record { .. } => "RING_INVALID_CONFIG",
         MembershipError::Stopped => "RING_STOPPED",
+        MembershipError::File { .. } => "RING_FILE",
         _ => "RING_ETCD",
     };
     format!("{code}: {error}")
@@ -244,7 +251,14 @@ impl NativeFollower {
         self.with(&env, |f| BigInt::from(f.epoch().fingerprint))
     }
 
-    /// `{ revision, fingerprint, connected, staleFor (seconds), lastError, epochs }`.
+    /// The fingerprint of the follower's current ring as text (16 lowercase
+    /// hex digits, zero-padded), as `shardring watch` prints it.
+    #[napi(getter)]
+    pub fn fingerprint_hex(&self, env: Env) -> Result<String> {
+        self.with(&env, |f| fingerprint_hex(f.epoch().fingerprint))
+    }
+
+    /// `{ revision, fingerprint, fingerprintHex, connected, staleFor (seconds), lastError, epochs }`.
     #[napi]
     pub fn status(&self, env: Env) -> Result<FollowerStatus> {
         self.with(&env, |f| {
@@ -252,6 +266,7 @@ impl NativeFollower {
             FollowerStatus {
                 revision: s.revision as f64,
                 fingerprint: BigInt::from(s.fingerprint),
+                fingerprint_hex: fingerprint_hex(s.fingerprint),
                 connected: s.connected,
                 stale_for: s.stale_for.as_secs_f64(),
                 last_error: s.last_error,
@@ -290,6 +305,8 @@ pub struct FollowerStatus {
     pub revision: f64,
     /// The current ring's fingerprint.
     pub fingerprint: BigInt,
+    /// The current ring's fingerprint as text (16 lowercase hex digits, zero-padded).
+    pub fingerprint_hex: String,
     /// Whether the source answered at the last attempt.
     pub connected: bool,
     /// Seconds out of touch with the source (0 while connected).

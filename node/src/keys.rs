@@ -7,14 +7,13 @@ use std::borrow::Cow;
 use std::ptr;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{AsyncTask, BigInt, Buffer, Uint8Array, Uint32Array, Utf16String};
+use napi::bindgen_prelude::{BigInt, Buffer, Uint8Array, Uint32Array, Utf16String};
 use napi::{Either, Env, Error, JsValue, Result, Status, Task, Unknown, ValueType, sys};
 use napi_derive::napi;
 
 use shardring::{KeyBatch, RingError};
 
-use crate::errors::{convert, invalid_utf8, js_type, range_error, shown_units, throw, type_error, u64_value};
-use crate::ring::Snapshot;
+use crate::errors::{convert, invalid_utf8, js_type, range_error, shown_units, type_error, u64_value};
 
 /// Why a value is not a key.
 pub(crate) enum KeyError {
@@ -188,6 +187,13 @@ pub struct Placing {
     lengths: Vec<u32>,
 }
 
+impl Placing {
+    /// The task for a batch whose lengths `packed` accepted over `bytes`.
+    pub(crate) fn new(ring: Arc<shardring::Ring>, bytes: &[u8], lengths: &[u32]) -> Placing {
+        Placing { ring, bytes: bytes.to_vec(), lengths: lengths.to_vec() }
+    }
+}
+
 impl Task for Placing {
     type Output = Vec<u32>;
     type JsValue = Uint32Array;
@@ -202,27 +208,6 @@ impl Task for Placing {
     fn resolve(&mut self, _env: Env, indices: Vec<u32>) -> Result<Uint32Array> {
         Ok(Uint32Array::new(indices))
     }
-}
-
-/// `Ring.getIndicesAsync` (see `shardring.js`): `getIndices` on the libuv
-/// thread pool, on a `Snapshot`: napi-rs keeps the objects a call borrows
-/// borrowed until its task settles, and a borrowed ring could not change;
-/// the batch is copied and placed on the snapshot current at the call.
-/// Throws (synchronously) as `getIndices`.
-#[napi(js_name = "_getIndicesAsync", skip_typescript)]
-pub fn get_indices_async(
-    env: Env,
-    snapshot: &Snapshot,
-    bytes: Unknown<'_>,
-    lengths: Unknown<'_>,
-) -> Result<AsyncTask<Placing>> {
-    let (bytes, lengths) = packed_arguments(&env, bytes, lengths)?;
-    packed(&env, &bytes, &lengths)?;
-    let ring = snapshot.ring();
-    if ring.live_node_count() == 0 {
-        return Err(throw(&env, RingError::EmptyRing));
-    }
-    Ok(AsyncTask::new(Placing { ring, bytes: bytes.to_vec(), lengths: lengths.to_vec() }))
 }
 
 /// XXH3-64 of a key (string as UTF-8, Buffer or Uint8Array) under `seed`

@@ -4,6 +4,7 @@
 //! boundary once per key (batches packed into one string or buffer).
 //!
 //! The same rooms as the Python and C bindings: `ring` (the `Ring` class),
+//! `options` (the constructor's nodes and options into `RingParams`),
 //! `analysis` (`diff`, balance), `bounded` (`LoadTracker`), `keys` (keys,
 //! batches, `hashKey`), `errors` (error codes and argument checks), plus
 //! `placer`, the raw Node-API fast path of `get`, and `by_id`, the objects
@@ -17,6 +18,7 @@ mod by_id;
 mod errors;
 pub mod follower;
 pub mod keys;
+mod options;
 mod placer;
 pub mod ring;
 pub mod transition;

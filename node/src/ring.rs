@@ -5,18 +5,22 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use napi::bindgen_prelude::{BigInt, Buffer, FromNapiValue, JsObjectValue, Object, Uint32Array, Utf16String};
-use napi::{Either, Env, JsValue, Result, Unknown, ValueType};
+use napi::bindgen_prelude::{AsyncTask, BigInt, Object, Uint32Array};
+use napi::{Env, Result, Unknown};
 use napi_derive::napi;
 
 use shardring::Node;
 
-use crate::analysis::Balance;
 use crate::by_id::ById;
-use crate::errors::{
-    Fields, Id, MAX_SAFE_INTEGER, boolean, number, plain_object, text, throw, type_error, u64_value, whole,
-};
-use crate::keys::{packed, packed_arguments, place_batch, unpack, with_key};
+use crate::errors::{Id, number, text, throw, type_error, u64_value, whole};
+use crate::keys::{Placing, packed, packed_arguments, place_batch, with_key};
+use crate::options::{to_node, to_nodes, to_options, with_options};
+
+/// A fingerprint as the text every binding and the CLI print: 16 lowercase
+/// hex digits, zero-padded (`"53712479e1fdae70"`).
+pub(crate) fn fingerprint_hex(fingerprint: u64) -> String {
+    format!("{fingerprint:016x}")
+}
 
 /// The cell holding a ring's current snapshot, shared with trackers.
 pub(crate) type RingCell = Arc<ArcSwap<shardring::Ring>>;
@@ -127,200 +131,6 @@ pub struct RingOptions {
     /// `ln`). `"rendezvous"` only.
     #[napi(ts_type = "'integer' | 'float'")]
     pub score: Option<String>,
-}
-
-/// A node argument: an id string, or a `{ id, weight, zone }` object read by
-/// its own properties (a left-out or `undefined` weight is 1, a left-out
-/// zone is none; `null` is a `TypeError` for either).
-pub(crate) fn to_node(env: &Env, node: Unknown<'_>) -> Result<Node> {
-    if node.get_type()? == ValueType::String {
-        return Ok(Node::new(text(env, node, "id")?, 1.0));
-    }
-    if node.get_type()? != ValueType::Object {
-        let kind = crate::errors::js_type(node.get_type()?);
-        return Err(type_error(
-            env,
-            format!("a node must be an id string or a {{ id, weight, zone }} object, not {kind}"),
-        ));
-    }
-    let fields = Fields::read(env, node, "node", &["id", "weight", "zone"])?;
-    let Some(id) = fields.get("id")? else {
-        return Err(type_error(env, "a node object needs an id".into()));
-    };
-    let weight = fields.get("weight")?.map(|w| number(env, w, "weight")).transpose()?;
-    let node = Node::new(text(env, id, "id")?, weight.unwrap_or(1.0));
-    Ok(match fields.get("zone")? {
-        Some(zone) => node.with_zone(text(env, zone, "zone")?),
-        None => node,
-    })
-}
-
-/// The `nodes` argument of the constructor: an array of node arguments, or a
-/// plain object mapping id to weight (its own properties, in key order).
-fn to_nodes(env: &Env, nodes: Unknown<'_>) -> Result<Vec<Node>> {
-    if nodes.is_array()? {
-        // SAFETY: `nodes` is a live array of this env.
-        let list = unsafe { Object::from_napi_value(env.raw(), nodes.raw()) }?;
-        return (0..list.get_array_length()?).map(|i| to_node(env, list.get_element::<Unknown>(i)?)).collect();
-    }
-    if plain_object(env, nodes)? {
-        // SAFETY: `nodes` is a live object of this env.
-        let object = unsafe { Object::from_napi_value(env.raw(), nodes.raw()) }?;
-        let names = object.get_property_names()?;
-        let mut weighted = Vec::new();
-        for i in 0..names.get_array_length()? {
-            let id = text(env, names.get_element::<Unknown>(i)?, "id")?;
-            // Own enumerable keys only: an inherited `Object.prototype.x` is not a node.
-            if !object.has_own_property(&id)? {
-                continue;
-            }
-            let weight = number(env, object.get_named_property::<Unknown>(&id)?, "weight")?;
-            weighted.push(Node::new(id, weight));
-        }
-        return Ok(weighted);
-    }
-    let kind = if nodes.get_type()? == ValueType::Object {
-        "another object"
-    } else {
-        crate::errors::js_type(nodes.get_type()?)
-    };
-    Err(type_error(
-        env,
-        format!(
-            "nodes must be an array of ids or {{ id, weight, zone }} objects, or an object mapping id to weight, not {kind}"
-        ),
-    ))
-}
-
-/// A ring builder with the constructor's options applied; `options` is
-/// `undefined` or a plain object.
-fn with_options(env: &Env, options: Unknown<'_>) -> Result<shardring::RingBuilder> {
-    let mut builder = shardring::Ring::builder();
-    if options.get_type()? == ValueType::Undefined {
-        return Ok(builder);
-    }
-    let fields = Fields::read(
-        env,
-        options,
-        "option",
-        &[
-            "algorithm",
-            "vnodes",
-            "seed",
-            "tableSize",
-            "distribution",
-            "keyHash",
-            "serverIds",
-            "hashTag",
-            "defaultPort",
-            "minRingSize",
-            "maxRingSize",
-            "hashFunction",
-            "endpointOrder",
-            "avalanche",
-            "serverKey",
-            "haproxyIds",
-            "buckets",
-            "removedBuckets",
-            "score",
-        ],
-    )?;
-    if let Some(name) = fields.get("algorithm")? {
-        builder = builder.algorithm(text(env, name, "algorithm")?.parse().map_err(|e| throw(env, e))?);
-    }
-    if let Some(vnodes) = fields.get("vnodes")? {
-        builder = builder.vnodes(whole(env, vnodes, "vnodes", f64::from(u32::MAX))? as u32);
-    }
-    if let Some(seed) = fields.get("seed")? {
-        builder = builder.seed(u64_value(env, seed, "seed", false)?);
-    }
-    if let Some(size) = fields.get("tableSize")? {
-        builder = builder.table_size(whole(env, size, "tableSize", f64::from(u32::MAX))? as u32);
-    }
-    if let Some(name) = fields.get("distribution")? {
-        builder = builder.distribution(text(env, name, "distribution")?.parse().map_err(|e| throw(env, e))?);
-    }
-    if let Some(name) = fields.get("keyHash")? {
-        builder = builder.key_hash(text(env, name, "keyHash")?.parse().map_err(|e| throw(env, e))?);
-    }
-    if let Some(name) = fields.get("serverIds")? {
-        builder = builder.server_ids(text(env, name, "serverIds")?.parse().map_err(|e| throw(env, e))?);
-    }
-    if let Some(tag) = fields.get("hashTag")? {
-        builder = builder.hash_tag(text(env, tag, "hashTag")?);
-    }
-    if let Some(port) = fields.get("defaultPort")? {
-        builder = builder.default_port(whole(env, port, "defaultPort", f64::from(u16::MAX))? as u16);
-    }
-    if let Some(size) = fields.get("minRingSize")? {
-        builder = builder.min_ring_size(whole(env, size, "minRingSize", MAX_SAFE_INTEGER)? as u64);
-    }
-    if let Some(size) = fields.get("maxRingSize")? {
-        builder = builder.max_ring_size(whole(env, size, "maxRingSize", MAX_SAFE_INTEGER)? as u64);
-    }
-    if let Some(name) = fields.get("hashFunction")? {
-        builder = builder.hash_function(text(env, name, "hashFunction")?.parse().map_err(|e| throw(env, e))?);
-    }
-    if let Some(name) = fields.get("endpointOrder")? {
-        builder = builder.endpoint_order(text(env, name, "endpointOrder")?.parse().map_err(|e| throw(env, e))?);
-    }
-    if let Some(avalanche) = fields.get("avalanche")? {
-        builder = builder.avalanche(boolean(env, avalanche, "avalanche")?);
-    }
-    if let Some(name) = fields.get("serverKey")? {
-        builder = builder.server_key(text(env, name, "serverKey")?.parse().map_err(|e| throw(env, e))?);
-    }
-    if let Some(ids) = fields.get("haproxyIds")? {
-        for (id, puid) in id_numbers(env, ids, "haproxyIds")? {
-            builder = builder.haproxy_id(id, puid);
-        }
-    }
-    if let Some(buckets) = fields.get("buckets")? {
-        for (id, bucket) in id_numbers(env, buckets, "buckets")? {
-            builder = builder.bucket(id, bucket);
-        }
-    }
-    if let Some(name) = fields.get("score")? {
-        builder = builder.score(text(env, name, "score")?.parse().map_err(|e| throw(env, e))?);
-    }
-    if let Some(removed) = fields.get("removedBuckets")? {
-        if !removed.is_array()? {
-            let kind = crate::errors::js_type(removed.get_type()?);
-            return Err(type_error(env, format!("removedBuckets must be an array of numbers, not {kind}")));
-        }
-        // SAFETY: `removed` is a live array of this env.
-        let list = unsafe { Object::from_napi_value(env.raw(), removed.raw()) }?;
-        let buckets = (0..list.get_array_length()?)
-            .map(
-                |i| Ok(whole(env, list.get_element::<Unknown>(i)?, "removedBuckets item", f64::from(u32::MAX))? as u32),
-            )
-            .collect::<Result<Vec<u32>>>()?;
-        builder = builder.removed_buckets(buckets);
-    }
-    Ok(builder)
-}
-
-/// An option mapping node id to a whole number (`haproxyIds`, `buckets`):
-/// a plain object's own properties, in key order.
-fn id_numbers(env: &Env, value: Unknown<'_>, what: &str) -> Result<Vec<(String, u32)>> {
-    if !plain_object(env, value)? {
-        let kind = crate::errors::js_type(value.get_type()?);
-        return Err(type_error(env, format!("{what} must be an object mapping id to number, not {kind}")));
-    }
-    // SAFETY: `value` is a live object of this env.
-    let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }?;
-    let names = object.get_property_names()?;
-    let mut pairs = Vec::new();
-    for i in 0..names.get_array_length()? {
-        let id = text(env, names.get_element::<Unknown>(i)?, &format!("{what} id"))?;
-        if !object.has_own_property(&id)? {
-            continue;
-        }
-        let number =
-            whole(env, object.get_named_property::<Unknown>(&id)?, &format!("{what} value"), f64::from(u32::MAX))?;
-        pairs.push((id, number as u32));
-    }
-    Ok(pairs)
 }
 
 /// A consistent-hash ring (placement format 1, core/SPEC.md). Keys are
@@ -439,6 +249,15 @@ impl Ring {
     #[napi(ts_args_type = "id: string")]
     pub fn has(&self, id: Id) -> bool {
         self.current().position(&id).is_some()
+    }
+
+    /// The algorithm and its parameters as the ring resolved them, under
+    /// the constructor's option names: the options that rebuild it
+    /// (`new Ring(ring.nodes, ring.params)`, with the same `haproxyIds` and
+    /// `buckets`). The 64-bit parameters (`seed`, the ring sizes) are bigints, as `seed` is.
+    #[napi(getter, ts_return_type = "RingOptions")]
+    pub fn params(&self, env: &Env) -> Result<Object<'_>> {
+        to_options(env, &self.current().params())
     }
 
     /// The placement algorithm's name (`"ring"`, `"ketama"`, ...).
@@ -567,6 +386,14 @@ impl Ring {
         BigInt::from(self.current().fingerprint())
     }
 
+    /// The fingerprint as text, 16 lowercase hex digits, zero-padded
+    /// (`"53712479e1fdae70"`): what the CLI prints, and Python's
+    /// `fingerprint_hex` for the same ring.
+    #[napi(getter)]
+    pub fn fingerprint_hex(&self) -> String {
+        fingerprint_hex(self.current().fingerprint())
+    }
+
     /// Whether `other` places every key as this ring does: equal
     /// fingerprints. (`shardring.js` throws `TypeError` for a non-Ring.)
     #[napi]
@@ -647,15 +474,6 @@ impl Ring {
         Snapshot { ring: self.current() }
     }
 
-    /// Balance statistics of a packed batch of keys (see `shardring.js` `balance`).
-    #[napi(js_name = "_balancePacked", skip_typescript)]
-    pub fn balance_packed(&self, env: Env, joined: Either<Utf16String, Buffer>, lengths: &[u32]) -> Result<Balance> {
-        let packed = unpack(&env, &joined, lengths)?;
-        let ring = self.current();
-        let balance = ring.balance(packed.iter()).map_err(|e| throw(&env, e))?;
-        Ok(Balance::new(&ring, balance))
-    }
-
     /// A new ring with `node` (an id of weight 1, or `{ id, weight, zone }`)
     /// added; only keys the new node now owns move. Throws
     /// `RING_DUPLICATE_ID` and the constructor's node errors.
@@ -707,6 +525,27 @@ impl Ring {
     pub fn ownership(&self) -> ById<f64> {
         self.current().ownership().into_iter().map(|(node, share)| (node.id().to_owned(), share)).collect()
     }
+}
+
+/// `Ring.getIndicesAsync` (see `shardring.js`): `getIndices` on the libuv
+/// thread pool, on a `Snapshot`: napi-rs keeps the objects a call borrows
+/// borrowed until its task settles, and a borrowed ring could not change;
+/// the batch is copied and placed on the snapshot current at the call.
+/// Throws (synchronously) as `getIndices`.
+#[napi(js_name = "_getIndicesAsync", skip_typescript)]
+pub fn get_indices_async(
+    env: Env,
+    snapshot: &Snapshot,
+    bytes: Unknown<'_>,
+    lengths: Unknown<'_>,
+) -> Result<AsyncTask<Placing>> {
+    let (bytes, lengths) = packed_arguments(&env, bytes, lengths)?;
+    packed(&env, &bytes, &lengths)?;
+    let ring = snapshot.ring();
+    if ring.live_node_count() == 0 {
+        return Err(throw(&env, shardring::RingError::EmptyRing));
+    }
+    Ok(AsyncTask::new(Placing::new(ring, &bytes, &lengths)))
 }
 
 /// A ring's snapshot as a JS object of its own (from `Ring._snapshot()`),

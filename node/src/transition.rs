@@ -9,7 +9,7 @@ use napi_derive::napi;
 use crate::analysis::{RingDiff, ring_diff};
 use crate::errors::{Id, text, throw};
 use crate::keys::with_key;
-use crate::ring::Ring;
+use crate::ring::{Ring, fingerprint_hex};
 
 /// A ring in transition (core/SPEC.md, Transitions): members are `active`,
 /// `warming` (joining: takes the writes of the keys it will own, no reads,
@@ -97,6 +97,13 @@ impl Transition {
     #[napi(getter)]
     pub fn fingerprint(&self) -> napi::bindgen_prelude::BigInt {
         napi::bindgen_prelude::BigInt::from(self.transition.fingerprint())
+    }
+
+    /// The fingerprint as text, 16 lowercase hex digits, zero-padded (as the
+    /// CLI prints it); a steady transition's is its ring's.
+    #[napi(getter)]
+    pub fn fingerprint_hex(&self) -> String {
+        fingerprint_hex(self.transition.fingerprint())
     }
 
     /// The old ring's difference to the new one: the arcs a rebalancer copies.
