@@ -11,8 +11,8 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use shardring::{LoadTracker, Node, Ring};
 
-use crate::CliError;
-use crate::plot::Bars;
+use crate::error::CliError;
+use crate::plot::{Bars, write_chart};
 
 /// Distinct keys the skewed workloads draw from.
 const KEY_SPACE: usize = 100_000;
@@ -134,7 +134,7 @@ pub fn run(
             format: |v| format!("{v:.1}%"),
         };
         let title = format!("shardring simulate --bounded: {nodes} nodes × {vnodes} vnodes, {requests} requests");
-        crate::simulate::plot(path, out, || crate::plot::bar_pair(path, &title, &load, &failure))?;
+        write_chart(path, out, || crate::plot::bar_pair(path, &title, &load, &failure))?;
     }
     Ok(())
 }

@@ -2,19 +2,26 @@
 //! touches a cluster. Ring configs are the core's JSON config files.
 
 mod bounded;
+mod config;
+mod error;
+mod etcd;
+mod keys;
 mod member;
 mod plot;
 mod rebalance;
 mod report;
 mod simulate;
 
-use std::fs;
-use std::io::{self, BufRead, BufWriter, Write};
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-use shardring::{Ring, RingError};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use config::{load, load_placing, read};
+use error::CliError;
+use keys::Framing;
 
 /// Consistent-hash ring tool: place keys, inspect balance, diff two rings,
 /// and replay the classic experiments.
@@ -27,24 +34,43 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the owner of each key (or its preference list with --replicas).
-    /// Keys come from the arguments, or one per line on stdin.
+    /// Print the owner of each key (or its preference list with --replicas),
+    /// one line per key: the key, a tab, the node ids.
+    ///
+    /// A key is bytes, exactly as given (it need not be UTF-8; nothing is
+    /// trimmed or decoded): each argument is one key; without arguments,
+    /// each line of standard input is one (a line ends at LF, and an empty
+    /// line is the empty key). A key ending in CR is refused, from an
+    /// argument or a line alike, since a CR LF line end would otherwise be
+    /// placed as part of the key; an argument holding LF is refused, since
+    /// it would print as two lines. With --null, keys end at NUL instead
+    /// and may hold any other byte (arguments too), and records end in NUL.
     Lookup {
         /// Ring config (JSON).
         config: PathBuf,
-        /// Keys to place; none means read stdin.
-        keys: Vec<String>,
+        /// Keys to place, as bytes; none means read standard input.
+        keys: Vec<OsString>,
         /// Print the first N distinct nodes clockwise (the preference list).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         replicas: u32,
+        /// Keys on standard input end at NUL, not LF; any key, an argument
+        /// too, may hold any other byte (CR and LF, a final CR too); each
+        /// output record ends in NUL.
+        #[arg(short = '0', long)]
+        null: bool,
     },
     /// Each node's exact share of the hash space and, with --keys, of a key sample.
     Stats {
         /// Ring config (JSON).
         config: PathBuf,
-        /// A file of keys, one per line, to place and count.
+        /// A file of keys to place and count, one per line as `lookup` reads
+        /// standard input (an empty line is the empty key; a key ending in
+        /// CR is refused).
         #[arg(long)]
         keys: Option<PathBuf>,
+        /// Keys in the --keys file end at NUL, not LF, and may hold any other byte.
+        #[arg(short = '0', long, requires = "keys")]
+        null: bool,
     },
     /// What moves between two rings: the exact moved share, who gives to
     /// whom, and the migration arcs.
@@ -60,50 +86,18 @@ enum Command {
     /// Replay the classic experiments on synthetic keys: scale-out and
     /// failure against hash % N, the vnode sweep, and weights.
     Simulate(simulate::Args),
-    /// The ring's members in etcd: join (with a lease), leave, set-weight,
-    /// list, config.
+    /// The ring's members in etcd: join (with a lease), set-state,
+    /// set-weight, leave, list, config. `--etcd` and `--prefix` default to
+    /// the environment's SHARDRING_ETCD_ENDPOINTS and SHARDRING_PREFIX.
     #[command(subcommand)]
     Member(member::MemberCommand),
-    /// Follow the ring in etcd (or a config file) and print each epoch, its
-    /// fingerprint and what moved.
+    /// Follow the ring in etcd (--etcd and --prefix, or SHARDRING_ETCD_ENDPOINTS
+    /// and SHARDRING_PREFIX) or a config file (--file) and print each epoch,
+    /// its fingerprint and what moved.
     Watch(member::WatchArgs),
     /// Move the keys whose owner changes between two rings (or as members
     /// warm up or drain in etcd) between real memcached or Redis servers.
     Rebalance(rebalance::Args),
-}
-
-/// Every way the tool can fail; each prints one line and exits with code 2.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum CliError {
-    #[error("{path}: cannot draw the chart: {message}")]
-    Plot { path: String, message: String },
-    #[error("{path}: no keys (one key per line)")]
-    NoKeys { path: String },
-    #[error("{path}: {source}")]
-    Read { path: String, source: io::Error },
-    #[error("{path}: {source}")]
-    Ring { path: String, source: RingError },
-    #[error("{0}")]
-    Placement(#[from] RingError),
-    #[error("{0}")]
-    Membership(String),
-    /// A rebalance that cannot start: a bad option or another run's checkpoint.
-    #[error("{0}")]
-    Rebalance(String),
-    #[error("{0}")]
-    Io(#[from] io::Error),
-}
-
-fn read(path: &Path) -> Result<Vec<u8>, CliError> {
-    fs::read(path).map_err(|source| CliError::Read { path: path.display().to_string(), source })
-}
-
-fn load(path: &Path) -> Result<Ring, CliError> {
-    let text = read(path)?;
-    let ring = std::str::from_utf8(&text)
-        .map_err(|e| RingError::InvalidConfig { message: format!("not UTF-8: {e}") })
-        .and_then(Ring::from_json);
-    ring.map_err(|source| CliError::Ring { path: path.display().to_string(), source })
 }
 
 /// Prints `shardring: MESSAGE` on stderr. A stderr that cannot be written
@@ -117,7 +111,7 @@ fn complain(message: impl std::fmt::Display) {
 /// clap renders them; every usage error is one line naming the argument and
 /// the value, and exit code 2, like bad input.
 fn parse() -> Result<Cli, ExitCode> {
-    let error = match Cli::try_parse() {
+    let error = match parse_settled() {
         Ok(cli) => return Ok(cli),
         Err(error) => error,
     };
@@ -135,14 +129,35 @@ fn parse() -> Result<Cli, ExitCode> {
     Err(ExitCode::from(2))
 }
 
+/// The command line as clap parses it, then with the source of `watch` and
+/// `rebalance` settled (`etcd::settle`: files on the command line win over
+/// etcd endpoints from the environment).
+fn parse_settled() -> Result<Cli, clap::Error> {
+    let mut command = Cli::command();
+    let matches = command.try_get_matches_from_mut(std::env::args_os())?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    match (&mut cli.command, matches.subcommand()) {
+        (Command::Watch(args), Some(("watch", sub))) => {
+            args.settle(command.find_subcommand_mut("watch").expect("watch is a subcommand"), sub)?
+        }
+        (Command::Rebalance(args), Some(("rebalance", sub))) => {
+            args.settle(command.find_subcommand_mut("rebalance").expect("rebalance is a subcommand"), sub)?
+        }
+        _ => {}
+    }
+    Ok(cli)
+}
+
 fn main() -> ExitCode {
     let cli = match parse() {
         Ok(cli) => cli,
         Err(code) => return code,
     };
     let result = match cli.command {
-        Command::Lookup { config, keys, replicas } => lookup(&config, &keys, replicas as usize),
-        Command::Stats { config, keys } => stats(&config, keys.as_deref()),
+        Command::Lookup { config, keys, replicas, null } => {
+            lookup(&config, &keys, replicas as usize, Framing::of(null))
+        }
+        Command::Stats { config, keys, null } => stats(&config, keys.as_deref(), Framing::of(null)),
         Command::Diff { old, new, json } => diff(&old, &new, json),
         Command::Simulate(args) => simulate(&args),
         Command::Member(command) => member::member(command, &mut io::stdout().lock()),
@@ -164,19 +179,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// A ring that can place keys: errors name the config file when it has no points.
-fn load_placing(path: &Path) -> Result<Ring, CliError> {
-    let ring = load(path)?;
-    if ring.live_node_count() == 0 {
-        return Err(CliError::Ring { path: path.display().to_string(), source: RingError::EmptyRing });
-    }
-    Ok(ring)
-}
-
-fn lookup(config: &Path, keys: &[String], replicas: usize) -> Result<(), CliError> {
+/// Places each key of `keys` (standard input when there are none) and
+/// writes one record per key: the key's bytes, a tab, the node ids joined
+/// by commas, the framing's terminator.
+fn lookup(config: &Path, keys: &[OsString], replicas: usize, framing: Framing) -> Result<(), CliError> {
     let ring = load_placing(config)?;
+    // Every argument is checked before anything is written.
+    let arguments: Vec<&[u8]> =
+        keys.iter().enumerate().map(|(i, key)| keys::argument(key, i + 1, framing)).collect::<Result<_, _>>()?;
     let mut out = BufWriter::new(io::stdout().lock());
-    let place = |key: &[u8], out: &mut BufWriter<io::StdoutLock>| -> Result<(), CliError> {
+    let mut place = |key: &[u8]| -> Result<(), CliError> {
         let list = ring.get_n(key, replicas)?;
         out.write_all(key)?;
         out.write_all(b"\t")?;
@@ -186,18 +198,13 @@ fn lookup(config: &Path, keys: &[String], replicas: usize) -> Result<(), CliErro
             }
             out.write_all(node.id().as_bytes())?;
         }
-        out.write_all(b"\n")?;
+        out.write_all(&[framing.terminator()])?;
         Ok(())
     };
     if keys.is_empty() {
-        for line in io::stdin().lock().split(b'\n') {
-            let line = line?;
-            place(line.strip_suffix(b"\r").unwrap_or(&line), &mut out)?;
-        }
+        keys::each(io::stdin().lock(), framing, &mut place)?;
     } else {
-        for key in keys {
-            place(key.as_bytes(), &mut out)?;
-        }
+        arguments.into_iter().try_for_each(&mut place)?;
     }
     out.flush()?;
     Ok(())
@@ -210,12 +217,12 @@ fn simulate(args: &simulate::Args) -> Result<(), CliError> {
     Ok(())
 }
 
-fn stats(config: &Path, keys: Option<&Path>) -> Result<(), CliError> {
+fn stats(config: &Path, keys: Option<&Path>, framing: Framing) -> Result<(), CliError> {
     let ring = load(config)?;
     let sample = match keys {
         Some(path) => {
             let data = read(path)?;
-            let keys: Vec<&[u8]> = data.split(|&b| b == b'\n').filter(|k| !k.is_empty()).collect();
+            let keys = keys::split(&data, framing, &path.display().to_string())?;
             if keys.is_empty() {
                 return Err(CliError::NoKeys { path: path.display().to_string() });
             }

@@ -11,16 +11,18 @@ use clap::{Args, Subcommand};
 use shardring::Algorithm;
 use shardring_membership::{Admin, AgentState, Event, Follower, FollowerOptions, Member, MemberRecord, ParamsRecord};
 
-use crate::CliError;
+use crate::error::CliError;
+use crate::etcd::{ENDPOINTS_ENV, PREFIX_ENV};
+use crate::report::counted;
 
 /// Where the ring's records live.
 #[derive(Args, Clone)]
 pub(crate) struct Target {
     /// etcd endpoints, `http://host:port`, comma-separated.
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', required = true, env = ENDPOINTS_ENV)]
     etcd: Vec<String>,
     /// The ring's key prefix in etcd, e.g. `/shardring/cache`.
-    #[arg(long)]
+    #[arg(long, env = PREFIX_ENV)]
     prefix: String,
 }
 
@@ -206,15 +208,21 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
                         Err(e) => writeln!(out, "{}  INVALID: {e}", m.id)?,
                     }
                 }
-                writeln!(out, "{} members", members.len())?;
+                writeln!(out, "{}", counted(members.len(), "member"))?;
             }
         }
         MemberCommand::Config { target, algorithm, vnodes, seed, table_size, distribution, key_hash } => {
             let algorithm: Algorithm = algorithm.parse()?;
             let distribution = distribution.map(|d| d.parse::<shardring::Distribution>()).transpose()?;
             let key_hash = key_hash.map(|h| h.parse::<shardring::KeyHash>()).transpose()?;
-            let params =
-                ParamsRecord { algorithm, vnodes, seed, table_size, distribution, key_hash, ..ParamsRecord::default() };
+            let params = ParamsRecord::new(shardring::RingParams {
+                vnodes,
+                seed,
+                table_size,
+                distribution,
+                key_hash,
+                ..shardring::RingParams::new(algorithm)
+            });
             let revision = Admin::connect(&target.etcd, &target.prefix)
                 .map_err(membership)?
                 .set_config(&params)
@@ -225,17 +233,20 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
     Ok(())
 }
 
-/// `shardring watch`: where to follow from.
+/// `shardring watch`: where to follow from, `--etcd` and `--prefix` or
+/// `--file` (checked by [`WatchArgs::settle`], since the environment can give
+/// the first two).
 #[derive(Args)]
 pub(crate) struct WatchArgs {
     /// etcd endpoints, `http://host:port`, comma-separated.
-    #[arg(long, value_delimiter = ',', requires = "prefix", conflicts_with = "file")]
+    #[arg(long, value_delimiter = ',', env = ENDPOINTS_ENV)]
     etcd: Vec<String>,
     /// The ring's key prefix in etcd.
-    #[arg(long)]
+    #[arg(long, env = PREFIX_ENV)]
     prefix: Option<String>,
-    /// Follow a JSON ring config file instead.
-    #[arg(long, required_unless_present = "etcd")]
+    /// Follow a JSON ring config file instead (the environment's etcd
+    /// endpoints and prefix are then ignored).
+    #[arg(long)]
     file: Option<PathBuf>,
     /// One JSON object per line.
     #[arg(long)]
@@ -243,6 +254,18 @@ pub(crate) struct WatchArgs {
     /// Stop after this many epochs (default: until interrupted).
     #[arg(long)]
     count: Option<u64>,
+}
+
+impl WatchArgs {
+    /// Applies the source rule of [`crate::etcd::settle`] to `matches`
+    /// (the `watch` subcommand's).
+    pub(crate) fn settle(
+        &mut self,
+        command: &mut clap::Command,
+        matches: &clap::ArgMatches,
+    ) -> Result<(), clap::Error> {
+        crate::etcd::settle(command, matches, &["file"], "--file <FILE>", &mut self.etcd, &mut self.prefix)
+    }
 }
 
 fn micros_now() -> u128 {
@@ -255,7 +278,7 @@ pub(crate) fn watch(args: &WatchArgs, out: &mut impl Write) -> Result<(), CliErr
     let follower = match (&args.file, &args.prefix) {
         (Some(path), _) => Follower::file(path, FollowerOptions::default()),
         (None, Some(prefix)) => Follower::etcd(&args.etcd, prefix, FollowerOptions::default()),
-        (None, None) => unreachable!("clap requires --file or --etcd with --prefix"),
+        (None, None) => unreachable!("settle requires --file or --etcd with --prefix"),
     }
     .map_err(membership)?;
     let events = follower.subscribe();
@@ -324,7 +347,7 @@ fn print_epoch(
         });
         writeln!(out, "{line}")?;
     } else {
-        write!(out, "epoch {revision}  fingerprint {fingerprint:016x}  {nodes} nodes")?;
+        write!(out, "epoch {revision}  fingerprint {fingerprint:016x}  {}", counted(nodes, "node"))?;
         if let Some(diff) = diff {
             write!(out, "  moved {:.4}%", 100.0 * diff.moved_share)?;
             for flow in diff.flows.iter().take(4) {

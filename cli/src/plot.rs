@@ -5,6 +5,7 @@
 //! (Okabe and Ito, "Color Universal Design", 2008), which stays distinct
 //! under every common colour-vision deficiency.
 
+use std::io::Write;
 use std::path::Path;
 
 use plotters::coord::Shift;
@@ -12,8 +13,26 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use shardring::Spread;
 
+use crate::error::CliError;
+
 /// What drawing a chart can fail with (the backend's and the builder's errors).
 pub type PlotResult = Result<(), Box<dyn std::error::Error>>;
+
+/// The error of a chart that could not be written to `path`.
+pub(crate) fn chart_error(path: &Path, error: impl std::fmt::Display) -> CliError {
+    CliError::Plot { path: path.display().to_string(), message: error.to_string() }
+}
+
+/// Draws a chart with `draw` into `path`, and says where it went.
+pub(crate) fn write_chart(
+    path: &Path,
+    out: &mut impl Write,
+    draw: impl FnOnce() -> PlotResult,
+) -> Result<(), CliError> {
+    draw().map_err(|e| chart_error(path, e))?;
+    writeln!(out, "chart written to {}", path.display())?;
+    Ok(())
+}
 
 /// The Okabe–Ito palette (black is its eighth colour).
 pub mod okabe_ito {

@@ -19,6 +19,12 @@ fn column<'a>(texts: impl Iterator<Item = &'a str>, min: usize) -> usize {
     texts.map(|t| t.chars().count()).max().unwrap_or(0).clamp(min, MAX_COLUMN)
 }
 
+/// `count` and its noun, singular for 1: `1 node`, `3 nodes`.
+pub(crate) fn counted(count: impl TryInto<u64>, noun: &str) -> String {
+    let count: u64 = count.try_into().unwrap_or(u64::MAX);
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
+}
+
 /// A bar of `value / max` of the full width, in eighth-blocks.
 pub fn bar(value: f64, max: f64) -> String {
     const PARTS: [char; 8] = ['▏', '▎', '▍', '▌', '▋', '▊', '▉', '█'];
@@ -36,7 +42,10 @@ pub fn bar(value: f64, max: f64) -> String {
 /// Per-node exact shares and, with a sample, counts and spread.
 pub fn stats(out: &mut impl Write, ring: &Ring, sample: Option<&Balance>) -> io::Result<()> {
     let shares = ring.ownership();
-    let total_weight: f64 = ring.nodes().iter().map(|n| n.weight()).sum();
+    // A server marked down (nginx) has its weight but no fair share.
+    let down = ring.down_nodes();
+    let counted_weight = |node: &shardring::Node| if down.contains(&node.id()) { 0.0 } else { node.weight() };
+    let total_weight: f64 = ring.nodes().iter().map(counted_weight).sum();
     let max = shares.iter().map(|(_, s)| *s).fold(0.0, f64::max);
     let width = column(ring.nodes().iter().map(|n| n.id()), "node".len());
     let parameters = match (ring.vnodes(), ring.table_size()) {
@@ -56,8 +65,8 @@ pub fn stats(out: &mut impl Write, ring: &Ring, sample: Option<&Balance>) -> io:
     };
     writeln!(
         out,
-        "{} nodes, {parameters}, seed {}, fingerprint {:016x}",
-        ring.nodes().len(),
+        "{}, {parameters}, seed {}, fingerprint {:016x}",
+        counted(ring.nodes().len(), "node"),
         ring.seed(),
         ring.fingerprint()
     )?;
@@ -67,7 +76,7 @@ pub fn stats(out: &mut impl Write, ring: &Ring, sample: Option<&Balance>) -> io:
     }
     writeln!(out)?;
     for (i, (node, share)) in shares.iter().enumerate() {
-        let fair = if total_weight > 0.0 { node.weight() / total_weight } else { 0.0 };
+        let fair = if total_weight > 0.0 { counted_weight(node) / total_weight } else { 0.0 };
         write!(out, "{:<width$}  {:>7}  {:>7.3}%  {:>7.3}%", node.id(), node.weight(), 100.0 * fair, 100.0 * share)?;
         if let Some(balance) = sample {
             let count = balance.counts[i];
@@ -76,7 +85,7 @@ pub fn stats(out: &mut impl Write, ring: &Ring, sample: Option<&Balance>) -> io:
         writeln!(out, "  {}", bar(*share, max))?;
     }
     if let Some(balance) = sample {
-        writeln!(out, "{} keys", balance.keys)?;
+        writeln!(out, "{}", counted(balance.keys, "key"))?;
         for (name, spread) in [("per node", &balance.by_node), ("against weight", &balance.by_weight)] {
             writeln!(
                 out,

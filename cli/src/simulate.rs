@@ -3,12 +3,11 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
-use std::path::Path;
 
 use shardring::{Algorithm, Node, Ring, RingError, hash_key};
 
-use crate::CliError;
-use crate::plot::{Bars, PlotResult};
+use crate::error::CliError;
+use crate::plot::{Bars, chart_error, write_chart};
 
 /// Options of `shardring simulate`.
 #[derive(clap::Args)]
@@ -28,9 +27,8 @@ pub struct Args {
     #[arg(long)]
     plot: Option<std::path::PathBuf>,
     /// Instead of the classic experiments, compare algorithms on N -> N+1
-    /// nodes: an algorithm name (ring, ketama, ketama-spy, libketama, nginx,
-    /// jump, rendezvous, maglev, slots) or "all".
-    #[arg(long, value_name = "NAME|all", value_parser = selection, conflicts_with = "bounded")]
+    /// nodes: one algorithm, or "all" of them.
+    #[arg(long, value_name = "NAME|all", value_parser = selection(), conflicts_with = "bounded")]
     algorithm: Option<Selection>,
     /// Instead of the classic experiments, run consistent hashing with
     /// bounded loads at these epsilons (comma-separated, each > 0) against
@@ -53,11 +51,15 @@ fn epsilon(text: &str) -> Result<f64, String> {
 #[derive(Clone)]
 struct Selection(Vec<Algorithm>);
 
-fn selection(name: &str) -> Result<Selection, String> {
-    match name {
-        "all" => Ok(Selection(Algorithm::ALL.to_vec())),
-        _ => name.parse().map(|a| Selection(vec![a])).map_err(|e: RingError| e.to_string()),
-    }
+/// Parses `--algorithm`: every name of [`Algorithm::ALL`], which `--help`
+/// lists, or "all".
+fn selection() -> impl clap::builder::TypedValueParser<Value = Selection> {
+    use clap::builder::TypedValueParser;
+    let names = Algorithm::ALL.iter().map(|a| a.name()).chain(["all"]);
+    clap::builder::PossibleValuesParser::new(names).map(|name| match name.as_str() {
+        "all" => Selection(Algorithm::ALL.to_vec()),
+        _ => Selection(vec![name.parse().expect("a possible value is an algorithm name")]),
+    })
 }
 
 fn ring(count: u32, vnodes: u32) -> Result<Ring, RingError> {
@@ -84,24 +86,12 @@ fn moved(count: usize, before: impl Fn(usize) -> usize, after: impl Fn(usize) ->
     moved as f64 / count as f64
 }
 
-/// The error of a chart that could not be written to `path`.
-pub(crate) fn plot_error(path: &Path, error: impl std::fmt::Display) -> CliError {
-    CliError::Plot { path: path.display().to_string(), message: error.to_string() }
-}
-
-/// Draws a chart with `draw` into `path`, and says where it went.
-pub(crate) fn plot(path: &Path, out: &mut impl Write, draw: impl FnOnce() -> PlotResult) -> Result<(), CliError> {
-    draw().map_err(|e| plot_error(path, e))?;
-    writeln!(out, "chart written to {}", path.display())?;
-    Ok(())
-}
-
 /// Runs the experiments, writing the report to `out`.
 pub fn run(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
     // A chart that cannot be written fails before the experiments run, and
     // a run that fails leaves no empty chart behind.
     let Some(path) = &args.plot else { return experiments(args, out) };
-    std::fs::File::create(path).map_err(|e| plot_error(path, e))?;
+    std::fs::File::create(path).map_err(|e| chart_error(path, e))?;
     let result = experiments(args, out);
     if result.is_err() {
         let _ = std::fs::remove_file(path);
@@ -203,7 +193,7 @@ fn experiments(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
             format: |v| format!("{v:.2}%"),
         };
         let title = format!("shardring simulate: {n} nodes, {count} keys, {vnodes} vnodes");
-        plot(path, out, || crate::plot::simulation(path, &title, n, &sweep_points, &moved))?;
+        write_chart(path, out, || crate::plot::simulation(path, &title, n, &sweep_points, &moved))?;
     }
     Ok(())
 }
@@ -318,7 +308,7 @@ fn compare(args: &Args, algorithms: &[Algorithm], out: &mut impl Write) -> Resul
             format: |v| format!("{v:.1}%"),
         };
         let title = format!("shardring simulate --algorithm: {n} → {} equal nodes, {} keys", n + 1, keys.len());
-        plot(path, out, || crate::plot::bar_pair(path, &title, &moved, &balance))?;
+        write_chart(path, out, || crate::plot::bar_pair(path, &title, &moved, &balance))?;
     }
     Ok(())
 }

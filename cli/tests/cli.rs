@@ -11,8 +11,12 @@ fn data(name: &str) -> String {
     format!("{DATA}/{name}")
 }
 
+/// The binary, without the environment's etcd endpoints and prefix (a
+/// developer's shell may export them).
 fn shardring() -> Command {
-    Command::new(assert_cmd::cargo::cargo_bin!("shardring"))
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin!("shardring"));
+    command.env_remove("SHARDRING_ETCD_ENDPOINTS").env_remove("SHARDRING_PREFIX");
+    command
 }
 
 fn stdout(args: &[&str]) -> String {
@@ -171,7 +175,10 @@ fn configs_of_other_algorithms_place_through_the_library() {
 fn bad_input_is_one_line_naming_the_file_and_value_with_exit_code_2() {
     let cases: [(Vec<String>, &str); 6] = [
         (vec!["stats".into(), data("missing.json")], "missing.json: No such file or directory"),
-        (vec!["stats".into(), data("broken.json")], "broken.json: invalid ring config: EOF while parsing"),
+        (
+            vec!["stats".into(), data("broken.json")],
+            "broken.json: invalid ring config: nodes: EOF while parsing a list at line 2 column 0",
+        ),
         (
             vec!["stats".into(), data("unknown-field.json")],
             "unknown-field.json: invalid ring config: unknown field `colour`",
@@ -278,10 +285,13 @@ fn ids_are_aligned_by_characters_not_bytes() {
 
 #[test]
 fn stats_refuses_an_empty_key_file_and_names_the_config_of_a_drained_ring() {
-    let (_dir, keys) = scratch("empty.txt", "\n\n");
+    let (_dir, keys) = scratch("empty.txt", "");
     let (code, stderr) = refused(&["stats", &data("three.json"), "--keys", &keys]);
     assert_eq!(code, Some(2));
-    assert_eq!(stderr, format!("shardring: {keys}: no keys (one key per line)\n"));
+    assert_eq!(stderr, format!("shardring: {keys}: no keys (one key per line, or NUL-terminated with --null)\n"));
+    // Empty lines are empty keys (the key rule of `lookup`), so a file of them is a sample.
+    let (_dir, blank) = scratch("blank.txt", "\n\n");
+    assert!(stdout(&["stats", &data("three.json"), "--keys", &blank]).contains("\n2 keys\n"));
     let (_dir, keys) = scratch("keys.txt", "k\n");
     let (code, stderr) = refused(&["stats", &data("drained.json"), "--keys", &keys]);
     assert_eq!(code, Some(2));
@@ -335,4 +345,186 @@ fn bad_flags_on_every_subcommand_are_one_line_and_exit_code_2() {
     // Help and version still print on stdout with success.
     assert!(stdout(&["simulate", "--help"]).contains("--bounded"));
     assert!(stdout(&["--version"]).starts_with("shardring "));
+}
+
+/// A loopback `host:port` nothing listens on (bound, then closed).
+fn closed_address() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+#[test]
+fn a_rebalance_whose_sources_all_fail_says_so_before_any_figure() {
+    let (a, b, c) = (closed_address(), closed_address(), closed_address());
+    let (_old_dir, old) = scratch("old.json", &config(&[&a, &b]));
+    let (_new_dir, new) = scratch("new.json", &config(&[&a, &b, &c]));
+    let exact = Ring::from_json(&config(&[&a, &b])).unwrap().diff(&Ring::from_json(&config(&[&a, &b, &c])).unwrap());
+    let predicted = 100.0 * exact.unwrap().moved_share;
+    for backend in ["memcached", "redis"] {
+        let run = |extra: &[&str]| {
+            let mut args = vec!["rebalance", "--from", &old, "--to", &new, "--backend", backend];
+            args.extend_from_slice(extra);
+            let output = shardring().args(&args).output().unwrap();
+            assert_eq!(output.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+            String::from_utf8(output.stdout).unwrap()
+        };
+        // It used to read "dry run: 0 of 0 keys would move (0.000%; the diff predicts ...)".
+        let dry = run(&["--dry-run"]);
+        let lines: Vec<&str> = dry.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!(
+                "dry run FAILED: no source could be listed (2 of 2 failed, errors below): nothing is known of what \
+                 would move (the diff predicts {predicted:.3}%)"
+            ),
+            "{backend}"
+        );
+        let mut sources = [&a, &b];
+        sources.sort();
+        assert_eq!(lines.len(), 3, "{backend}: {dry}");
+        for (line, server) in lines[1..].iter().zip(sources) {
+            assert!(line.starts_with(&format!("  {server}: FAILED: {server}: ")), "{backend}: {line}");
+        }
+        let moved = run(&[]);
+        assert_eq!(
+            moved.lines().next().unwrap(),
+            format!(
+                "rebalance FAILED: no source could be listed (2 of 2 failed, errors below): nothing moved (the diff \
+                 predicts {predicted:.3}%)"
+            ),
+            "{backend}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&run(&["--dry-run", "--json"])).unwrap();
+        assert_eq!((json["servers_failed"].as_u64(), json["scanned"].as_u64()), (Some(2), Some(0)), "{json}");
+    }
+}
+
+#[test]
+fn help_names_every_algorithm_and_every_member_subcommand() {
+    // `simulate --help` listed 9 of the 20 algorithms `--algorithm` accepts.
+    let help = stdout(&["simulate", "--help"]);
+    for algorithm in shardring::Algorithm::ALL {
+        assert!(
+            help.contains(&format!(" {},", algorithm.name())),
+            "simulate --help lacks {}: {help}",
+            algorithm.name()
+        );
+    }
+    assert!(help.contains(" all]"), "{help}");
+    // `member --help` left set-state out of its summary.
+    let help = stdout(&["member", "--help"]);
+    let (summary, commands) = help.split_once("Commands:").unwrap();
+    let names: Vec<&str> = commands
+        .lines()
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    assert_eq!(names, ["join", "set-state", "leave", "set-weight", "list", "config"]);
+    for name in names {
+        assert!(summary.contains(name), "member --help's summary lacks {name}: {summary}");
+    }
+}
+
+#[test]
+fn watch_and_rebalance_name_every_source_they_can_follow() {
+    let cases: [(&[&str], &str); 5] = [
+        // `watch` without arguments named only --file.
+        (
+            &["watch"],
+            "shardring: the following required arguments were not provided: --etcd <ETCD> and --prefix <PREFIX> (or \
+             SHARDRING_ETCD_ENDPOINTS and SHARDRING_PREFIX), or --file <FILE>\n",
+        ),
+        (
+            &["watch", "--etcd", "http://127.0.0.1:9"],
+            "shardring: the following required arguments were not provided: --prefix <PREFIX> (or SHARDRING_PREFIX)\n",
+        ),
+        (
+            &["watch", "--file", "ring.json", "--prefix", "/p"],
+            "shardring: the argument '--file' cannot be used with '--prefix'\n",
+        ),
+        (
+            &["rebalance", "--backend", "redis"],
+            "shardring: the following required arguments were not provided: --etcd <ETCD> and --prefix <PREFIX> (or \
+             SHARDRING_ETCD_ENDPOINTS and SHARDRING_PREFIX), or --from <FROM> and --to <TO>\n",
+        ),
+        (
+            &["rebalance", "--backend", "redis", "--from", "a", "--to", "b", "--etcd", "http://127.0.0.1:9"],
+            "shardring: the argument '--from' cannot be used with '--etcd'\n",
+        ),
+    ];
+    for (args, message) in cases {
+        let (code, stderr) = refused(args);
+        assert_eq!((code, stderr.as_str()), (Some(2), message), "{args:?}");
+    }
+}
+
+#[test]
+fn etcd_endpoints_and_prefix_come_from_the_environment_and_files_win_over_them() {
+    let closed = format!("http://{}", closed_address());
+    let env = [("SHARDRING_ETCD_ENDPOINTS", closed.as_str()), ("SHARDRING_PREFIX", "/shardring/test")];
+    // `member list` with neither flag reaches the endpoint the environment names.
+    let output = shardring().args(["member", "list"]).envs(env).output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with(&format!("shardring: etcd at {closed}: ")), "{stderr}");
+    // A flag beats the environment.
+    let other = format!("http://{}", closed_address());
+    let output = shardring().args(["member", "list", "--etcd", &other]).envs(env).output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.starts_with(&format!("shardring: etcd at {other}: ")), "{stderr}");
+    // A file source given on the command line is followed, the environment's etcd ignored.
+    let (_dir, file) = scratch("one.json", &config(&["a"]));
+    let output = shardring().args(["watch", "--file", &file, "--count", "1"]).envs(env).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let out = String::from_utf8(output.stdout).unwrap();
+    assert!(out.starts_with("epoch ") && out.ends_with("  1 node\n"), "{out}");
+}
+
+#[test]
+fn one_node_and_one_key_are_singular() {
+    let (_dir, one) = scratch("one.json", &config(&["a"]));
+    let (_dir, key) = scratch("key.txt", "k\n");
+    let out = stdout(&["stats", &one, "--keys", &key]);
+    assert!(out.starts_with("1 node, 160 points"), "{out}");
+    assert!(out.contains("\n1 key\n"), "{out}");
+}
+
+/// `watch --file` with a file the follower cannot use says why at once, as
+/// `lookup` says it of the same file: it said "no ring from bom8.json within
+/// 5.0s: no answer" after the whole wait, and "stream did not contain valid
+/// UTF-8" without a position for a Latin-1 byte.
+#[test]
+fn watch_names_why_a_config_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = r#"{"format_version": 1, "nodes": [{"id": "a"}]}"#;
+    let files: [(&str, Vec<u8>); 4] = [
+        ("bom8.json", [&b"\xEF\xBB\xBF"[..], good.as_bytes()].concat()),
+        ("latin1.json", b"{\"format_version\": 1, \"nodes\": [{\"id\": \"caf\xE9\"}]}".to_vec()),
+        (
+            "down.json",
+            br#"{"format_version": 1, "algorithm": "ketama", "nodes": [{"id": "a:1", "down": true}]}"#.to_vec(),
+        ),
+        ("broken.json", b"{".to_vec()),
+    ];
+    for (name, bytes) in files {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let path = path.to_str().unwrap();
+        let started = std::time::Instant::now();
+        let (code, watched) = refused(&["watch", "--file", path, "--count", "1"]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(4), "{name}: after {:?}", started.elapsed());
+        let (_, looked_up) = refused(&["lookup", path, "k"]);
+        assert_eq!((code, watched), (Some(2), looked_up), "{name}: watch says what lookup says");
+    }
+    let missing = dir.path().join("missing.json");
+    let (code, stderr) = refused(&["watch", "--file", missing.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        format!("shardring: {}: cannot read it: No such file or directory (os error 2)\n", missing.display())
+    );
+    let (_, stderr) = refused(&["watch", "--file", dir.path().to_str().unwrap()]);
+    assert!(stderr.ends_with(": cannot read it: Is a directory (os error 21)\n"), "{stderr}");
 }

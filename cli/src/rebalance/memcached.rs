@@ -2,7 +2,8 @@
 //! client crate speaks, so it is read here as the text protocol's plain
 //! lines), values read through the `memcache` crate. A copy is an `add` on
 //! the target (it never overwrites a newer value a dual writer put there)
-//! with the item's flags and its absolute expiry time.
+//! with the item's flags and its absolute expiry time. A move (`--delete`)
+//! deletes the source's copy only once a get shows the key on its new owner.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -11,7 +12,7 @@ use std::time::Duration;
 
 use memcache::{Client, MemcacheError};
 
-use super::{Backend, Deletion, Failure, Key, Outcome};
+use super::backend::{Backend, Deletion, Failure, Key, Outcome};
 
 /// Memcached servers by address (`host:port`, the node ids).
 #[derive(Default)]
@@ -83,6 +84,13 @@ fn failed(server: &str, error: MemcacheError) -> String {
 impl Backend for Memcached {
     fn name(&self) -> &'static str {
         "memcached"
+    }
+
+    /// memcached has no identity of its own (its pid and start time are
+    /// not unique across hosts): two nodes on one memcached are caught by
+    /// their addresses only.
+    fn identity(&mut self, _server: &str) -> Result<Option<String>, Failure> {
+        Ok(None)
     }
 
     /// Every item of `server`, with its expiry, from `lru_crawler metadump all`.
@@ -172,8 +180,38 @@ impl Backend for Memcached {
         Ok(outcomes.into_iter().map(|o| o.expect("every key has an outcome")).collect())
     }
 
-    /// memcached is a cache: a stale copy on its old owner is left to expire.
-    fn delete_moved(&mut self, _source: &str, _target: &str, keys: &[&Key]) -> Result<Vec<Deletion>, Failure> {
-        Ok(keys.iter().map(|_| Deletion::Kept).collect())
+    /// A multi-get of the batch on the target, then one pipelined write of
+    /// `delete`s on the source for the keys the target holds (`DELETED`, or
+    /// `NOT_FOUND` when the key expired or was deleted meanwhile).
+    fn delete_moved(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Deletion>, Failure> {
+        let names: Vec<&str> =
+            keys.iter().map(|k| text(&k.bytes)).collect::<Result<_, _>>().map_err(Failure::source)?;
+        let held: HashMap<String, Vec<u8>> = self
+            .client(target)
+            .map_err(Failure::target)?
+            .gets(&names)
+            .map_err(|e| Failure::target(failed(target, e)))?;
+        let mut deletes = Vec::new();
+        let mut deleting = Vec::new();
+        let outcomes = names
+            .iter()
+            .map(|name| {
+                if !held.contains_key(*name) {
+                    return Deletion::Missing;
+                }
+                deletes.extend_from_slice(format!("delete {name}\r\n").as_bytes());
+                deleting.push(*name);
+                Deletion::Deleted
+            })
+            .collect();
+        if !deleting.is_empty() {
+            let replies = self.pipeline(source, &deletes, deleting.len()).map_err(Failure::source)?;
+            for (name, reply) in deleting.iter().zip(replies) {
+                if reply != "DELETED" && reply != "NOT_FOUND" {
+                    return Err(Failure::source(format!("{source}: delete {name:?}: {reply}")));
+                }
+            }
+        }
+        Ok(outcomes)
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use redis::{Connection, ConnectionLike, RedisError, Value};
 
-use super::{Backend, Deletion, Failure, Key, Outcome};
+use super::backend::{Backend, Deletion, Failure, Key, Outcome};
 
 /// Redis servers by address (`host:port`, the node ids).
 #[derive(Default)]
@@ -70,6 +70,12 @@ impl Redis {
 impl Backend for Redis {
     fn name(&self) -> &'static str {
         "redis"
+    }
+
+    /// The `run_id` of `INFO server`: random per server process.
+    fn identity(&mut self, server: &str) -> Result<Option<String>, Failure> {
+        let info: String = self.run(server, redis::cmd("INFO").arg("server")).map_err(Failure::source)?;
+        Ok(info.lines().find_map(|line| line.strip_prefix("run_id:")).map(|id| format!("run_id {}", id.trim())))
     }
 
     fn keys(&mut self, server: &str) -> Result<Vec<Key>, Failure> {

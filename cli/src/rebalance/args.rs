@@ -1,0 +1,111 @@
+//! The command line of `rebalance`: its arguments, each node's server
+//! address (`--address`), and the source rule it settles.
+
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+
+use super::address::Address;
+use super::rate::Rate;
+use crate::etcd::{ENDPOINTS_ENV, PREFIX_ENV};
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum BackendName {
+    /// memcached (`lru_crawler metadump all`, get/add with flags and
+    /// expiry; with --delete, delete).
+    Memcached,
+    /// Redis (SCAN, DUMP/PTTL/RESTORE; with --delete, EXISTS/DEL).
+    Redis,
+}
+
+/// `shardring rebalance`.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// The ring in service (JSON config); with --to. The environment's etcd
+    /// endpoints and prefix are then ignored.
+    #[arg(long, requires = "to")]
+    pub(super) from: Option<PathBuf>,
+    /// The ring to move to (JSON config).
+    #[arg(long, requires = "from")]
+    pub(super) to: Option<PathBuf>,
+    /// Follow the ring in etcd instead: when members turn warming or
+    /// draining, copy their keys, then make the warming ones active and
+    /// remove the draining ones. Endpoints comma-separated.
+    #[arg(long, value_delimiter = ',', env = ENDPOINTS_ENV)]
+    pub(super) etcd: Vec<String>,
+    /// The ring's key prefix in etcd.
+    #[arg(long, env = PREFIX_ENV)]
+    pub(super) prefix: Option<String>,
+    /// The servers' kind.
+    #[arg(long, value_enum)]
+    pub(super) backend: BackendName,
+    /// A node's server address, `ID=HOST:PORT` (repeat for each node); a
+    /// node without one is reached at its id, which must then be
+    /// `HOST:PORT`. HOST is a name, an IPv4 address or an IPv6 address in
+    /// brackets ([::1]:6379), PORT 1 to 65535. With --from/--to an id in
+    /// neither config is refused; with --etcd it may name a member yet to
+    /// join. An id given twice is refused, and so are two nodes (of either
+    /// ring) that reach one server.
+    #[arg(long = "address", value_name = "ID=HOST:PORT", value_parser = parse_address)]
+    pub(super) addresses: Vec<(String, Address)>,
+    /// At most this many keys per second, from 0.001 to 1e9 (default: as
+    /// fast as the servers answer).
+    #[arg(long, value_parser = Rate::parse, allow_negative_numbers = true)]
+    pub(super) rate: Option<Rate>,
+    /// Print what would move (per source and target) and move nothing.
+    #[arg(long)]
+    pub(super) dry_run: bool,
+    /// A checkpoint file: what is done is recorded there, and a rerun with
+    /// the same file skips it.
+    #[arg(long)]
+    pub(super) resume: Option<PathBuf>,
+    /// Move instead of copy: delete each moved key from its old owner once
+    /// its new owner is seen to hold it, on memcached and Redis alike (a
+    /// database that must not keep stale copies). Without it nothing is
+    /// ever deleted: the old copies stay (a cache's expire or are evicted).
+    /// Use it only once clients read from the new ring: with --from/--to
+    /// each key is deleted right after its copy; with --etcd the deleting
+    /// pass runs by itself, --grace seconds after the members turn active.
+    #[arg(long)]
+    pub(super) delete: bool,
+    /// With --etcd: seconds to wait after a transition appears before
+    /// scanning (so clients write to both owners), and, with --delete,
+    /// after making members active before deleting the moved keys' old
+    /// copies, so clients' followers have switched to the new ring.
+    #[arg(long, default_value_t = 2.0)]
+    pub(super) grace: f64,
+    /// With --etcd: handle one transition, then exit.
+    #[arg(long)]
+    pub(super) once: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub(super) json: bool,
+}
+
+/// `--address ID=HOST:PORT`, its host and port checked ([`Address::parse`]).
+fn parse_address(text: &str) -> Result<(String, Address), String> {
+    let (id, address) = match text.rsplit_once('=') {
+        Some((id, address)) if !id.is_empty() => (id, address),
+        _ => return Err(format!("{text:?} is not ID=HOST:PORT")),
+    };
+    let address = Address::parse(address).map_err(|reason| format!("{text:?} is not ID=HOST:PORT: {reason}"))?;
+    Ok((id.to_owned(), address))
+}
+
+impl Args {
+    /// Applies the source rule of [`crate::etcd::settle`] to `matches` (the
+    /// `rebalance` subcommand's): `--from`/`--to` or `--etcd` and `--prefix`.
+    pub(crate) fn settle(
+        &mut self,
+        command: &mut clap::Command,
+        matches: &clap::ArgMatches,
+    ) -> Result<(), clap::Error> {
+        let files = &["from", "to"];
+        crate::etcd::settle(command, matches, files, "--from <FROM> and --to <TO>", &mut self.etcd, &mut self.prefix)
+    }
+
+    /// The server address of node `id`.
+    pub(super) fn address<'a>(&'a self, id: &'a str) -> &'a str {
+        self.addresses.iter().find(|(node, _)| node == id).map_or(id, |(_, address)| address.as_str())
+    }
+}

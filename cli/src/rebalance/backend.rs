@@ -1,0 +1,78 @@
+//! What the rebalancer asks of a key-value store (memcached, Redis): list
+//! a server's keys, copy keys between two servers without overwriting, and
+//! delete a moved key's old copy once its new owner holds it.
+
+/// One key of a server, with what the backend knows of it.
+pub(crate) struct Key {
+    /// The key's bytes.
+    pub(crate) bytes: Vec<u8>,
+    /// Absolute expiry, Unix seconds (memcached's metadump `exp`); `None`: never or unknown.
+    pub(crate) expiry: Option<i64>,
+    /// Size in bytes when the listing gives it (memcached), else 0.
+    pub(crate) size: u64,
+}
+
+/// What one copy did.
+pub(crate) enum Outcome {
+    /// Written to the target.
+    Copied {
+        /// Bytes of the value (memcached) or of its DUMP (Redis).
+        bytes: u64,
+    },
+    /// The target holds the key already (a dual write, or an earlier copy).
+    Present,
+    /// The source no longer holds it (expired or deleted meanwhile).
+    Gone,
+}
+
+/// What deleting a moved key's old copy did.
+pub(crate) enum Deletion {
+    /// Deleted from the source (or already gone there).
+    Deleted,
+    /// Left on the source: the target does not hold the key.
+    Missing,
+}
+
+/// Which server of a copy failed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Side {
+    Source,
+    Target,
+}
+
+/// A server that failed (unreachable, or an error answer), and the message
+/// naming its address.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) side: Side,
+    pub(crate) message: String,
+}
+
+impl Failure {
+    pub(crate) fn source(message: impl Into<String>) -> Failure {
+        Failure { side: Side::Source, message: message.into() }
+    }
+
+    pub(crate) fn target(message: impl Into<String>) -> Failure {
+        Failure { side: Side::Target, message: message.into() }
+    }
+}
+
+/// A key-value store the rebalancer copies between; servers are named by
+/// their addresses (`host:port`).
+pub(crate) trait Backend {
+    /// The backend's name, as `--backend` spells it.
+    fn name(&self) -> &'static str;
+    /// What identifies the server process at `server` whatever address
+    /// reaches it (Redis's `run_id`), or `None` when the backend has no
+    /// such thing (memcached).
+    fn identity(&mut self, server: &str) -> Result<Option<String>, Failure>;
+    /// Every key `server` holds (a failure is the source's).
+    fn keys(&mut self, server: &str) -> Result<Vec<Key>, Failure>;
+    /// Copies `keys` from `source` to `target`, never overwriting a value
+    /// there; one outcome per key, in order.
+    fn copy(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure>;
+    /// Deletes each of `keys` from `source` once `target` is seen to hold it
+    /// (a move); one outcome per key, in order.
+    fn delete_moved(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Deletion>, Failure>;
+}

@@ -1,0 +1,195 @@
+//! The copy loop of `rebalance`: a pass over the sources, scan after scan,
+//! copying (and with `--delete`, moving) the keys that leave each server in
+//! batches, rate-limited and checkpointed.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use indicatif::ProgressBar;
+
+use super::address::Address;
+use super::args::Args;
+use super::backend::{Backend, Deletion, Failure, Key, Outcome, Side};
+use super::checkpoint::Checkpoint;
+use super::plan::Plan;
+use super::rate::Pacer;
+use super::report::Tally;
+use crate::error::CliError;
+
+/// Keys per copy call: one multi-get and one pipelined write for each.
+pub(super) const BATCH: usize = 64;
+
+/// The state of a run across its scans.
+pub(super) struct Pass<'a> {
+    pub(super) args: &'a Args,
+    pub(super) plan: &'a Plan,
+    pub(super) store: &'a mut dyn Backend,
+    pub(super) delete: bool,
+    pub(super) tallies: BTreeMap<String, Tally>,
+    /// (source, key) of every key a scan found.
+    pub(super) seen: HashSet<(String, Vec<u8>)>,
+    /// Servers that failed: reported once and left out of the rest.
+    pub(super) down: HashSet<String>,
+    pub(super) checkpoint: Checkpoint,
+    pub(super) pacer: Pacer,
+    /// Each node's server identity, when its backend has one (Redis's run_id).
+    pub(super) identities: HashMap<String, String>,
+    pub(super) bar: ProgressBar,
+    pub(super) scans: usize,
+}
+
+impl Pass<'_> {
+    /// Scans every source not down; returns the keys no earlier scan found
+    /// that leave it, with their targets.
+    pub(super) fn scan(&mut self) -> Vec<(String, Key, String)> {
+        self.scans += 1;
+        let mut work = Vec::new();
+        for source in self.plan.sources() {
+            let tally = self.tallies.entry(source.clone()).or_default();
+            if self.down.contains(&source) {
+                continue;
+            }
+            match self.store.keys(self.args.address(&source)) {
+                Ok(keys) => {
+                    for key in keys {
+                        if !self.seen.insert((source.clone(), key.bytes.clone())) {
+                            continue;
+                        }
+                        let first = self.scans == 1;
+                        tally.scanned += u64::from(first);
+                        if let Some(target) = self.plan.target(&source, &key.bytes) {
+                            tally.to_move += 1;
+                            tally.late += u64::from(!first);
+                            work.push((source.clone(), key, target));
+                        }
+                    }
+                }
+                Err(failure) => {
+                    tally.error.get_or_insert(failure.message);
+                    self.down.insert(source);
+                }
+            }
+        }
+        self.bar.inc_length(work.len() as u64);
+        work
+    }
+
+    /// Marks the server of `failure` down and records its error.
+    fn fail(&mut self, source: &str, target: &str, failure: Failure) {
+        let failed = if failure.side == Side::Target { target } else { source };
+        self.down.insert(failed.to_owned());
+        self.tallies.entry(failed.to_owned()).or_default().error.get_or_insert(failure.message);
+    }
+
+    /// Copies `work` in batches of one source and one target (and deletes
+    /// the old copies with `delete`), rate-limited and checkpointed.
+    pub(super) fn copy(&mut self, work: &[(String, Key, String)]) -> Result<(), CliError> {
+        let mut batches: BTreeMap<(&str, &str), Vec<&Key>> = BTreeMap::new();
+        for (source, key, target) in work {
+            batches.entry((source, target)).or_default().push(key);
+        }
+        for ((source, target), keys) in batches {
+            for chunk in keys.chunks(BATCH) {
+                self.bar.inc(chunk.len() as u64);
+                self.copy_batch(source, target, chunk)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Why `source` and `target` are one server, if they are: the same id,
+    /// the same address, or the same identity. `check_servers` and
+    /// `identities` refuse such a run before any copy; this keeps a move
+    /// from ever deleting a key from the server it was found on.
+    fn same_server(&self, source: &str, target: &str) -> Option<String> {
+        let (from, to) = (self.args.address(source), self.args.address(target));
+        if source == target || from == to {
+            return Some(format!("{from} is both the source and the target"));
+        }
+        if let (Ok(a), Ok(b)) = (Address::parse(from), Address::parse(to))
+            && a.same_host_and_port(&b)
+        {
+            return Some(format!("{from} and {to} are one address"));
+        }
+        match (self.identities.get(source), self.identities.get(target)) {
+            (Some(a), Some(b)) if a == b => Some(format!("{from} and {to} answer as one server ({a})")),
+            _ => None,
+        }
+    }
+
+    fn copy_batch(&mut self, source: &str, target: &str, chunk: &[&Key]) -> Result<(), CliError> {
+        if let Some(why) = self.same_server(source, target) {
+            let tally = self.tallies.get_mut(source).expect("every source has a tally");
+            tally.failed += chunk.len() as u64;
+            let message = format!("{why}: nothing copied or deleted between {source:?} and {target:?}");
+            self.fail(source, target, Failure::source(message));
+            return Ok(());
+        }
+        let tally = self.tallies.get_mut(source).expect("every source has a tally");
+        if self.down.contains(source) || self.down.contains(target) {
+            tally.failed += chunk.len() as u64;
+            return Ok(());
+        }
+        let checkpoint = &mut self.checkpoint;
+        let fresh: Vec<&Key> = chunk.iter().copied().filter(|k| !checkpoint.is_done(source, &k.bytes, false)).collect();
+        tally.done_before += (chunk.len() - fresh.len()) as u64;
+        self.pacer.wait(fresh.len());
+        let (from, to) = (self.args.address(source), self.args.address(target));
+        let outcomes = if fresh.is_empty() { Ok(Vec::new()) } else { self.store.copy(from, to, &fresh) };
+        let outcomes = match outcomes {
+            Ok(outcomes) => outcomes,
+            Err(failure) => {
+                tally.failed += fresh.len() as u64;
+                self.fail(source, target, failure);
+                return Ok(());
+            }
+        };
+        let mut moved: Vec<&Key> =
+            chunk.iter().copied().filter(|k| checkpoint.is_done(source, &k.bytes, false)).collect();
+        for (key, outcome) in fresh.iter().zip(outcomes) {
+            match outcome {
+                Outcome::Copied { bytes } => {
+                    tally.copied += 1;
+                    tally.bytes += bytes;
+                    checkpoint.record("copied", source, &key.bytes)?;
+                    moved.push(key);
+                }
+                Outcome::Present => {
+                    tally.present += 1;
+                    checkpoint.record("present", source, &key.bytes)?;
+                    moved.push(key);
+                }
+                Outcome::Gone => {
+                    tally.gone += 1;
+                    checkpoint.record("gone", source, &key.bytes)?;
+                }
+            }
+        }
+        moved.retain(|key| !checkpoint.is_done(source, &key.bytes, true));
+        if !self.delete || moved.is_empty() {
+            return Ok(());
+        }
+        match self.store.delete_moved(from, to, &moved) {
+            Ok(deletions) => {
+                for (key, deletion) in moved.iter().zip(deletions) {
+                    match deletion {
+                        Deletion::Deleted => tally.deleted += 1,
+                        Deletion::Missing => {
+                            tally.failed += 1;
+                            tally.error.get_or_insert(format!(
+                                "{to} does not hold {:?}: its copy on {from} stays",
+                                String::from_utf8_lossy(&key.bytes)
+                            ));
+                            continue;
+                        }
+                    }
+                    checkpoint.record("deleted", source, &key.bytes)?;
+                }
+            }
+            Err(failure) => {
+                tally.failed += moved.len() as u64;
+                self.fail(source, target, failure);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,49 @@
+//! The plan of a `rebalance`: which keys of a server move, and where, read
+//! off the diff of the two rings.
+
+use std::sync::Arc;
+
+use shardring::{MovedArc, Ring};
+
+use crate::error::CliError;
+
+/// Which keys of a server move, and where: the diff's arcs, sorted.
+pub(super) struct Plan {
+    pub(super) old: Arc<Ring>,
+    pub(super) new: Arc<Ring>,
+    /// The moved arcs in hash order (empty for jump and rendezvous, which
+    /// have none: there the owners are compared).
+    arcs: Vec<MovedArc>,
+    /// The diff's moved share of the hash space.
+    pub(super) predicted: f64,
+}
+
+impl Plan {
+    pub(super) fn new(old: Arc<Ring>, new: Arc<Ring>) -> Result<Plan, CliError> {
+        let diff = old.diff(&new)?;
+        let mut arcs = diff.arcs;
+        arcs.sort_unstable_by_key(|a| a.start);
+        Ok(Plan { old, new, arcs, predicted: diff.moved_share })
+    }
+
+    /// Where `key`, held by `source`, must go: its new owner when that is
+    /// another server. A key inside a moved arc leaving `source` takes the
+    /// arc's destination; a key `source` holds without owning it (a stale
+    /// copy) goes to its owner.
+    pub(super) fn target(&self, source: &str, key: &[u8]) -> Option<String> {
+        let hash = self.old.hash_key(key);
+        if !self.arcs.is_empty() {
+            let i = self.arcs.partition_point(|a| a.end < hash);
+            if let Some(arc) = self.arcs.get(i).filter(|a| a.start <= hash && a.from == source) {
+                return Some(arc.to.clone());
+            }
+        }
+        let owner = self.new.get(key).ok()?.id();
+        (owner != source).then(|| owner.to_owned())
+    }
+
+    /// Every server that holds keys now: the old ring's nodes.
+    pub(super) fn sources(&self) -> Vec<String> {
+        self.old.nodes().iter().map(|n| n.id().to_owned()).collect()
+    }
+}

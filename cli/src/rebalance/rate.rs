@@ -1,0 +1,63 @@
+//! `--rate`: the limit of keys per second, as given and checked, and the
+//! pacer that keeps a run under it.
+
+use std::time::{Duration, Instant};
+
+/// `--rate`: keys per second, from [`Rate::MIN`] to [`Rate::MAX`], so
+/// that the pause between keys is a [`Duration`] (and `BATCH` of them too).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Rate(f64);
+
+/// Why a `--rate` is refused: it names the value as given.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub(crate) enum RateError {
+    #[error("{0:?} is not a number of keys per second")]
+    NotANumber(String),
+    #[error("{0} is not a number of keys per second from 0.001 to 1e9 (leave --rate out for no limit)")]
+    OutOfRange(String),
+}
+
+impl Rate {
+    /// One key every 1,000 seconds.
+    pub(crate) const MIN: f64 = 1e-3;
+    /// One key a nanosecond: beyond it the pause rounds to nothing.
+    pub(crate) const MAX: f64 = 1e9;
+
+    /// `text` as keys per second: a number (not NaN or infinite) from
+    /// [`Rate::MIN`] to [`Rate::MAX`].
+    pub(crate) fn parse(text: &str) -> Result<Rate, RateError> {
+        let keys_per_second: f64 = text.trim().parse().map_err(|_| RateError::NotANumber(text.to_owned()))?;
+        if (Rate::MIN..=Rate::MAX).contains(&keys_per_second) {
+            Ok(Rate(keys_per_second))
+        } else {
+            Err(RateError::OutOfRange(text.to_owned()))
+        }
+    }
+
+    /// The pause between two keys.
+    pub(super) fn interval(self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.0)
+    }
+}
+
+/// Spaces calls at most `rate` per second.
+pub(super) struct Pacer {
+    interval: Option<Duration>,
+    next: Instant,
+}
+
+impl Pacer {
+    pub(super) fn new(rate: Option<Rate>) -> Pacer {
+        Pacer { interval: rate.map(Rate::interval), next: Instant::now() }
+    }
+
+    /// Waits until `keys` more keys may go.
+    pub(super) fn wait(&mut self, keys: usize) {
+        let Some(interval) = self.interval else { return };
+        let now = Instant::now();
+        if self.next > now {
+            std::thread::sleep(self.next - now);
+        }
+        self.next = self.next.max(now) + interval * keys as u32;
+    }
+}

@@ -1,0 +1,225 @@
+//! `shardring rebalance --delete` against real redis-servers, where a
+//! mistake deletes data: two nodes that reach one server are refused
+//! before any copy (an `--address` naming another node's server, a name
+//! resolving to it, another address of the same process), and every key
+//! stays where it was; a move to a server of its own still moves and
+//! deletes. The `--address` and `--rate` checks run before any server is
+//! contacted.
+
+#[path = "../../membership/tests/common/mod.rs"]
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Output;
+
+use assert_cmd::Command;
+use common::Redis;
+use shardring::Ring;
+
+const KEYS: usize = 1000;
+
+fn config(ids: &[&str]) -> String {
+    let nodes: Vec<String> = ids.iter().map(|id| format!("{{\"id\": \"{id}\"}}")).collect();
+    format!("{{\"format_version\": 1, \"nodes\": [{}]}}", nodes.join(", "))
+}
+
+fn connection(server: &Redis) -> redis::Connection {
+    redis::Client::open(format!("redis://{}/", server.address())).unwrap().get_connection().unwrap()
+}
+
+/// Every key of `server` with its value.
+fn contents(server: &Redis) -> BTreeMap<String, String> {
+    let mut connection = connection(server);
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut connection).unwrap();
+    keys.into_iter()
+        .map(|key| {
+            let value: String = redis::cmd("GET").arg(&key).query(&mut connection).unwrap();
+            (key, value)
+        })
+        .collect()
+}
+
+/// How many keys of `before` (two servers' contents) neither server holds `after`.
+fn lost(before: &(Map, Map), after: &(Map, Map)) -> usize {
+    before.0.keys().chain(before.1.keys()).filter(|k| !after.0.contains_key(*k) && !after.1.contains_key(*k)).count()
+}
+
+type Map = BTreeMap<String, String>;
+
+/// Two servers holding `KEYS` keys placed by a ring of both, and the
+/// config files of that ring and of one with `new` added.
+struct Fleet {
+    a: Redis,
+    b: Redis,
+    dir: tempfile::TempDir,
+}
+
+impl Fleet {
+    fn start(a: Redis) -> Fleet {
+        let fleet = Fleet { a, b: Redis::start(), dir: tempfile::tempdir().unwrap() };
+        let (a, b) = (fleet.a.address(), fleet.b.address());
+        let ring = Ring::from_json(&config(&[&a, &b])).unwrap();
+        let (mut on_a, mut on_b) = (connection(&fleet.a), connection(&fleet.b));
+        for i in 0..KEYS {
+            let key = format!("key-{i}");
+            let connection = if ring.get(&key).unwrap().id() == a { &mut on_a } else { &mut on_b };
+            let () = redis::cmd("SET").arg(&key).arg(format!("value-{i}")).query(connection).unwrap();
+        }
+        std::fs::write(fleet.dir.path().join("from.json"), config(&[&a, &b])).unwrap();
+        std::fs::write(fleet.dir.path().join("to.json"), config(&[&a, &b, "new"])).unwrap();
+        fleet
+    }
+
+    fn rebalance(&self, extra: &[&str]) -> Output {
+        let (from, to) = (self.dir.path().join("from.json"), self.dir.path().join("to.json"));
+        let mut command = Command::new(assert_cmd::cargo::cargo_bin!("shardring"));
+        command.arg("rebalance").arg("--from").arg(from).arg("--to").arg(to).args(["--backend", "redis"]);
+        command.args(extra).env_remove("SHARDRING_ETCD_ENDPOINTS").env_remove("SHARDRING_PREFIX");
+        command.output().unwrap()
+    }
+
+    fn contents(&self) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+        (contents(&self.a), contents(&self.b))
+    }
+}
+
+/// The reviewer's case: `new` is given the server of node A. Without the
+/// check, 575 keys "moved" (375 of them from A to A, found already there)
+/// and all 575 were deleted: 375 keys lost. Now the run is refused before
+/// any copy, naming both ids and the address, and no key changes.
+#[test]
+fn two_nodes_on_one_server_are_refused_before_any_copy() {
+    let fleet = Fleet::start(Redis::start());
+    let (a, before) = (fleet.a.address(), fleet.contents());
+    assert_eq!(before.0.len() + before.1.len(), KEYS);
+    let cases = [
+        (format!("new={a}"), format!("nodes \"{a}\" (its id) and \"new\" (--address new={a}) are one server, {a}")),
+        (
+            format!("new=localhost:{}", fleet.a.port),
+            format!(
+                "nodes \"{a}\" (its id) and \"new\" (--address new=localhost:{}) are one server: {a} and \
+                 localhost:{} both reach {a}",
+                fleet.a.port, fleet.a.port
+            ),
+        ),
+    ];
+    for (address, says) in cases {
+        for extra in [&["--delete"][..], &["--delete", "--dry-run"], &[]] {
+            let mut args = vec!["--address", &address];
+            args.extend_from_slice(extra);
+            let output = fleet.rebalance(&args);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert_eq!(lost(&before, &fleet.contents()), 0, "{args:?}: keys lost: {stdout}{stderr}");
+            assert_eq!(output.status.code(), Some(2), "{args:?}: {stdout}{stderr}");
+            assert!(stderr.starts_with(&format!("shardring: {says}: a key moving between them")), "{args:?}: {stderr}");
+            assert!(stdout.is_empty(), "{args:?}: nothing is reported, nothing ran");
+            assert_eq!(fleet.contents(), before, "{args:?}: every key stays where it was");
+        }
+    }
+}
+
+/// Two addresses that differ (127.0.0.2 and 127.0.0.1, as a host's LAN
+/// address and loopback would) can still reach one redis-server: its
+/// run_id tells, and the run is refused before any copy.
+#[test]
+fn two_addresses_of_one_redis_process_are_refused_by_its_run_id() {
+    let fleet = Fleet::start(Redis::start_on(&["127.0.0.1", "127.0.0.2"]));
+    let (a, before) = (fleet.a.address(), fleet.contents());
+    let other = format!("127.0.0.2:{}", fleet.a.port);
+    let output = fleet.rebalance(&["--address", &format!("new={other}"), "--delete"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(lost(&before, &fleet.contents()), 0, "keys lost: {stdout}{stderr}");
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "shardring: nodes \"{a}\" ({a}) and \"new\" ({other}) are one server: both answer as redis run_id "
+        )),
+        "{stderr}"
+    );
+    assert_eq!(fleet.contents(), before, "every key stays where it was");
+}
+
+/// With a server of its own, `new` receives its keys and `--delete`
+/// removes their old copies: nothing lost, nothing left behind.
+#[test]
+fn a_move_to_a_server_of_its_own_still_moves_and_deletes() {
+    let fleet = Fleet::start(Redis::start());
+    let new = Redis::start();
+    let (a, b) = (fleet.a.address(), fleet.b.address());
+    let before = fleet.contents();
+    let output = fleet.rebalance(&["--address", &format!("new={}", new.address()), "--delete", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let ring = Ring::from_json(&config(&[&a, &b, "new"])).unwrap();
+    let (after_a, after_b) = fleet.contents();
+    let on_new = contents(&new);
+    let all: BTreeMap<String, String> = before.0.into_iter().chain(before.1).collect();
+    for (key, value) in &all {
+        let (owner, holder) = match ring.get(key).unwrap().id() {
+            id if id == a => (&after_a, "a"),
+            id if id == b => (&after_b, "b"),
+            _ => (&on_new, "new"),
+        };
+        assert_eq!(owner.get(key), Some(value), "{key} on {holder}");
+    }
+    assert_eq!(after_a.len() + after_b.len() + on_new.len(), KEYS, "each key on its owner only");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["deleted"].as_u64(), Some(on_new.len() as u64), "{report}");
+}
+
+/// `--address` and `--rate` are checked before anything runs, naming the
+/// value: `id=:`, `id=[::1]` (no port) and `id=host:99999` used to fail
+/// only when connecting, and `--rate 1e-300` panicked (exit 101) even in a
+/// dry run.
+#[test]
+fn addresses_and_rates_are_checked_up_front_naming_the_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (from, to) = (dir.path().join("from.json"), dir.path().join("to.json"));
+    std::fs::write(&from, config(&["127.0.0.1:1", "127.0.0.1:2"])).unwrap();
+    std::fs::write(&to, config(&["127.0.0.1:1", "127.0.0.1:2", "new"])).unwrap();
+    let cases: [(&[&str], &str); 12] = [
+        (
+            &["--address", "new=:"],
+            "invalid value 'new=:' for '--address <ID=HOST:PORT>': \"new=:\" is not ID=HOST:PORT: no host before the \
+             port",
+        ),
+        (&["--address", "new=[::1]"], "\"new=[::1]\" is not ID=HOST:PORT: no port after [::1]: write [::1]:PORT"),
+        (
+            &["--address", "new=host:99999"],
+            "\"new=host:99999\" is not ID=HOST:PORT: the port 99999 is not from 1 to 65535",
+        ),
+        (&["--address", "new=host:0"], "the port 0 is not from 1 to 65535"),
+        (&["--address", "new=foo"], "\"new=foo\" is not ID=HOST:PORT: no port: write HOST:PORT"),
+        (&["--address", "new=::1:6379"], "the IPv6 address ::1 must be in brackets: [::1]:6379"),
+        (
+            &[],
+            "node \"new\" has no --address and its id is not a server address HOST:PORT (no port: write HOST:PORT): \
+             give --address new=HOST:PORT",
+        ),
+        (
+            &["--rate", "1e-300"],
+            "invalid value '1e-300' for '--rate <RATE>': 1e-300 is not a number of keys per second from 0.001 to 1e9 \
+             (leave --rate out for no limit)",
+        ),
+        (&["--rate", "0"], "0 is not a number of keys per second from 0.001 to 1e9"),
+        (&["--rate", "-5"], "-5 is not a number of keys per second from 0.001 to 1e9"),
+        (&["--rate", "NaN"], "NaN is not a number of keys per second from 0.001 to 1e9"),
+        (&["--rate", "1e10"], "1e10 is not a number of keys per second from 0.001 to 1e9"),
+    ];
+    for (extra, says) in cases {
+        for dry_run in [true, false] {
+            let mut command = Command::new(assert_cmd::cargo::cargo_bin!("shardring"));
+            command.arg("rebalance").arg("--from").arg(&from).arg("--to").arg(&to).args(["--backend", "redis"]);
+            command.args(extra).args(if dry_run { &["--dry-run"][..] } else { &[] });
+            if !extra.is_empty() && extra[0] == "--rate" {
+                command.args(["--address", "new=127.0.0.1:3"]);
+            }
+            let output = command.output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{extra:?}: {stderr}");
+            assert!(stderr.starts_with("shardring: ") && stderr.contains(says), "{extra:?}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{extra:?}: {stderr}");
+        }
+    }
+}
