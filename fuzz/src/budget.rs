@@ -29,9 +29,9 @@ pub fn build_work(config: &RingConfig) -> u64 {
         return n; // rejected while validating nodes
     }
     let live = weights.iter().filter(|&&w| w > 0.0).count() as u64;
-    match config.algorithm {
+    match config.params.algorithm {
         Algorithm::Ring => {
-            let vnodes = f64::from(config.vnodes.unwrap_or(DEFAULT_VNODES));
+            let vnodes = f64::from(config.params.vnodes.unwrap_or(DEFAULT_VNODES));
             let total: f64 = weights.iter().map(|&w| if w > 0.0 { (vnodes * w).round().max(1.0) } else { 0.0 }).sum();
             if total > MAX_POINTS as f64 { n } else { total as u64 + n }
         }
@@ -49,9 +49,9 @@ pub fn build_work(config: &RingConfig) -> u64 {
         }
         // Envoy's and gRPC's rings: `min(ceil(min_w * min) / min_w, max)` points.
         Algorithm::EnvoyRingHash | Algorithm::GrpcRingHash => {
-            let cap = if config.algorithm == Algorithm::GrpcRingHash { 4096 } else { 8 << 20 };
-            let min = config.min_ring_size.unwrap_or(1024).min(cap) as f64;
-            let max = config.max_ring_size.unwrap_or(cap).min(cap) as f64;
+            let cap = if config.params.algorithm == Algorithm::GrpcRingHash { 4096 } else { 8 << 20 };
+            let min = config.params.min_ring_size.unwrap_or(1024).min(cap) as f64;
+            let max = config.params.max_ring_size.unwrap_or(cap).min(cap) as f64;
             let sum: f64 = weights.iter().map(|&w| w.max(1.0)).sum();
             let min_w = weights.iter().map(|&w| w.max(1.0) / sum).fold(1.0, f64::min);
             ((min_w * min).ceil() / min_w).min(max) as u64 + n
@@ -59,7 +59,7 @@ pub fn build_work(config: &RingConfig) -> u64 {
         // HAProxy: 16 nodes per unit of weight, weights up to 256.
         Algorithm::Haproxy => weights.iter().map(|&w| (16.0 * w.min(256.0)) as u64).sum::<u64>() + n,
         Algorithm::Maglev | Algorithm::EnvoyMaglev => {
-            let size = config.table_size.map_or(DEFAULT_TABLE_SIZE, u64::from);
+            let size = config.params.table_size.map_or(DEFAULT_TABLE_SIZE, u64::from);
             if size > MAX_POINTS || !is_prime(size) || live == 0 {
                 return n + 64; // rejected (or an empty table), after a short primality test
             }
@@ -72,7 +72,7 @@ pub fn build_work(config: &RingConfig) -> u64 {
         Algorithm::Slots => 16_384 + n,
         // uhashring: vnodes x weight points per node; its ketama and npm hashring: about vnodes x 4 per node.
         Algorithm::Uhashring | Algorithm::UhashringKetama | Algorithm::HashringJs => {
-            let vnodes = f64::from(config.vnodes.unwrap_or(160));
+            let vnodes = f64::from(config.params.vnodes.unwrap_or(160));
             let total: f64 = weights.iter().map(|&w| vnodes * w.max(1.0) * 4.0).sum();
             if total > MAX_POINTS as f64 { n } else { total as u64 + n }
         }
