@@ -16,10 +16,10 @@ PY := $(VENV)/bin/python
 # and a plain `cargo build` there must work with the python3 on PATH.)
 export PYO3_PYTHON := $(CURDIR)/$(PY)
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config memcached fonts-dejavu-core etcd-server etcd-client protobuf-compiler libprotobuf-dev redis-server libmemcached-dev zlib1g-dev nutcracker haproxy
+DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config memcached fonts-dejavu-core etcd-server etcd-client protobuf-compiler libprotobuf-dev redis-server libmemcached-dev zlib1g-dev nutcracker haproxy nginx-light
 LIBDIR := $(CURDIR)/target/release
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
-# ring.hpp needs C++17 (README, C++).
+# ring.hpp needs C++17 (docs/c-api.md, C++).
 CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
@@ -31,21 +31,42 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 SONAME := libring.so.$(if $(filter 0,$(VERSION_MAJOR)),0.$(VERSION_MINOR),$(VERSION_MAJOR))
 
-.PHONY: test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
+.PHONY: check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
 
 demo: system-deps build
 	bash examples/demo.sh
 
-# Ends with the demo itself: the three languages must agree on the word list.
-test: system-deps clippy test-rust test-c test-py test-node test-fleet check-versions test-install check-licenses check-generated check-fresh-clone bench-smoke
+# Runs the suites two at a time on their own make (2 cores: one suite's tests
+# or single-threaded link overlaps another's build; each suite's output is
+# printed together when it ends), then the demo itself: the three languages
+# must agree on the word list.
+test: system-deps
+	$(MAKE) -j2 --output-sync=target test-suites
 	bash examples/demo.sh > build/demo.txt
 	grep '^OK: C, Python and Node placed every key identically' build/demo.txt
 	@echo "make test: all suites passed"
 
+test-suites: clippy test-rust test-c test-py test-node test-fleet check-versions test-install check-licenses check-generated check-fresh-clone bench-smoke
+
+# The inner loop (CONTRIBUTING.md): clippy, the core's tests, and the C
+# binding's vectors against a debug libring (no release build, no LTO).
+# Under 3 minutes after a change to the core; `make test` before a push.
+DEBUG_LIBDIR := $(CURDIR)/target/debug
+check: $(VENV)/.ready
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo test -q -p shardring
+	cargo build -q -p shardring-ffi
+	ln -sf libring.so $(DEBUG_LIBDIR)/$(SONAME)
+	mkdir -p build
+	cc $(TEST_CFLAGS) ffi-c/tests/vectors.c -L$(DEBUG_LIBDIR) -lring -Wl,-rpath,$(DEBUG_LIBDIR) -ljansson -lm -o build/check-vectors
+	build/check-vectors testdata/vectors.json
+	@echo "make check: clippy, the core and the C vectors passed"
+
 # Benchmarks (not part of `make test`): criterion on the core and against
 # the peer crates, the cost of removals, the curves of how cost grows (SVG
 # in docs/), then the C boundary against the same loop in Rust, and the
-# Python and Node peers; report.py prints one table with every goal's status.
+# Python and Node peers; report.py prints one table with every goal's status
+# and writes it into docs/performance.md.
 bench: build
 	cargo bench -p shardring
 	cargo bench -p shardring-bench --bench peers
@@ -60,7 +81,7 @@ bench: build
 	$(PY) py/bench/rebalance_latency.py --backend memcached | tee build/bench-rebalance-memcached.txt
 	$(PY) py/bench/rebalance_latency.py --backend redis | tee build/bench-rebalance-redis.txt
 	@echo; echo "shardring against its peers ($$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')):"
-	@python3 bench/report.py --c build/bench-c.txt --rust build/bench-rust.txt --python build/bench-python.txt --node build/bench-node.txt --removals build/bench-removals.txt
+	@python3 bench/report.py --c build/bench-c.txt --rust build/bench-rust.txt --python build/bench-python.txt --node build/bench-node.txt --removals build/bench-removals.txt --write docs/performance.md
 
 # Every cargo-fuzz target for FUZZ_SECONDS (default 60) after replaying the
 # saved inputs in fuzz/regressions/ (nightly toolchain; installs cargo-fuzz).
@@ -122,7 +143,8 @@ build-node: node/node_modules/.package-lock.json
 # Every release artefact into build/dist (RELEASING.md): abi3 manylinux2014
 # wheels and the sdist, the npm package and its linux-x64-gnu binary package,
 # the libring tarball, the crates; binaries linked against glibc 2.17 by zig.
-dist: $(VENV)/.ready node/node_modules/.package-lock.json
+# After build-node, which rewrites node/index.js and index.d.ts that dist packs.
+dist: $(VENV)/.ready node/node_modules/.package-lock.json | build-node
 	bash release/dist.sh
 
 # Cargo.toml's version is the one in every other file (RELEASING.md).
@@ -141,11 +163,10 @@ test-install: dist build-c
 check-licenses: dist
 	bash .ci/licenses.sh build/dist
 
+# (The fuzz crate is outside the workspace: `make fuzz`, which CI runs after
+# `make test`, builds it against today's API.)
 clippy: $(VENV)/.ready
 	cargo clippy --workspace --all-targets -- -D warnings
-	@# The fuzz crate is outside the workspace (nightly, `make fuzz`): check that
-	@# it still compiles against today's API on stable, before CI's fuzz step.
-	cargo check -q --manifest-path fuzz/Cargo.toml --bins
 
 test-rust:
 	cargo test -p shardring -p shardring-membership -p shardring-ffi -p shardring-cli
@@ -171,10 +192,29 @@ test-c: build-c
 	@for f in $$(grep -oE 'ring_[a-z_]+\(' include/ring.h | tr -d '(' | sort -u); do \
 	  grep -q "$$f(" ffi-c/tests/*.c ffi-c/tests/*.cpp || { echo "no C test calls $$f"; exit 1; }; \
 	  grep -q "$$f(" include/ring.hpp || { echo "include/ring.hpp does not wrap $$f"; exit 1; }; done
-	@# The C++ minimum stated in ring.hpp and the README is enforced by the header.
-	! c++ -std=c++14 -Iinclude -fsyntax-only -x c++ include/ring.hpp 2>/dev/null
+	@# So is every function the library exports, including those no longer
+	@# declared in ring.h that programs built against earlier headers call.
+	@for f in $$(nm -D --defined-only $(LIBDIR)/libring.so | awk '$$3 ~ /^ring_/ {print $$3}'); do \
+	  grep -qw "$$f" ffi-c/tests/*.c ffi-c/tests/*.cpp || { echo "libring.so exports $$f, which no C test calls"; exit 1; }; done
+	@# Every call to a function returning a ring_result goes through check.h's
+	@# no-RING_PANIC assertion.
+	@for f in $$(grep -oE '^ring_result ring_[a-z_]+\(' include/ring.h | sed 's/^ring_result //; s/($$//'); do \
+	  grep -qF "#define $$f(...) RING_NO_PANIC($$f, __VA_ARGS__)" ffi-c/tests/check.h \
+	    || { echo "ffi-c/tests/check.h does not assert that $$f never returns RING_PANIC"; exit 1; }; done
+	$(MAKE) -s check-cxx-minimum
 	$(MAKE) -s check-install
 	bash ffi-c/tests/readme.sh
+
+# The C++ minimum stated in ring.hpp and docs/c-api.md is enforced by the header:
+# compiled as C++14 it must fail with the header's own `#error` (a failure for
+# any other reason, e.g. a guard that no longer fires, does not count).
+check-cxx-minimum:
+	@guard=$$(sed -n 's/^#error "\(.*\)"$$/\1/p' include/ring.hpp); \
+	test -n "$$guard" || { echo "include/ring.hpp has no #error guard"; exit 1; }; \
+	if out=$$(c++ -std=c++14 -Iinclude -fsyntax-only -x c++ include/ring.hpp 2>&1); then \
+	  echo "include/ring.hpp compiled as C++14: its C++17 guard did not fire"; exit 1; fi; \
+	grep -qF "error: #error \"$$guard\"" <<<"$$out" || { \
+	  echo "include/ring.hpp failed as C++14, but not with its own #error:"; echo "$$out" | head -20; exit 1; }
 
 # Installs into a staging prefix, builds the example from it with pkg-config
 # (shared, and static with `pkg-config --static` alone), checks the SONAME, the
@@ -236,17 +276,19 @@ test-py: build-py build-cli
 # 3 member agents and 12 followers (3 each in Rust, C, Python, Node) on a
 # real etcd through 200 membership changes: one fingerprint after each.
 test-fleet: build
-	cargo build --release -q -p shardring-membership --example follow
+	cargo build -q -p shardring-membership --example follow
 	$(PY) membership/tests/fleet.py
 
-test-node: build-node
+# build-cli: fingerprint.test.mjs compares fingerprints with the CLI's text.
+test-node: build-node build-cli
 	cd node && npm test
 
 # Generated files are committed; regenerate them and fail when they changed.
 # (testdata/vectors.json is checked by `cargo test`: core/tests/vectors.rs;
-# docs/bad-inputs.md is rendered from testdata/bad-inputs.json.)
+# docs/bad-inputs.md is rendered from testdata/bad-inputs.json; cbindgen runs
+# in ffi-c's build script, which `cargo check` runs without compiling the crate.)
 check-generated: build-node
-	cargo build -q -p shardring-ffi --features header
+	cargo check -q -p shardring-ffi --features header
 	git diff --exit-code -- include/ring.h node/index.d.ts node/index.js \
 	  || { echo "generated files are stale: commit the regenerated versions above"; exit 1; }
 	python3 testdata/bad_inputs.py --check
@@ -254,6 +296,9 @@ check-generated: build-node
 # A fresh clone of HEAD builds, compiles its tests and checks every crate
 # with plain cargo and no venv (a Rust developer's first commands, and
 # rust-analyzer's), in target/ beside the other debug builds, whose
-# dependencies it reuses.
-check-fresh-clone:
+# dependencies it reuses. After every other suite that builds there: the
+# clone's crates have the same file names as the checkout's (cargo hashes
+# their path relative to the workspace), so rebuilding them removes the
+# rlib a running `cargo test`'s doc-tests link (make test's -j2 hit this).
+check-fresh-clone: | clippy test-rust test-fleet check-generated bench-smoke
 	bash .ci/fresh-clone.sh

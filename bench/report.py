@@ -5,15 +5,22 @@ criterion results of `cargo bench -p shardring-bench --bench peers`
 one, then, when their outputs are given, the C benchmark against the same
 loop in Rust, the Python and Node scripts against uhashring and npm
 hashring, and the removals report (memory per bucket, share moved per
-removal).
+removal). With --write PAGE, the table (not the removals report) also
+replaces the lines between `<!-- begin: peers -->` and `<!-- end: peers -->`
+of PAGE (`make bench` writes docs/performance.md), headed by the date and
+the machine it ran on.
 Usage: python3 bench/report.py [--criterion DIR] [--c FILE --rust FILE]
-       [--python FILE] [--node FILE] [--removals FILE]"""
+       [--python FILE] [--node FILE] [--removals FILE] [--write PAGE]"""
 
 import argparse
+import datetime
 import json
+import os
 import pathlib
 import re
 import sys
+
+BEGIN, END = "<!-- begin: peers -->", "<!-- end: peers -->"
 
 # (group, shardring function, peer function, goal: the least speed-up wanted, or None)
 PAIRS = [
@@ -88,6 +95,30 @@ def script_rows(text, language, peer, goals):
             yield f"| {language} | {call} | {ns(ours)} | {peer}: {ns(theirs)} | {theirs / ours:.1f}x | {status} |"
 
 
+def machine():
+    """`N cores, CPU model`, as `make bench` prints it."""
+    model = "unknown CPU"
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {model}"
+
+
+def write(page, rows):
+    """Replaces the table between the markers of `page` with `rows`."""
+    text = page.read_text(encoding="utf-8")
+    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+        sys.exit(f"{page}: expected one {BEGIN} line followed by one {END} line")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    context = f"One run of `make bench` on {datetime.date.today().isoformat()} ({machine()})."
+    page.write_text(head + BEGIN + "\n" + context + "\n\n" + "\n".join(rows) + "\n" + END + tail, encoding="utf-8")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--criterion", default="target/criterion", type=pathlib.Path)
@@ -96,10 +127,19 @@ def main():
     parser.add_argument("--python", type=pathlib.Path, help="output of py/bench/bench_vs_uhashring.py")
     parser.add_argument("--node", type=pathlib.Path, help="output of node/bench/bench_vs_hashring.mjs")
     parser.add_argument("--removals", type=pathlib.Path, help="output of cargo bench --bench removals")
+    parser.add_argument("--write", type=pathlib.Path, metavar="PAGE",
+                        help="also write the table between the peers markers of this Markdown page")
     args = parser.parse_args()
     found = medians(args.criterion)
-    print("| language | call | shardring | peer | speed-up | goal |")
-    print("|---|---|---:|---:|---:|---|")
+    rows = []
+
+    def emit(row):
+        """Prints a table row and keeps it for --write."""
+        rows.append(row)
+        print(row)
+
+    emit("| language | call | shardring | peer | speed-up | goal |")
+    emit("|---|---|---:|---:|---:|---|")
     missing = []
     for group, ours, peer, goal in PAIRS:
         if (group, ours) not in found or (group, peer) not in found:
@@ -108,11 +148,11 @@ def main():
         a, b = found[(group, ours)], found[(group, peer)]
         status = "" if goal is None else f">= {goal:g}x: {'met' if b / a >= goal else 'NOT MET'}"
         shown = "pingora-ketama 0.6" if peer == "pingora-ketama" else peer
-        print(f"| Rust | {group}: `{ours}` | {ns(a)} | {shown}: {ns(b)} | {b / a:.1f}x | {status} |")
+        emit(f"| Rust | {group}: `{ours}` | {ns(a)} | {shown}: {ns(b)} | {b / a:.1f}x | {status} |")
     for group in ("ring, 100 nodes x 160 points", "ring, 100 nodes x 160 points, 1,000 keys"):
         for floor in ("XXH3-64 alone", "CRC-32 alone"):
             if (group, floor) in found:
-                print(f"| Rust | {group}: floor, {floor} ({'ring' if floor.startswith('XXH3') else 'nginx'}'s key hash) | {ns(found[(group, floor)])} | | | |")
+                emit(f"| Rust | {group}: floor, {floor} ({'ring' if floor.startswith('XXH3') else 'nginx'}'s key hash) | {ns(found[(group, floor)])} | | | |")
     if missing:
         sys.exit("no criterion results for " + "; ".join(missing) + " (run `cargo bench -p shardring-bench` first)")
     if args.c and args.rust:
@@ -123,17 +163,19 @@ def main():
         for label, rust_label, what in pairs:
             ours, same = ns_in(c, label), ns_in(rust, rust_label)
             status = f">= 0.9x: {'met' if same / ours >= 0.9 else 'NOT MET'}"
-            print(f"| C | `{label[2:-1]}`, 1,000,000 keys | {ns(ours)} | Rust {what}: {ns(same)} | {same / ours:.2f}x | {status} |")
+            emit(f"| C | `{label[2:-1]}`, 1,000,000 keys | {ns(ours)} | Rust {what}: {ns(same)} | {same / ours:.2f}x | {status} |")
         floor = ns_in(c, "C ring_node_count:")
-        print(f"| C | floor: a call into libring (`ring_node_count`) | {ns(floor)} | | | |")
+        emit(f"| C | floor: a call into libring (`ring_node_count`) | {ns(floor)} | | | |")
     if args.python:
         # Issue 23: get_many at least 100x uhashring; get kept ahead.
         for row in script_rows(args.python.read_text(), "Python", "uhashring", {"get_many": (100, None)}):
-            print(row)
+            emit(row)
     if args.node:
         # Issue 23: getMany of strings at most 30 ns per key and 75x npm hashring.
         for row in script_rows(args.node.read_text(), "Node", "npm hashring", {"getMany": (75, 30)}):
-            print(row)
+            emit(row)
+    if args.write:
+        write(args.write, rows)
     if args.removals:
         text = args.removals.read_text()
         print(text[text.index("\nMemory per bucket"):].rstrip())

@@ -24,7 +24,8 @@ major=${version%%.*} rest=${version#*.}
 minor=${rest%%.*}
 soname=libring.so.$([ "$major" = 0 ] && echo "0.$minor" || echo "$major")
 out=$root/build/dist
-stage=$root/build/stage
+# Not build/stage, which `make check-install` uses (make test runs both at once).
+stage=$root/build/dist-stage
 # Zig-linked builds get target dirs of their own, apart from `make build`'s;
 # maturin's zig and cargo-zigbuild set the C compiler differently, so one dir
 # shared by both would rebuild on every switch.

@@ -83,7 +83,7 @@ for py in 3.9 3.13; do
     glibc_of "$(ls "$installed"/_shardring*.so)" "python$py's _shardring (wheel $tags)"
     metadata=$("venv-$py/bin/python" -c 'import importlib.metadata as m; print(m.distribution("shardring").read_text("METADATA"))')
     grep -q '^Description-Content-Type: text/markdown' <<<"$metadata" || fail "the wheel has no README as its long description"
-    grep -q '^# shardring' <<<"$metadata" || fail "the wheel's long description is not the README"
+    grep -q '^# shardring for Python' <<<"$metadata" || fail "the wheel's long description is not py/README.md"
     "venv-$py/bin/python" -m pytest -q -p no:cacheprovider "$root/py/tests/test_vectors.py"
     "venv-$py/bin/python" "$root/examples/python/place_words.py" "$config" "$words" >"place-py$py.txt"
     digest "place-py$py.txt" "Python $py"
@@ -100,6 +100,7 @@ npm install -q --offline --no-audit --no-fund "$dist/shardring-linux-x64-gnu-$ve
 for file in README.md LICENSE-MIT LICENSE-APACHE shardring.d.ts index.d.ts; do
     [ -f "node_modules/shardring/$file" ] || fail "the npm package lacks $file"
 done
+grep -q '^# shardring for Node' node_modules/shardring/README.md || fail "the npm package's README is not node/README.md"
 glibc_of node_modules/shardring-linux-x64-gnu/shardring.linux-x64-gnu.node "the .node (shardring-linux-x64-gnu-$version.tgz)"
 # Copied into the project: node resolves 'shardring' from the script's folder.
 cp "$root/release/install-test/usage.cjs" .

@@ -19,12 +19,13 @@ const hex = (fingerprint) => fingerprint.toString(16).padStart(16, '0')
 const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000)
 const emit = (record) => process.stdout.write(JSON.stringify(record) + '\n')
 
-// Prints an epoch once: an event can also report the first ring, printed below.
+// Prints an epoch once: an event can also report the first ring, printed
+// below. fingerprintHex is the text the CLI and every binding print.
 let printed = -1
-const print = ({ revision, fingerprint }) => {
+const print = ({ revision, fingerprintHex }) => {
   if (revision <= printed) return
   printed = revision
-  emit({ lang: 'node', revision, fingerprint: hex(fingerprint), at_us: nowUs() })
+  emit({ lang: 'node', revision, fingerprint: fingerprintHex, at_us: nowUs() })
 }
 follower.on('change', print) // a new ring
 follower.on('epoch', print) // the same ring, current at a later revision

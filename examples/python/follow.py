@@ -28,15 +28,16 @@ def emit(record):
         sys.stdout.flush()
 
 
-def emit_epoch(revision, fingerprint):
+def emit_epoch(revision, fingerprint_hex):
     """Prints an epoch once: the callback can also report the first ring,
-    which main() prints itself, after the callback is registered."""
+    which main() prints itself, after the callback is registered.
+    fingerprint_hex is the text the CLI and every binding print."""
     global printed
     with lock:
         if revision <= printed:
             return
         printed = revision
-        record = {"lang": "python", "revision": revision, "fingerprint": f"{fingerprint:016x}",
+        record = {"lang": "python", "revision": revision, "fingerprint": fingerprint_hex,
                   "at_us": time.time_ns() // 1000}
         sys.stdout.write(json.dumps(record) + "\n")
         sys.stdout.flush()
@@ -55,11 +56,11 @@ def main():
 
     def on_change(event):
         if event["kind"] == "epoch":
-            emit_epoch(event["revision"], event["fingerprint"])
+            emit_epoch(event["revision"], event["fingerprint_hex"])
 
     follower.on_change(on_change)
     status = follower.status()  # revision and fingerprint of one epoch
-    emit_epoch(status["revision"], status["fingerprint"])
+    emit_epoch(status["revision"], status["fingerprint_hex"])
     for line in sys.stdin:
         words = line.split()
         if words[:1] == ["digest"]:
