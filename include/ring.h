@@ -3,6 +3,7 @@
 #ifndef RING_H
 #define RING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -1322,6 +1323,52 @@ uint64_t ring_transition_fingerprint(const ring_transition_t *transition);
  * `transition` must be NULL or a live handle, not used afterwards.
  */
 void ring_transition_free(ring_transition_t *transition);
+
+/**
+ * Where `key` is and where it goes: writes its owner under the old ring
+ * (active and draining members) to `*out_old_id`/`*out_old_len`, its owner
+ * under the new ring (active and warming members) to
+ * `*out_new_id`/`*out_new_len` (pointers into the transition, valid while
+ * it lives, not NUL-terminated), and to `*out_moving` whether they differ.
+ * Send a moving key's commands through `ring_redis_guard()` on the old
+ * owner, then to the new owner when the guard answers
+ * `ring_redis_moved_reply()`; a key that does not move to its owner.
+ * When one ring has no node that can own keys, both are the other's owner.
+ * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING` (neither ring can own keys).
+ *
+ * # Safety
+ * `transition` live; `key` valid for `key_len` bytes; the outputs writable.
+ */
+ring_result ring_transition_route(const ring_transition_t *transition,
+                                  const uint8_t *key,
+                                  size_t key_len,
+                                  const char **out_old_id,
+                                  size_t *out_old_len,
+                                  const char **out_new_id,
+                                  size_t *out_new_len,
+                                  bool *out_moving);
+
+/**
+ * The Lua source of the Redis handoff guard: static, NUL-terminated, never
+ * NULL. Call it on a moving key's old owner as
+ * `EVALSHA <ring_redis_guard_sha1()> 1 <key> <command> [arguments after the key]`
+ * (or `EVAL` with this source): the command runs there when the key is
+ * there, else the reply is the error `ring_redis_moved_reply()` and nothing
+ * ran. Only commands naming one key, first, may go through it.
+ */
+const char *ring_redis_guard(void);
+
+/**
+ * SHA-1 of `ring_redis_guard()`, 40 lowercase hex digits: static,
+ * NUL-terminated, never NULL; the name `EVALSHA` takes.
+ */
+const char *ring_redis_guard_sha1(void);
+
+/**
+ * The error message the guard answers when the key is not on the server,
+ * `"SHARDRING_MOVED"`: static, NUL-terminated, never NULL.
+ */
+const char *ring_redis_moved_reply(void);
 
 #ifdef __cplusplus
 }  // extern "C"

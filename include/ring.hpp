@@ -43,6 +43,16 @@ inline constexpr int version_major = RING_VERSION_MAJOR;
 inline constexpr int version_minor = RING_VERSION_MINOR;
 inline constexpr int version_patch = RING_VERSION_PATCH;
 
+/// The Lua source of the Redis handoff guard (ring_redis_guard; core/SPEC.md,
+/// Handoff): EVALSHA <redis_guard_sha1()> 1 <key> <command> [arguments after the key]
+/// on a moving key's old owner runs the command there when the key is there,
+/// else answers the error redis_moved_reply() and runs nothing.
+inline std::string_view redis_guard() noexcept { return ring_redis_guard(); }
+/// SHA-1 of redis_guard(), 40 lowercase hex digits (ring_redis_guard_sha1).
+inline std::string_view redis_guard_sha1() noexcept { return ring_redis_guard_sha1(); }
+/// The guard's error message when the key is not there, "SHARDRING_MOVED" (ring_redis_moved_reply).
+inline std::string_view redis_moved_reply() noexcept { return ring_redis_moved_reply(); }
+
 /// A failed ring_* call: code() is the ring_result, what() the detailed message.
 class Error : public std::runtime_error {
   public:
@@ -684,6 +694,23 @@ class Transition {
         Set set;
         detail::check(ring_transition_write_nodes(handle_, detail::bytes(key), key.size(), set.ids, set.lens, 2, &set.count));
         return set.views();
+    }
+
+    /// Where a key is (old) and where it goes (new), and whether they differ.
+    struct Route {
+        std::string_view old_owner;
+        std::string_view new_owner;
+        bool moving;
+    };
+
+    /// The key's owner under the old ring and under the new ring
+    /// (ring_transition_route). Throws Error (RING_EMPTY_RING).
+    Route route(std::string_view key) const {
+        const char *old_id = nullptr, *new_id = nullptr;
+        size_t old_len = 0, new_len = 0;
+        bool moving = false;
+        detail::check(ring_transition_route(handle_, detail::bytes(key), key.size(), &old_id, &old_len, &new_id, &new_len, &moving));
+        return Route{{old_id, old_len}, {new_id, new_len}, moving};
     }
 
     /// One of the three rings: RING_TRANSITION_READ, _OLD or _NEW (ring_transition_ring).

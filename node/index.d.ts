@@ -285,6 +285,14 @@ export declare class Transition {
    * it). Throws `RING_EMPTY_RING`.
    */
   writeNodes(key: string | Uint8Array): Array<string>
+  /**
+   * Where `key` is (`old`, its owner under the old ring) and where it goes
+   * (`new`, under the new ring), and whether it is `moving` (they differ).
+   * Send a moving key's commands through `REDIS_GUARD` on `old`, then to
+   * `new` when the guard answers `MOVED_REPLY` (core/SPEC.md, Handoff).
+   * Throws `RING_EMPTY_RING` when neither ring can own keys.
+   */
+  route(key: string | Uint8Array): Route
   /** The ring of the active members (where keys are read first). */
   get readRing(): Ring
   /** The ring of the active and draining members (where keys are now). */
@@ -404,6 +412,9 @@ export interface FollowerStatus {
  */
 export declare function hashKey(key: string | Uint8Array, seed?: number | bigint): bigint
 
+/** The guard's error message when the key is not there: `"SHARDRING_MOVED"`. */
+export declare const MOVED_REPLY: string
+
 /** Keys whose hash h has start <= h <= end move from `from` to `to`. */
 export interface MovedArc {
   /** First hash of the arc (inclusive). */
@@ -434,6 +445,17 @@ export interface NodeInit {
 
 /** The placement format this build implements (see core/SPEC.md). */
 export declare const PLACEMENT_FORMAT: number
+
+/**
+ * The Lua source of the Redis handoff guard (core/SPEC.md, Handoff):
+ * `EVALSHA REDIS_GUARD_SHA1 1 key command ...argumentsAfterTheKey` on a
+ * moving key's old owner runs the command there when the key is there,
+ * else answers the error `MOVED_REPLY` and runs nothing.
+ */
+export declare const REDIS_GUARD: string
+
+/** SHA-1 of `REDIS_GUARD`, 40 lowercase hex digits: the name `EVALSHA` takes. */
+export declare const REDIS_GUARD_SHA1: string
 
 /** The exact difference between two rings (see `diff`). */
 export interface RingDiff {
@@ -546,6 +568,16 @@ export interface RingOptions {
    * `ln`). `"rendezvous"` only.
    */
   score?: 'integer' | 'float'
+}
+
+/** A key's route during a transition (`Transition.route`). */
+export interface Route {
+  /** Its owner under the old ring (active and draining members): where it is. */
+  old: string
+  /** Its owner under the new ring (active and warming members): where it goes. */
+  new: string
+  /** Whether `old` and `new` differ. */
+  moving: boolean
 }
 
 /** Spread of per-node loads against a reference (1.0 is perfect). */

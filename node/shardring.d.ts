@@ -3,11 +3,32 @@
 import { EventEmitter } from 'node:events'
 import type { Acquired, Balance, Flow, FollowerStatus, Ring, RingOptions, Transition } from './index'
 
-export { LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT } from './index'
+export {
+  LoadTracker,
+  Ring,
+  Transition,
+  diff,
+  hashKey,
+  PLACEMENT_FORMAT,
+  REDIS_GUARD,
+  REDIS_GUARD_SHA1,
+  MOVED_REPLY,
+} from './index'
 
 /** The package version, `"X.Y.Z"`, the same in every binding. */
 export declare const version: string
-export type { Acquired, Balance, Flow, FollowerStatus, MovedArc, NodeInit, RingDiff, RingOptions, Spread } from './index'
+export type {
+  Acquired,
+  Balance,
+  Flow,
+  FollowerStatus,
+  MovedArc,
+  NodeInit,
+  RingDiff,
+  RingOptions,
+  Route,
+  Spread,
+} from './index'
 
 /** A new ring (`'change'`) or a later revision of the same ring (`'epoch'`). */
 export interface EpochEvent {

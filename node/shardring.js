@@ -51,7 +51,7 @@ function loadNative() {
 
 const native = loadNative()
 
-const { hashKey, PLACEMENT_FORMAT, VERSION } = native
+const { hashKey, PLACEMENT_FORMAT, VERSION, REDIS_GUARD, REDIS_GUARD_SHA1, MOVED_REPLY } = native
 const NativeTransition = native.Transition
 
 /** The names of every placement algorithm, as the `algorithm` option takes them. */
@@ -514,4 +514,17 @@ Transition.between = function between(oldRing, newRing) {
   return NativeTransition.between(ringArgument(oldRing, 'oldRing'), ringArgument(newRing, 'newRing'))
 }
 
-module.exports = { ALGORITHMS, Follower, LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT, version }
+module.exports = {
+  ALGORITHMS,
+  Follower,
+  LoadTracker,
+  Ring,
+  Transition,
+  diff,
+  hashKey,
+  PLACEMENT_FORMAT,
+  REDIS_GUARD,
+  REDIS_GUARD_SHA1,
+  MOVED_REPLY,
+  version,
+}

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use crate::analysis::RingDiff;
 use crate::config::RingConfig;
 use crate::error::RingError;
+use crate::handoff::Route;
 use crate::node::{Node, NodeState};
 use crate::ring::Ring;
 
@@ -226,6 +227,24 @@ impl Transition {
             nodes.push(other);
         }
         Ok(nodes)
+    }
+
+    /// Where `key` is and where it goes: its owner under the old ring and
+    /// under the new ring ([`Route::is_moving`] when they differ). The
+    /// handoff protocol sends a moving key's commands through
+    /// [`crate::handoff::REDIS_GUARD`] on the old owner, then to the new one
+    /// (`core/SPEC.md`, *Handoff*). When one of the two rings has no node
+    /// that can own keys (every member joining, or every member leaving),
+    /// both fields are the other ring's owner and the key does not move.
+    ///
+    /// Errors: [`RingError::EmptyRing`] when neither ring can own keys.
+    pub fn route(&self, key: impl AsRef<[u8]>) -> Result<Route<'_>, RingError> {
+        let key = key.as_ref();
+        match (self.old.get(key), self.new.get(key)) {
+            (Ok(old), Ok(new)) => Ok(Route { old, new }),
+            (Ok(only), Err(_)) | (Err(_), Ok(only)) => Ok(Route { old: only, new: only }),
+            (Err(error), Err(_)) => Err(error),
+        }
     }
 
     /// What the rebalancer copies: the old ring's difference to the new one,

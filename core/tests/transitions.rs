@@ -180,3 +180,39 @@ fn a_transition_that_only_reweights_is_not_steady() {
     assert!(!back_up.is_steady());
     assert_ne!(back_up.fingerprint(), nginx(false).fingerprint());
 }
+
+/// `route` names the key's owner under the old ring and under the new one,
+/// so a key moves exactly when the diff says its owner changes: while a
+/// member joins, one draining, and when one ring is empty.
+#[test]
+fn a_route_is_the_old_owner_and_the_new_owner() {
+    use NodeState::*;
+    let t = Transition::from_config(&config(&[
+        ("a", 1.0, Active),
+        ("b", 1.0, Draining),
+        ("c", 2.0, Active),
+        ("w", 1.0, Warming),
+    ]))
+    .unwrap();
+    let (old, new) = (ring(&[("a", 1.0), ("b", 1.0), ("c", 2.0)]), ring(&[("a", 1.0), ("c", 2.0), ("w", 1.0)]));
+    let mut moving = 0;
+    for i in 0..KEYS {
+        let key = format!("key-{i}");
+        let route = t.route(&key).unwrap();
+        let (was, will) = (old.get(&key).unwrap().id(), new.get(&key).unwrap().id());
+        assert_eq!((route.old.id(), route.new.id()), (was, will), "{key}");
+        assert_eq!(route.is_moving(), was != will, "{key}");
+        moving += usize::from(route.is_moving());
+    }
+    // b leaves (a quarter of the keys) and w takes a fifth: about 40% move.
+    let share = moving as f64 / KEYS as f64;
+    assert!((share - t.moves().unwrap().moved_share).abs() < 0.02, "{share}");
+
+    let joining = Transition::from_config(&config(&[("w", 1.0, Warming)])).unwrap();
+    let route = joining.route("k").unwrap();
+    assert_eq!((route.old.id(), route.new.id(), route.is_moving()), ("w", "w", false));
+    let leaving = Transition::from_config(&config(&[("a", 1.0, Active), ("b", 1.0, Draining)])).unwrap();
+    assert!(leaving.route("k").is_ok());
+    let nothing = Transition::from_config(&config(&[("a", 0.0, Active)])).unwrap();
+    assert!(matches!(nothing.route("k"), Err(RingError::EmptyRing)), "{:?}", nothing.route("k"));
+}

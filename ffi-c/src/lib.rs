@@ -35,6 +35,7 @@ mod analysis;
 mod bounded;
 mod follower;
 mod transition;
+mod handoff;
 
 use std::ffi::{CStr, c_char};
 
@@ -43,6 +44,7 @@ pub use boundary::RING_FINGERPRINT_HEX_LEN;
 pub use bounded::*;
 pub use error::*;
 pub use follower::*;
+pub use handoff::*;
 pub use keys::*;
 pub use options::*;
 pub use ring::*;

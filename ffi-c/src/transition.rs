@@ -35,7 +35,7 @@ pub struct ring_transition_t {
 
 /// # Safety
 /// `handle` must be NULL or a live transition handle.
-unsafe fn transition_ref<'a>(handle: *const ring_transition_t) -> Result<&'a Transition, ring_result> {
+pub(crate) unsafe fn transition_ref<'a>(handle: *const ring_transition_t) -> Result<&'a Transition, ring_result> {
     if handle.is_null() {
         return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `transition` is NULL")));
     }

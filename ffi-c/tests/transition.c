@@ -53,6 +53,35 @@ int main(void) {
         }
     }
     CHECK(two_reads > 500 && two_writes > 500, "%d reads and %d writes with two nodes", two_reads, two_writes);
+    /* The route: the old ring's owner, the new ring's, and whether they differ. */
+    int moving_keys = 0;
+    for (int i = 0; i < 3000; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "key-%d", i);
+        const char *was = NULL, *will = NULL;
+        size_t was_len = 0, will_len = 0;
+        bool moving = true;
+        CHECK(ring_transition_route(t, (const uint8_t *)key, strlen(key), &was, &was_len, &will, &will_len, &moving) == RING_OK,
+              "route");
+        CHECK(owner_is(old, key, was, was_len) && owner_is(new_ring, key, will, will_len), "old and new owners of %s", key);
+        CHECK(moving == !(was_len == will_len && memcmp(was, will, was_len) == 0), "moving when they differ");
+        moving_keys += moving;
+    }
+    CHECK(moving_keys > 900 && moving_keys < 2100, "%d of 3000 keys move (d leaves, w joins)", moving_keys);
+    {
+        const char *was, *will;
+        size_t was_len, will_len;
+        bool moving;
+        CHECK(ring_transition_route(t, (const uint8_t *)"k", 1, &was, &was_len, &will, &will_len, NULL) == RING_NULL_ARGUMENT,
+              "NULL out_moving");
+        CHECK(ring_transition_route(NULL, (const uint8_t *)"k", 1, &was, &was_len, &will, &will_len, &moving) ==
+                  RING_NULL_ARGUMENT,
+              "NULL transition");
+    }
+    /* The guard: its source names the moved reply, and its SHA-1 is 40 hex digits. */
+    CHECK(strstr(ring_redis_guard(), "redis.error_reply('SHARDRING_MOVED')") != NULL, "the guard answers the moved reply");
+    CHECK(strcmp(ring_redis_moved_reply(), "SHARDRING_MOVED") == 0, "moved reply");
+    CHECK(strlen(ring_redis_guard_sha1()) == 40 && strspn(ring_redis_guard_sha1(), "0123456789abcdef") == 40, "sha1");
     uint32_t state = 99;
     CHECK(ring_transition_state(t, "w", 1, &state) == RING_OK && state == RING_STATE_WARMING, "warming");
     CHECK(ring_transition_state(t, "d", 1, &state) == RING_OK && state == RING_STATE_DRAINING, "draining");

@@ -507,7 +507,13 @@ static void transition() {
         CHECK(reads[0] == read.get(key) && writes[0] == read.get(key), "active owner first");
         CHECK(reads.size() == (before.get(key) == "d" ? 2u : 1u), "draining fallback");
         CHECK(writes.size() == (after.get(key) == "w" ? 2u : 1u), "warming writes");
+        shardring::Transition::Route route = t.route(key);
+        CHECK(route.old_owner == before.get(key) && route.new_owner == after.get(key), "route");
+        CHECK(route.moving == (before.get(key) != after.get(key)), "moving when the owners differ");
     }
+    CHECK(shardring::redis_guard().find(shardring::redis_moved_reply()) != std::string_view::npos &&
+              shardring::redis_guard_sha1().size() == 40,
+          "the guard");
     CHECK(t.state("w") == RING_STATE_WARMING && t.state("d") == RING_STATE_DRAINING, "states");
     shardring::Transition between = shardring::Transition::between(before, after);
     CHECK(between.fingerprint() == t.fingerprint(), "between");

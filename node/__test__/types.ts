@@ -1,6 +1,6 @@
 // Type-checked by `tsc --noEmit` in `npm test`: the public types describe the
 // whole surface, the methods shardring.js adds included.
-import { ALGORITHMS, Follower, LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT, version, type Balance, type EpochEvent, type RingDiff } from '../shardring.js'
+import { ALGORITHMS, Follower, LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT, REDIS_GUARD, REDIS_GUARD_SHA1, MOVED_REPLY, version, type Balance, type EpochEvent, type RingDiff, type Route } from '../shardring.js'
 // @ts-expect-error: Snapshot is internal
 import type { Snapshot } from '../shardring.js'
 // @ts-expect-error: so is the loader's binding target
@@ -44,7 +44,9 @@ const same: boolean = ring.equals(fromMap)
 // One text for a fingerprint, on everything that has one.
 const fingerprintText: string = ring.fingerprintHex
 const transitionText: string = Transition.between(ring, fromMap).fingerprintHex
-void [fingerprintText, transitionText]
+const route: Route = Transition.between(ring, fromMap).route('k')
+const routed: [string, string, boolean, string] = [route.old, route.new, route.moving, REDIS_GUARD + REDIS_GUARD_SHA1 + MOVED_REPLY]
+void [fingerprintText, transitionText, routed]
 const packageVersion: string = version
 async function follow(): Promise<void> {
   const follower: Follower = await Follower.etcd('http://127.0.0.1:2379', '/shardring/cache', { timeout: 1 })

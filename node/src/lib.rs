@@ -35,6 +35,21 @@ pub fn algorithms() -> Vec<&'static str> {
 #[napi]
 pub const PLACEMENT_FORMAT: u32 = shardring::PLACEMENT_FORMAT;
 
+/// The Lua source of the Redis handoff guard (core/SPEC.md, Handoff):
+/// `EVALSHA REDIS_GUARD_SHA1 1 key command ...argumentsAfterTheKey` on a
+/// moving key's old owner runs the command there when the key is there,
+/// else answers the error `MOVED_REPLY` and runs nothing.
+#[napi]
+pub const REDIS_GUARD: &str = shardring::handoff::REDIS_GUARD;
+
+/// SHA-1 of `REDIS_GUARD`, 40 lowercase hex digits: the name `EVALSHA` takes.
+#[napi]
+pub const REDIS_GUARD_SHA1: &str = shardring::handoff::REDIS_GUARD_SHA1;
+
+/// The guard's error message when the key is not there: `"SHARDRING_MOVED"`.
+#[napi]
+pub const MOVED_REPLY: &str = shardring::handoff::MOVED_REPLY;
+
 /// The package version, `"X.Y.Z"`, the same in every binding.
 #[napi]
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

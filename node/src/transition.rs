@@ -26,6 +26,17 @@ fn ids(nodes: Vec<&shardring::Node>) -> Vec<String> {
     nodes.iter().map(|n| n.id().to_owned()).collect()
 }
 
+/// A key's route during a transition (`Transition.route`).
+#[napi(object)]
+pub struct Route {
+    /// Its owner under the old ring (active and draining members): where it is.
+    pub old: String,
+    /// Its owner under the new ring (active and warming members): where it goes.
+    pub new: String,
+    /// Whether `old` and `new` differ.
+    pub moving: bool,
+}
+
 #[napi]
 impl Transition {
     /// From a JSON ring config whose nodes may carry `state` (`"active"`,
@@ -61,6 +72,24 @@ impl Transition {
     pub fn write_nodes(&self, env: Env, key: Unknown<'_>) -> Result<Vec<String>> {
         let transition = &self.transition;
         with_key(&env, key, |bytes| transition.write_nodes(bytes).map(ids))?.map_err(|e| throw(&env, e))
+    }
+
+    /// Where `key` is (`old`, its owner under the old ring) and where it goes
+    /// (`new`, under the new ring), and whether it is `moving` (they differ).
+    /// Send a moving key's commands through `REDIS_GUARD` on `old`, then to
+    /// `new` when the guard answers `MOVED_REPLY` (core/SPEC.md, Handoff).
+    /// Throws `RING_EMPTY_RING` when neither ring can own keys.
+    #[napi(ts_args_type = "key: string | Uint8Array")]
+    pub fn route(&self, env: Env, key: Unknown<'_>) -> Result<Route> {
+        let transition = &self.transition;
+        let route = with_key(&env, key, |bytes| {
+            transition.route(bytes).map(|r| Route {
+                old: r.old.id().to_owned(),
+                new: r.new.id().to_owned(),
+                moving: r.is_moving(),
+            })
+        })?;
+        route.map_err(|e| throw(&env, e))
     }
 
     /// The ring of the active members (where keys are read first).

@@ -23,11 +23,15 @@ fn _shardring(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<analysis::PySpread>()?;
     m.add_class::<follower::PyFollower>()?;
     m.add_class::<transition::PyTransition>()?;
+    m.add_class::<transition::PyRoute>()?;
     m.add_class::<follower::PyEvents>()?;
     m.add_function(wrap_pyfunction!(keys::hash_key, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::diff, m)?)?;
     m.add_function(wrap_pyfunction!(ring::_ring_from_json, m)?)?;
     m.add("PLACEMENT_FORMAT", shardring::PLACEMENT_FORMAT)?;
+    m.add("REDIS_GUARD", shardring::handoff::REDIS_GUARD)?;
+    m.add("REDIS_GUARD_SHA1", shardring::handoff::REDIS_GUARD_SHA1)?;
+    m.add("MOVED_REPLY", shardring::handoff::MOVED_REPLY)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     let names = shardring::Algorithm::ALL.map(shardring::Algorithm::name);
     m.add("ALGORITHMS", pyo3::types::PyTuple::new(m.py(), names)?)?;

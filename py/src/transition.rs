@@ -31,6 +31,28 @@ fn ids<'py>(py: Python<'py>, nodes: Vec<&Node>) -> Vec<Bound<'py, PyString>> {
     nodes.iter().map(|n| PyString::new(py, n.id())).collect()
 }
 
+/// A key's route during a transition (Transition.route): `old`, its owner
+/// under the old ring; `new`, its owner under the new ring; `moving`,
+/// whether they differ.
+#[pyclass(frozen, get_all, module = "shardring", name = "Route")]
+pub struct PyRoute {
+    old: Py<PyString>,
+    new: Py<PyString>,
+    moving: bool,
+}
+
+#[pymethods]
+impl PyRoute {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let moving = if self.moving { "True" } else { "False" };
+        format!(
+            "Route(old={:?}, new={:?}, moving={moving})",
+            self.old.bind(py).to_string(),
+            self.new.bind(py).to_string()
+        )
+    }
+}
+
 #[pymethods]
 impl PyTransition {
     /// Transition.from_json(config: str) -> Transition: from a JSON ring
@@ -69,6 +91,23 @@ impl PyTransition {
     fn write_nodes<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
         let key = key_bytes(key)?;
         Ok(ids(py, self.transition.write_nodes(&*key).map_err(to_py_err)?))
+    }
+
+    /// route(key) -> Route: where `key` is (`old`, its owner under the old
+    /// ring) and where it goes (`new`, under the new ring), and whether its
+    /// arc is `moving` (they differ). The handoff protocol sends a moving
+    /// key's commands through REDIS_GUARD on `old`, then to `new` when the
+    /// guard answers MOVED_REPLY (core/SPEC.md, Handoff). Raises
+    /// EmptyRingError when neither ring can own keys.
+    #[pyo3(signature = (key, /))]
+    fn route(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyRoute> {
+        let key = key_bytes(key)?;
+        let route = self.transition.route(&*key).map_err(to_py_err)?;
+        Ok(PyRoute {
+            old: PyString::new(py, route.old.id()).unbind(),
+            new: PyString::new(py, route.new.id()).unbind(),
+            moving: route.is_moving(),
+        })
     }
 
     /// The ring of the active members (where keys are read first).

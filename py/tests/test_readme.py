@@ -54,10 +54,12 @@ EXPECTED = {
     ("py/README.md", 1): "InvalidNodeError RING_INVALID_WEIGHT\nRING_EMPTY_RING\n",
 }
 NEEDS_ETCD = {("docs/fleet.md", 0)}
+# Snippets another test runs against real servers.
+RUN_ELSEWHERE = {("docs/transitions.md", 1): "test_handoff.py runs it against real Redis servers"}
 
 
 def test_the_docs_have_the_snippets_this_test_knows():
-    assert sorted(snippets()) == sorted([*EXPECTED, *NEEDS_ETCD]), (
+    assert sorted(snippets()) == sorted([*EXPECTED, *NEEDS_ETCD, *RUN_ELSEWHERE]), (
         "a Python snippet was added, moved or removed: run it here, or say why not"
     )
 

@@ -14,7 +14,8 @@ pub(crate) enum BackendName {
     /// memcached (`lru_crawler metadump all`, get/add with flags and
     /// expiry; with --delete, delete).
     Memcached,
-    /// Redis (SCAN, DUMP/PTTL/RESTORE; with --delete, EXISTS/DEL).
+    /// Redis (SCAN, DUMP/PTTL/RESTORE; with --delete, EXISTS/DEL; with
+    /// --migrate, MIGRATE).
     Redis,
 }
 
@@ -68,6 +69,18 @@ pub(crate) struct Args {
     /// pass runs by itself, --grace seconds after the members turn active.
     #[arg(long)]
     pub(super) delete: bool,
+    /// Redis only: move each key with MIGRATE, atomically (it leaves its old
+    /// owner as it lands on its new one), for clients that follow the
+    /// handoff protocol (Transition.route and the Redis guard; docs/
+    /// transitions.md): any command is then safe during the move, not only
+    /// SET. A run ends by listing the sources again and fails, naming the
+    /// keys, when a moving key is still on its old owner; with --etcd the
+    /// members change state only after such a clean listing. A killed run
+    /// is resumed by running it again (what moved is no longer listed), so
+    /// it keeps no checkpoint. Not with --delete (a move deletes by itself)
+    /// or --resume.
+    #[arg(long, conflicts_with_all = ["delete", "resume"])]
+    pub(super) migrate: bool,
     /// With --etcd: seconds to wait after a transition appears before
     /// scanning (so clients write to both owners), and, with --delete,
     /// after making members active before deleting the moved keys' old

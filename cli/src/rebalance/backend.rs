@@ -1,6 +1,7 @@
 //! What the rebalancer asks of a key-value store (memcached, Redis): list
-//! a server's keys, copy keys between two servers without overwriting, and
-//! delete a moved key's old copy once its new owner holds it.
+//! a server's keys, copy keys between two servers without overwriting,
+//! delete a moved key's old copy once its new owner holds it, and (Redis)
+//! move keys atomically for the handoff protocol.
 
 /// One key of a server, with what the backend knows of it.
 pub(crate) struct Key {
@@ -75,4 +76,14 @@ pub(crate) trait Backend {
     /// Deletes each of `keys` from `source` once `target` is seen to hold it
     /// (a move); one outcome per key, in order.
     fn delete_moved(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Deletion>, Failure>;
+    /// Moves `keys` from `source` to `target` atomically per key (the
+    /// handoff protocol's mover, `--migrate`): a key leaves the source as it
+    /// lands on the target, replacing what the target holds (a leftover of
+    /// an interrupted move: clients of the protocol write a key's new owner
+    /// only once its old owner lacks it). One outcome per key, in order:
+    /// [`Outcome::Copied`] moved, [`Outcome::Gone`] not on the source.
+    fn migrate(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure> {
+        let _ = (target, keys);
+        Err(Failure::source(format!("{source}: the {} backend cannot migrate keys atomically", self.name())))
+    }
 }

@@ -54,6 +54,13 @@ pub(crate) fn rebalance(args: &Args, out: &mut impl Write) -> Result<bool, CliEr
         return Err(CliError::Rebalance(format!("--grace {}: a number of seconds from 0 to 3600", args.grace)));
     }
     args.check_addresses()?;
+    if args.migrate && matches!(args.backend, BackendName::Memcached) {
+        return Err(CliError::Rebalance(
+            "--migrate needs --backend redis: memcached has no atomic move (docs/transitions.md says what a cache \
+             does instead)"
+                .into(),
+        ));
+    }
     if !args.etcd.is_empty() {
         return follow(args, out);
     }
@@ -130,6 +137,9 @@ fn run(
             break;
         }
     }
+    if args.migrate {
+        pass.check_left();
+    }
     pass.bar.finish_and_clear();
     let tallies = pass.tallies;
     let scanned = tallies.values().map(|t| t.scanned).sum();
@@ -194,7 +204,7 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             }
         }
         writeln!(out, "members active at revision {finished}")?;
-        if args.delete {
+        if args.delete && !args.migrate {
             std::thread::sleep(Duration::from_secs_f64(args.grace));
             writeln!(out, "moving: deleting the old copies")?;
             healthy &= run(args, &plan, store.as_mut(), true, out)?;

@@ -2,7 +2,8 @@
 //! pipelined `DUMP` + `PTTL` on the source and `RESTORE` (without `REPLACE`,
 //! so a newer value a dual writer put on the target is never overwritten)
 //! on the target. A move deletes the source's copy only once `EXISTS` shows the
-//! key on its new owner.
+//! key on its new owner. `--migrate` moves keys with `MIGRATE ... REPLACE KEYS`
+//! instead, atomic per key on the source (the handoff protocol's mover).
 
 use std::collections::HashMap;
 
@@ -167,4 +168,48 @@ impl Backend for Redis {
         }
         Ok(outcomes)
     }
+
+    /// One pipeline on the source: `EXISTS` for each key (to tell moved from
+    /// gone), then `MIGRATE host port "" 0 10000 REPLACE KEYS k...`. Redis
+    /// restores each key on the target and deletes it from the source in
+    /// that one command, which blocks the source meanwhile: no client sees
+    /// the key on both or on neither. An `IOERR` can leave a key on both;
+    /// the source's copy is then the live one and a rerun's `REPLACE`
+    /// settles it.
+    fn migrate(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure> {
+        let (host, port) = target.rsplit_once(':').ok_or_else(|| Failure::target(format!("{target}: no port")))?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let mut pipeline = redis::pipe();
+        for key in keys {
+            pipeline.cmd("EXISTS").arg(&key.bytes);
+        }
+        let migrate = pipeline.cmd("MIGRATE").arg(host).arg(port).arg("").arg(0).arg(MIGRATE_TIMEOUT_MS);
+        migrate.arg("REPLACE").arg("KEYS");
+        for key in keys {
+            migrate.arg(&key.bytes);
+        }
+        let replies = self.pipelined(source, &pipeline, keys.len() + 1).map_err(Failure::source)?;
+        match &replies[keys.len()] {
+            Value::Okay => {}
+            Value::SimpleString(status) if status == "NOKEY" => {}
+            Value::ServerError(error) => {
+                return Err(Failure::target(format!("{source} -> {target}: MIGRATE: {error:?}")));
+            }
+            other => return Err(Failure::target(format!("{source} -> {target}: MIGRATE answered {other:?}"))),
+        }
+        keys.iter()
+            .zip(&replies)
+            .map(|(key, reply)| match reply {
+                Value::Int(1) => Ok(Outcome::Copied { bytes: 0 }),
+                Value::Int(0) => Ok(Outcome::Gone),
+                other => Err(Failure::source(format!(
+                    "{source}: EXISTS {:?} answered {other:?}",
+                    String::from_utf8_lossy(&key.bytes)
+                ))),
+            })
+            .collect()
+    }
 }
+
+/// How long `MIGRATE` waits for the target, in milliseconds.
+const MIGRATE_TIMEOUT_MS: u64 = 10_000;

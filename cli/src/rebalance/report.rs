@@ -25,6 +25,8 @@ pub(super) struct Tally {
     pub(super) done_before: u64,
     pub(super) deleted: u64,
     pub(super) failed: u64,
+    /// `--migrate`: moving keys the last listing still found on this source.
+    pub(super) remaining: u64,
     pub(super) bytes: u64,
     pub(super) error: Option<String>,
 }
@@ -151,7 +153,7 @@ pub(super) fn report(
         let line = serde_json::json!({
             "scanned": scanned, "to_move": to_move, "late": sum(|t| t.late), "copied": copied, "present": sum(|t| t.present),
             "gone": sum(|t| t.gone), "done_before": sum(|t| t.done_before), "deleted": sum(|t| t.deleted),
-            "failed": sum(|t| t.failed), "bytes": bytes, "seconds": seconds,
+            "failed": sum(|t| t.failed), "remaining": sum(|t| t.remaining), "bytes": bytes, "seconds": seconds,
             "keys_per_second": copied as f64 / seconds, "megabytes_per_second": bytes as f64 / 1e6 / seconds,
             "moved_share": share(to_move - sum(|t| t.late), scanned) / 100.0, "predicted_share": plan.predicted, "scans": scans,
             "servers_failed": failed.servers, "servers": tallies,
@@ -183,7 +185,7 @@ pub(super) fn report(
     }
     // Nothing is deleted without --delete: say so, for a database.
     let kept = sum(|t| t.copied + t.present + t.done_before);
-    if !args.delete && kept > 0 {
+    if !args.delete && !args.migrate && kept > 0 {
         writeln!(
             out,
             "  the old copies of the {kept} moved keys stay on their old owners (--delete removes them, once clients \

@@ -27,6 +27,9 @@ __all__ = [
     "ALGORITHMS",
     "PARAMETERS",
     "PLACEMENT_FORMAT",
+    "MOVED_REPLY",
+    "REDIS_GUARD",
+    "REDIS_GUARD_SHA1",
     "Balance",
     "Diff",
     "Follower",
@@ -34,6 +37,7 @@ __all__ = [
     "Lease",
     "LoadTracker",
     "Ring",
+    "Route",
     "Spread",
     "Transition",
     "__version__",
@@ -430,6 +434,29 @@ class FollowerEvents:
     def __iter__(self) -> FollowerEvents: ...
     def __next__(self) -> dict[str, Any]: ...
 
+REDIS_GUARD: Final[str]
+"""The Lua source of the Redis handoff guard: ``EVALSHA REDIS_GUARD_SHA1 1
+key command *arguments_after_the_key`` on a moving key's old owner runs the
+command there when the key is there, else answers the error MOVED_REPLY."""
+REDIS_GUARD_SHA1: Final[str]
+"""SHA-1 of REDIS_GUARD, 40 lowercase hex digits."""
+MOVED_REPLY: Final[str]
+"""The guard's error message when the key is not there: "SHARDRING_MOVED"."""
+
+@final
+class Route:
+    """A key's route during a transition (Transition.route)."""
+
+    @property
+    def old(self) -> str:
+        """Its owner under the old ring (active and draining members): where it is."""
+    @property
+    def new(self) -> str:
+        """Its owner under the new ring (active and warming members): where it goes."""
+    @property
+    def moving(self) -> bool:
+        """Whether ``old`` and ``new`` differ."""
+
 @final
 class Transition:
     """A ring whose members are "active", "warming" (take the writes of the
@@ -446,6 +473,9 @@ class Transition:
         """Where to read ``key``: the active owner, then the old owner when it differs."""
     def write_nodes(self, key: _Key, /) -> list[str]:
         """Where to write ``key``: the active owner, then the new owner when it differs."""
+    def route(self, key: _Key, /) -> Route:
+        """Where ``key`` is (its old ring owner) and where it goes (its new
+        ring owner); core/SPEC.md, Handoff."""
     @property
     def read_ring(self) -> Ring:
         """The ring of the active members."""

@@ -1,0 +1,82 @@
+//! The handoff protocol: during a transition each key is served by exactly
+//! one server, whatever the command (`core/SPEC.md`, *Handoff*).
+//!
+//! A key whose arc moves lives on its old owner until the mover takes it
+//! to its new owner with Redis's `MIGRATE` (atomic per key: it leaves the
+//! old owner as it lands on the new one). A client sends every command on
+//! such a key first to the old owner through [`REDIS_GUARD`], a script that
+//! runs the command there when the key is there and otherwise answers
+//! [`MOVED_REPLY`]; on that answer the client sends the command, unguarded,
+//! to the new owner. The script and `MIGRATE` each run atomically on the
+//! old owner, so the decision "here or there" is taken where the key is.
+//! Modelled after Redis Cluster's `MIGRATE` and `ASK` redirection, on plain
+//! Redis servers.
+
+use crate::node::Node;
+
+/// Where a key is and where it goes during a transition: its owner under
+/// the old ring (active and draining members) and under the new ring
+/// (active and warming members). See [`crate::Transition::route`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Route<'t> {
+    /// The key's owner under the old ring: where it is now.
+    pub old: &'t Node,
+    /// The key's owner under the new ring: where it goes.
+    pub new: &'t Node,
+}
+
+impl Route<'_> {
+    /// Whether the key's arc moves: its old and new owners differ. A key
+    /// that does not move is sent to its owner directly; a moving one
+    /// through [`REDIS_GUARD`] on [`Route::old`], then to [`Route::new`]
+    /// when the guard answers [`MOVED_REPLY`].
+    pub fn is_moving(&self) -> bool {
+        self.old.id() != self.new.id()
+    }
+}
+
+/// The Lua source of the guard a client runs on a moving key's old owner
+/// (Redis 2.6 and later; `EVAL` or `EVALSHA` with [`REDIS_GUARD_SHA1`]).
+///
+/// Call: `EVALSHA <REDIS_GUARD_SHA1> 1 <key> <command> [arguments after the key]`,
+/// for example `EVALSHA … 1 user:7 HINCRBY visits 1` runs
+/// `HINCRBY user:7 visits 1`. When the key exists on the server the
+/// command runs there and its reply is the script's; otherwise the reply is
+/// the error [`MOVED_REPLY`] and nothing ran: send the command itself to
+/// the key's new owner. Only commands that name one key, as their first
+/// argument, may go through the guard (not `MSET`, `RENAME`, `SMOVE` or
+/// blocking commands such as `BLPOP`, which a script cannot block on).
+pub const REDIS_GUARD: &str = "\
+-- shardring handoff guard 1: run the command where the key is, else say it moved.
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('SHARDRING_MOVED')
+end
+return redis.call(ARGV[1], KEYS[1], unpack(ARGV, 2))
+";
+
+/// SHA-1 of [`REDIS_GUARD`] in lowercase hex, the name `EVALSHA` takes
+/// once the script is loaded (`SCRIPT LOAD`, or a first `EVAL`); a server
+/// that answers `NOSCRIPT` has not loaded it yet.
+pub const REDIS_GUARD_SHA1: &str = "15387b5ad8c4900a8337b7a6c68093712c4995fc";
+
+/// The error message [`REDIS_GUARD`] answers when the key is not on the
+/// server: Redis clients see it as an error reply (`-SHARDRING_MOVED`).
+pub const MOVED_REPLY: &str = "SHARDRING_MOVED";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sha1_names_the_guard() {
+        assert_eq!(sha1_smol::Sha1::from(REDIS_GUARD).digest().to_string(), REDIS_GUARD_SHA1);
+    }
+
+    /// SPEC gives the guard byte for byte, and its SHA-1.
+    #[test]
+    fn the_spec_gives_this_guard() {
+        let spec = include_str!("../SPEC.md");
+        assert!(spec.contains(&format!("```lua\n{REDIS_GUARD}```")), "core/SPEC.md, Handoff, differs from REDIS_GUARD");
+        assert!(spec.contains(REDIS_GUARD_SHA1));
+    }
+}

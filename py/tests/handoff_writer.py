@@ -1,0 +1,109 @@
+"""A writer process of the Redis handoff test: follows the ring in etcd and
+sends a mix of commands (SET, INCR, HSET, HINCRBY, RPUSH, SADD, EXPIRE,
+DEL) over its own keys through the handoff protocol: a key that does not
+move goes to its owner; a moving key's command runs through the guard on
+its old owner, and on the guard's moved reply on its new owner. Each
+acknowledged command is printed as one JSON line, in the order they were
+acknowledged; the test replays them into a model.
+
+    python handoff_writer.py ETCD_URL PREFIX WRITER_ID KEYS SEED [--unguarded]
+
+--unguarded sends a moving key's command to its new owner and its old one,
+as a cache's dual write does (what the test shows loses data). Runs until
+SIGTERM, then prints "done" and exits 0."""
+
+import json
+import random
+import signal
+import sys
+
+import redis
+
+import shardring
+
+# Commands and the arguments after the key; each draws its own.
+COMMANDS = [
+    ("SET", lambda r, n: [str(n)]),
+    ("INCR", lambda r, n: []),
+    ("HSET", lambda r, n: [f"f{n}", str(n)]),
+    ("HINCRBY", lambda r, n: ["hits", str(r.randint(1, 9))]),
+    ("RPUSH", lambda r, n: [str(n)]),
+    ("SADD", lambda r, n: [str(n % 50)]),
+    ("EXPIRE", lambda r, n: ["86400"]),
+    ("DEL", lambda r, n: []),
+]
+WEIGHTS = [4, 8, 4, 4, 4, 4, 1, 1]
+
+
+def main():
+    url, prefix, writer, keys, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    unguarded = "--unguarded" in sys.argv[6:]
+    stop = False
+
+    def on_term(*_):
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, on_term)
+    clients = {}
+
+    def client(node):
+        if node not in clients:
+            host, port = node.rsplit(":", 1)
+            clients[node] = redis.Redis(host=host, port=int(port), socket_timeout=10)
+        return clients[node]
+
+    def guarded(node, key, command, args):
+        """EVALSHA, loading the guard on NOSCRIPT; None on the moved reply."""
+        for _ in range(2):
+            try:
+                return client(node).evalsha(shardring.REDIS_GUARD_SHA1, 1, key, command, *args)
+            except redis.exceptions.NoScriptError:
+                assert client(node).script_load(shardring.REDIS_GUARD) == shardring.REDIS_GUARD_SHA1
+            except redis.exceptions.ResponseError as error:
+                if str(error).startswith(shardring.MOVED_REPLY):
+                    return None
+                raise
+        raise AssertionError("the guard would not load")
+
+    rng = random.Random(seed)
+    out = sys.stdout
+    # A key keeps one type until deleted; the test stored the even keys as
+    # counters before the writers start.
+    kinds = {f"{writer}:{i}": "string" for i in range(0, keys, 2)}
+    with shardring.Follower.etcd(url, prefix) as follower:
+        print("ready", flush=True)
+        n = 0
+        while not stop:
+            n += 1
+            key = f"{writer}:{rng.randrange(keys)}"
+            command, draw = rng.choices(COMMANDS, WEIGHTS)[0]
+            kind = {"SET": "string", "INCR": "string", "HSET": "hash", "HINCRBY": "hash", "RPUSH": "list",
+                    "SADD": "set"}.get(command)
+            if kind is not None and kinds.get(key, kind) != kind:
+                command, draw, kind = "DEL", (lambda r, n: []), None
+            args = draw(rng, n)
+            if command == "SET":
+                # INCR needs an integer: a SET stores one.
+                args = [str(rng.randint(0, 1000))]
+            route = follower.transition.route(key)
+            if not route.moving:
+                reply = client(route.new).execute_command(command, key, *args)
+            elif unguarded:
+                reply = client(route.new).execute_command(command, key, *args)
+                client(route.old).execute_command(command, key, *args)
+            else:
+                reply = guarded(route.old, key, command, args)
+                if reply is None:
+                    reply = client(route.new).execute_command(command, key, *args)
+            if command == "DEL":
+                kinds.pop(key, None)
+            elif kind is not None:
+                kinds[key] = kind
+            out.write(json.dumps([key, command, args, reply if isinstance(reply, int) else None]) + "\n")
+    out.write("done\n")
+    out.flush()
+
+
+if __name__ == "__main__":
+    main()

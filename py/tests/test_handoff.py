@@ -1,0 +1,279 @@
+"""The handoff protocol on real servers (Debian's redis-server and etcd,
+each on a free loopback port, stopped by PID): `shardring rebalance
+--migrate` moves keys with MIGRATE while 4 writer processes send SET, INCR,
+HSET, HINCRBY, RPUSH, SADD, EXPIRE and DEL through `Transition.route` and
+the Redis guard. Every acknowledged command is replayed into a model: each
+reply must be the model's (an INCR that started again from 0 on the new
+owner shows at once), and afterwards each key's final owner holds exactly
+the model's value, no deleted key is back and no server holds a key it does
+not own. Also: the guard itself against a real Redis, and a run killed
+mid-move and run again."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import redis
+
+import shardring
+from servers import Redis
+from test_readme import run
+from test_rebalance import CLI, ROOT
+
+PREFIX = "/shardring/handoff"
+
+
+@pytest.fixture
+def redises():
+    servers = []
+    try:
+        servers.extend(Redis() for _ in range(5))
+        yield servers
+    finally:
+        for server in servers:
+            server.close()
+
+
+def test_the_guard_runs_a_command_where_the_key_is_and_else_says_it_moved(redises):
+    server = redis.Redis(host="127.0.0.1", port=redises[0].port)
+    assert server.script_load(shardring.REDIS_GUARD) == shardring.REDIS_GUARD_SHA1
+    server.set("here", 5)
+    assert server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "here", "INCRBY", "2") == 7
+    server.hset("h", "a", 1)
+    assert server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "h", "HINCRBY", "a", "3") == 4
+    assert server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "h", "HGETALL") == [b"a", b"4"]
+    with pytest.raises(redis.exceptions.ResponseError, match=f"^{shardring.MOVED_REPLY}$"):
+        server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "absent", "INCR")
+    assert server.exists("absent") == 0, "a moved reply ran nothing"
+    # An expired key is not there.
+    server.set("brief", 1, px=1)
+    time.sleep(0.01)
+    with pytest.raises(redis.exceptions.ResponseError, match=shardring.MOVED_REPLY):
+        server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "brief", "GET")
+    # The command's own error comes back as itself.
+    with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
+        server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "h", "INCR")
+
+
+def test_the_docs_client_follows_a_key_from_its_old_owner_to_its_new_one(redises):
+    """docs/transitions.md's `call`, as written, against two real Redis servers."""
+    _, scope = run(("docs/transitions.md", 1))
+    a, b = (s.address for s in redises[:2])
+    clients = {s.address: redis.Redis(host="127.0.0.1", port=s.port) for s in redises[:2]}
+    follower = type("Follower", (), {"transition": shardring.Transition.between(shardring.Ring([a]),
+                                                                                 shardring.Ring([a, b]))})
+    key = next(f"k{i}" for i in range(100) if follower.transition.route(f"k{i}").moving)
+    clients[a].set(key, 1)
+    assert scope["call"](follower, clients, key, "INCR") == 2, "the key is on its old owner: it runs there"
+    assert clients[a].migrate("127.0.0.1", redises[1].port, [key], 0, 5000) == b"OK"
+    assert scope["call"](follower, clients, key, "INCR") == 3, "moved: the guard says so and it runs on the new owner"
+    assert (clients[a].exists(key), clients[b].get(key)) == (0, b"3")
+    fresh = next(f"f{i}" for i in range(100) if follower.transition.route(f"f{i}").moving)
+    assert scope["call"](follower, clients, fresh, "RPUSH", "x") == 1
+    assert (clients[a].exists(fresh), clients[b].lrange(fresh, 0, -1)) == (0, [b"x"]), "a new key lands on its new owner"
+
+
+def test_route_is_the_old_and_the_new_owner():
+    old, new = shardring.Ring(["a", "b", "c", "d"]), shardring.Ring(["a", "b", "c", "d", "e"])
+    transition = shardring.Transition.between(old, new)
+    moving = 0
+    for i in range(2000):
+        route = transition.route(f"k{i}")
+        assert (route.old, route.new) == (old.get(f"k{i}"), new.get(f"k{i}"))
+        assert route.moving == (route.old != route.new)
+        moving += route.moving
+    assert 300 < moving < 500, f"{moving} of 2000 keys move to the 5th node"
+    route = transition.route(b"k1")
+    assert repr(route).startswith("Route(old=") and isinstance(route.moving, bool)
+    with pytest.raises(TypeError):
+        transition.route(1)
+
+
+class Model:
+    """The acknowledged commands applied in order: per key, its type and
+    value, and whether an EXPIRE set a time to live."""
+
+    def __init__(self):
+        self.values = {}
+        self.ttl = set()
+
+    def apply(self, key, command, args, reply):
+        value = self.values.get(key)
+        if command == "SET":
+            self.values[key] = ("string", args[0])
+            self.ttl.discard(key)
+            return
+        if command == "INCR":
+            number = int(value[1]) + 1 if value else 1
+            self.values[key] = ("string", str(number))
+            expected = number
+        elif command == "HSET":
+            fields = dict(value[1]) if value else {}
+            expected = int(args[0] not in fields)
+            fields[args[0]] = args[1]
+            self.values[key] = ("hash", fields)
+        elif command == "HINCRBY":
+            fields = dict(value[1]) if value else {}
+            fields[args[0]] = str(int(fields.get(args[0], "0")) + int(args[1]))
+            self.values[key] = ("hash", fields)
+            expected = int(fields[args[0]])
+        elif command == "RPUSH":
+            items = list(value[1]) if value else []
+            items.append(args[0])
+            self.values[key] = ("list", items)
+            expected = len(items)
+        elif command == "SADD":
+            members = set(value[1]) if value else set()
+            expected = int(args[0] not in members)
+            members.add(args[0])
+            self.values[key] = ("set", members)
+        elif command == "EXPIRE":
+            expected = int(value is not None)
+            if value is not None:
+                self.ttl.add(key)
+        elif command == "DEL":
+            expected = int(value is not None)
+            self.values.pop(key, None)
+            self.ttl.discard(key)
+        else:
+            raise AssertionError(command)
+        assert reply == expected, f"{command} {key} {args}: the server answered {reply}, the model {expected}"
+
+
+def held(connection, key):
+    kind = connection.type(key).decode()
+    if kind == "string":
+        return ("string", connection.get(key).decode())
+    if kind == "hash":
+        return ("hash", {k.decode(): v.decode() for k, v in connection.hgetall(key).items()})
+    if kind == "list":
+        return ("list", [v.decode() for v in connection.lrange(key, 0, -1)])
+    if kind == "set":
+        return ("set", {v.decode() for v in connection.smembers(key)})
+    return None
+
+
+@pytest.mark.parametrize("change,fault", [("join", None), ("drain", None), ("join", "kill")])
+def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change, fault):
+    """4 -> 5 (the 5th joins warming) or 5 -> 4 (the 5th drains) under 4
+    writer processes; with "kill", the rebalancer is SIGKILLed mid-move and
+    run again."""
+    ids = [s.address for s in redises]
+    before, after = (ids[:4], ids) if change == "join" else (ids, ids[:4])
+    connections = {s.address: redis.Redis(host="127.0.0.1", port=s.port) for s in redises}
+    agents, writers, rebalancers = [], [], []
+
+    def join(node, state="active"):
+        agent = subprocess.Popen([str(CLI), "member", "join", "--etcd", etcd.url, "--prefix", PREFIX, "--id", node,
+                                  "--ttl", "5", "--state", state], stdout=subprocess.PIPE, text=True)
+        agents.append(agent)
+        line = agent.stdout.readline()
+        assert line.startswith("joined") and state in line, line
+
+    def rebalance(*extra):
+        process = subprocess.Popen([str(CLI), "rebalance", "--etcd", etcd.url, "--prefix", PREFIX, "--backend",
+                                    "redis", "--migrate", "--once", "--grace", "1", "--json", *extra],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        rebalancers.append(process)
+        return process
+
+    try:
+        for node in before:
+            join(node)
+        # Data from before the change: counters, some with a time to live.
+        old = shardring.Ring(before)
+        model = Model()
+        loads = {node: c.pipeline(transaction=False) for node, c in connections.items()}
+        for w in range(4):
+            for i in range(0, 2000, 2):
+                key = f"w{w}:{i}"
+                loads[old.get(key)].set(key, "100")
+                model.apply(key, "SET", ["100"], True)
+        for i in range(20_000):
+            loads[old.get(f"old:{i}")].set(f"old:{i}", "1", ex=3600 if i % 2 else None)
+        for load in loads.values():
+            assert all(load.execute())
+        for w in range(4):
+            log = open(tmp_path / f"writer-{w}.log", "w")
+            writers.append((subprocess.Popen([sys.executable, str(ROOT / "py/tests/handoff_writer.py"), etcd.url,
+                                              PREFIX, f"w{w}", "2000", str(w)], stdout=log,
+                                             stderr=subprocess.STDOUT), log))
+        deadline = time.monotonic() + 20
+        while not all((tmp_path / f"writer-{w}.log").read_text().startswith("ready") for w in range(4)):
+            assert time.monotonic() < deadline, "the writers did not start"
+            time.sleep(0.05)
+        time.sleep(1)  # writing on the old ring
+        rebalancer = rebalance("--rate", "3000") if fault == "kill" else rebalance()
+        time.sleep(0.5)
+        if change == "join":
+            join(ids[4], "warming")
+        else:
+            subprocess.run([str(CLI), "member", "set-state", "--etcd", etcd.url, "--prefix", PREFIX, "--id", ids[4],
+                            "--state", "draining"], check=True, capture_output=True)
+        if fault == "kill":
+            assert rebalancer.stdout.readline().startswith("transition at revision")
+            time.sleep(1.0 + 0.6)  # the grace, then part of the move
+            rebalancer.kill()
+            rebalancer.wait()
+            moving = [f"old:{i}" for i in range(20_000) if old.get(f"old:{i}") != ids[4] and
+                      shardring.Ring(after).get(f"old:{i}") == ids[4]]
+            still = sum(connections[old.get(k)].exists(k) for k in moving)
+            assert 0 < still < len(moving), f"the killed run left {still} of {len(moving)} moving keys"
+            members = json.loads(subprocess.run([str(CLI), "member", "list", "--etcd", etcd.url, "--prefix", PREFIX,
+                                                 "--json"], capture_output=True, text=True, check=True).stdout)
+            assert "warming" in {m["state"] for m in members}, "a killed run changes no member's state"
+            rebalancer = rebalance()
+        stdout, stderr = rebalancer.communicate(timeout=120)
+        assert rebalancer.returncode == 0, (stdout, stderr)
+        time.sleep(1)  # the writers go on against the new ring
+        for process, _ in writers:
+            process.send_signal(signal.SIGTERM)
+        for process, log in writers:
+            assert process.wait(timeout=20) == 0
+            log.close()
+
+        report = json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])
+        assert report["failed"] == 0 and report["remaining"] == 0, report
+        assert report["copied"] > 0 and report["deleted"] == report["copied"], report
+        members = json.loads(subprocess.run([str(CLI), "member", "list", "--etcd", etcd.url, "--prefix", PREFIX,
+                                             "--json"], capture_output=True, text=True, check=True).stdout)
+        assert sorted((m["id"], m["state"]) for m in members) == sorted((i, "active") for i in after)
+
+        # Every reply was the model's, command by command.
+        commands = 0
+        for w in range(4):
+            text = (tmp_path / f"writer-{w}.log").read_text().splitlines()
+            assert text[0] == "ready" and text[-1] == "done", text[-3:]
+            for line in text[1:-1]:
+                key, command, args, reply = json.loads(line)
+                model.apply(key, command, args, reply)
+                commands += 1
+        assert commands > 4 * 500, f"{commands} commands"
+        # 0 lost, 0 resurrected, 0 stranded: each key's final owner holds the model's value, and nothing else is held.
+        new = shardring.Ring(after)
+        wrong = [key for key, value in model.values.items() if held(connections[new.get(key)], key) != value]
+        assert wrong == [], f"{len(wrong)} keys differ from the model, e.g. {wrong[:5]}"
+        for key in model.values:
+            ttl = connections[new.get(key)].ttl(key)
+            assert (ttl > 0) if key in model.ttl else (ttl == -1), f"{key}: ttl {ttl}"
+        for node, connection in connections.items():
+            for key in connection.scan_iter(count=1000):
+                key = key.decode()
+                assert new.get(key) == node, f"{key} stranded on {node}"
+                assert key.startswith("old:") or key in model.values, f"{key} came back after its DEL"
+        assert sum(1 for i in range(1, 2001, 2) if 3500 < connections[new.get(f"old:{i}")].ttl(f"old:{i}") <= 3600) \
+            == 1000, "times to live moved with their keys"
+        assert sum(c.dbsize() for c in connections.values()) == 20_000 + len(model.values)
+    finally:
+        for process, log in writers:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            log.close()
+        for process in rebalancers + agents:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
