@@ -106,6 +106,8 @@ struct Position {
     /// The transition of the records (with every member active, a ring).
     transition: Option<Arc<Transition>>,
     revision: i64,
+    /// The cluster id in etcd's response headers, once read.
+    cluster: Option<u64>,
     /// Watch from here on reconnecting, instead of re-reading the prefix.
     resume: Option<i64>,
 }
@@ -118,6 +120,7 @@ pub(crate) async fn follow(endpoints: Vec<String>, layout: Layout, mut context: 
         keys: Default::default(),
         transition: None,
         revision: 0,
+        cluster: None,
         resume: None,
     };
     let mut backoff = shared.min_backoff;
@@ -150,6 +153,7 @@ async fn read_prefix(client: &mut Client, position: &mut Position, shared: &Foll
         Err(_) => return Err(format!("range read of {} took longer than {REQUEST_TIMEOUT:?}", layout.root())),
     };
     let revision = response.header().map_or(0, |h| h.revision());
+    position.cluster = response.header().map(|h| h.cluster_id());
     let mut records = Records::new(layout);
     let mut changes = Vec::new();
     position.keys = response.kvs().iter().map(|kv| (kv.key().to_vec(), kv.mod_revision())).collect();
@@ -202,6 +206,17 @@ async fn session(
         Ok(client) => client,
         Err(message) => return Ended::Failed(message),
     };
+    if position.resume.is_some() {
+        match replaced(&mut client, position).await {
+            Ok(None) => {}
+            Ok(Some(reason)) => {
+                // Another store: its history is not the one the watch would resume.
+                shared.disconnected(reason);
+                position.resume = None;
+            }
+            Err(message) => return Ended::Failed(message),
+        }
+    }
     let start = match position.resume {
         Some(start) => start,
         None => match read_prefix(&mut client, position, &shared).await {
@@ -275,6 +290,49 @@ async fn confirm(client: &mut Client, position: &mut Position, shared: &Follower
     Ok(())
 }
 
+/// Why the etcd answering now does not hold the store the follower read,
+/// if it does not (`core/SPEC.md`, *Membership in etcd*): another cluster
+/// id; a revision below the follower's (restored from an older snapshot, or
+/// wiped); or a key under the prefix last modified at or before the
+/// follower's revision that the follower does not know with that mod
+/// revision (a history that differs). A keys-only read of the prefix.
+async fn replaced(client: &mut Client, position: &Position) -> Result<Option<String>, String> {
+    let root = position.records.layout().root();
+    let read = client.get(root.clone(), Some(GetOptions::new().with_prefix().with_keys_only()));
+    let response = match tokio::time::timeout(REQUEST_TIMEOUT, read).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(error)) => return Err(error.to_string()),
+        Err(_) => return Err(format!("keys-only read took longer than {REQUEST_TIMEOUT:?}")),
+    };
+    let Some(header) = response.header() else { return Ok(None) };
+    if let Some(cluster) = position.cluster
+        && cluster != header.cluster_id()
+    {
+        return Ok(Some(format!(
+            "etcd answers as another cluster (id {:016x}, was {cluster:016x}): reading {root} again",
+            header.cluster_id()
+        )));
+    }
+    if header.revision() < position.revision {
+        return Ok(Some(format!(
+            "etcd's revision {} is below this follower's {} (restored or wiped): reading {root} again",
+            header.revision(),
+            position.revision
+        )));
+    }
+    let differs = response
+        .kvs()
+        .iter()
+        .find(|kv| kv.mod_revision() <= position.revision && position.keys.get(kv.key()) != Some(&kv.mod_revision()));
+    Ok(differs.map(|kv| {
+        format!(
+            "etcd holds {} at mod revision {}, which this follower never saw (a restored store): reading {root} again",
+            String::from_utf8_lossy(kv.key()),
+            kv.mod_revision()
+        )
+    }))
+}
+
 /// Remembers where to resume and reports the failure.
 fn lost(position: &mut Position, message: String) -> Ended {
     position.resume = Some(position.revision + 1);
@@ -310,6 +368,11 @@ fn apply(position: &mut Position, shared: &FollowerState, batch: Vec<WatchRespon
             }
         }
         if let Some(header) = response.header() {
+            if position.cluster.is_some_and(|cluster| cluster != header.cluster_id()) {
+                shared
+                    .disconnected(format!("etcd's watch answers as another cluster (id {:016x})", header.cluster_id()));
+                return Some(Ended::Resync);
+            }
             revision = revision.max(header.revision());
         }
     }

@@ -101,6 +101,15 @@ impl Etcd {
         self.spawn();
     }
 
+    /// Stops the server, deletes its data and starts an empty one on the same
+    /// ports, name and peer URL (so with the same cluster id), as after a
+    /// wipe or a restore from an early snapshot.
+    pub fn wipe_and_restart(&mut self) {
+        self.stop();
+        std::fs::remove_dir_all(self.data.path().join("data")).expect("remove etcd's data dir");
+        self.spawn();
+    }
+
     /// Freezes the server (SIGSTOP): its sockets stay open and the kernel
     /// still accepts connections, but nothing answers, as with a hung
     /// server or a network that drops packets. Only keepalive pings tell.
