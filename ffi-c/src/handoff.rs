@@ -2,8 +2,7 @@
 //! Redis guard a client runs on a moving key's old owner (`core/SPEC.md`,
 //! *Handoff*).
 
-use std::ffi::{CStr, CString, c_char};
-use std::sync::LazyLock;
+use std::ffi::c_char;
 
 use shardring::handoff::{MOVED_REPLY, REDIS_GUARD, REDIS_GUARD_SHA1};
 
@@ -53,9 +52,24 @@ pub unsafe extern "C" fn ring_transition_route(
     })
 }
 
-static GUARD: LazyLock<CString> = LazyLock::new(|| CString::new(REDIS_GUARD).expect("the guard holds no NUL"));
-static GUARD_SHA1: LazyLock<CString> = LazyLock::new(|| CString::new(REDIS_GUARD_SHA1).expect("hex holds no NUL"));
-static MOVED: LazyLock<CString> = LazyLock::new(|| CString::new(MOVED_REPLY).expect("the reply holds no NUL"));
+/// `text` and a NUL, at compile time (no allocation a memory checker would
+/// report as never freed); a NUL inside `text` fails the build.
+const fn with_nul<const N: usize>(text: &str) -> [u8; N] {
+    let bytes = text.as_bytes();
+    assert!(bytes.len() + 1 == N, "N is the text's length and its NUL");
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i < bytes.len() {
+        assert!(bytes[i] != 0, "the text holds no NUL");
+        out[i] = bytes[i];
+        i += 1;
+    }
+    out
+}
+
+static GUARD: [u8; REDIS_GUARD.len() + 1] = with_nul(REDIS_GUARD);
+static GUARD_SHA1: [u8; REDIS_GUARD_SHA1.len() + 1] = with_nul(REDIS_GUARD_SHA1);
+static MOVED: [u8; MOVED_REPLY.len() + 1] = with_nul(MOVED_REPLY);
 
 /// The Lua source of the Redis handoff guard: static, NUL-terminated, never
 /// NULL. Call it on a moving key's old owner as
@@ -65,24 +79,19 @@ static MOVED: LazyLock<CString> = LazyLock::new(|| CString::new(MOVED_REPLY).exp
 /// ran. Only commands naming one key, first, may go through it.
 #[unsafe(no_mangle)]
 pub extern "C" fn ring_redis_guard() -> *const c_char {
-    static_text(&GUARD)
+    GUARD.as_ptr().cast()
 }
 
 /// SHA-1 of `ring_redis_guard()`, 40 lowercase hex digits: static,
 /// NUL-terminated, never NULL; the name `EVALSHA` takes.
 #[unsafe(no_mangle)]
 pub extern "C" fn ring_redis_guard_sha1() -> *const c_char {
-    static_text(&GUARD_SHA1)
+    GUARD_SHA1.as_ptr().cast()
 }
 
 /// The error message the guard answers when the key is not on the server,
 /// `"SHARDRING_MOVED"`: static, NUL-terminated, never NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn ring_redis_moved_reply() -> *const c_char {
-    static_text(&MOVED)
-}
-
-fn static_text(text: &'static LazyLock<CString>) -> *const c_char {
-    let text: &'static CStr = text;
-    text.as_ptr()
+    MOVED.as_ptr().cast()
 }
