@@ -24,6 +24,10 @@ pub(crate) enum Outcome {
     Present,
     /// The source no longer holds it (expired or deleted meanwhile).
     Gone,
+    /// The source's value changed while it was copied (memcached: its CAS
+    /// moved), so the copy on the target was deleted again: a miss there,
+    /// never a stale value.
+    Changed,
 }
 
 /// What deleting a moved key's old copy did.

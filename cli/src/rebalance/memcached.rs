@@ -2,8 +2,11 @@
 //! client crate speaks, so it is read here as the text protocol's plain
 //! lines), values read through the `memcache` crate. A copy is an `add` on
 //! the target (it never overwrites a newer value a dual writer put there)
-//! with the item's flags and its absolute expiry time. A move (`--delete`)
-//! deletes the source's copy only once a get shows the key on its new owner.
+//! with the item's flags and its absolute expiry time, and the source's CAS
+//! is read again after it: a value that changed meanwhile has its copy
+//! deleted from the target (a miss, never a stale value). A move
+//! (`--delete`) deletes the source's copy only once a get shows the key on
+//! its new owner.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -51,6 +54,44 @@ impl Memcached {
             return Err(io(error));
         }
         Ok(lines)
+    }
+
+    /// After the adds: reads the copied keys' CAS on the source again and
+    /// deletes from the target each copy whose source changed or went away
+    /// meanwhile, turning its outcome into [`Outcome::Changed`].
+    fn drop_changed(
+        &mut self,
+        source: &str,
+        target: &str,
+        names: &[&str],
+        read: &HashMap<String, (Vec<u8>, u32, Option<u64>)>,
+        outcomes: &mut [Option<Outcome>],
+    ) -> Result<(), Failure> {
+        let copied: Vec<usize> =
+            (0..names.len()).filter(|&i| matches!(outcomes[i], Some(Outcome::Copied { .. }))).collect();
+        if copied.is_empty() {
+            return Ok(());
+        }
+        let again: HashMap<String, (Vec<u8>, u32, Option<u64>)> = self
+            .client(source)
+            .map_err(Failure::source)?
+            .gets(&copied.iter().map(|&i| names[i]).collect::<Vec<_>>())
+            .map_err(|e| Failure::source(failed(source, e)))?;
+        let cas = |values: &HashMap<String, (Vec<u8>, u32, Option<u64>)>, name: &str| values.get(name).map(|v| v.2);
+        let changed: Vec<usize> =
+            copied.into_iter().filter(|&i| cas(&again, names[i]) != cas(read, names[i])).collect();
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let deletes: Vec<u8> = changed.iter().flat_map(|&i| format!("delete {}\r\n", names[i]).into_bytes()).collect();
+        let replies = self.pipeline(target, &deletes, changed.len()).map_err(Failure::target)?;
+        for (&i, reply) in changed.iter().zip(replies) {
+            if reply != "DELETED" && reply != "NOT_FOUND" {
+                return Err(Failure::target(format!("{target}: delete {:?}: {reply}", names[i])));
+            }
+            outcomes[i] = Some(Outcome::Changed);
+        }
+        Ok(())
     }
 
     fn client(&mut self, server: &str) -> Result<&Client, String> {
@@ -134,11 +175,16 @@ impl Backend for Memcached {
     /// reports NOT_STORED as success; measured on this machine, a round trip
     /// costs about 120 us against 14 us per key in a 100-key multi-get, so
     /// the adds go out as one batch of text-protocol commands instead, and
-    /// each reply says whether it was STORED.
+    /// each reply says whether it was STORED. Then a multi-get of the
+    /// stored keys on the source again: where a key's CAS changed (a client
+    /// wrote it during the copy) or it is gone, one pipelined `delete` on
+    /// the target drops the copy, which may be stale. Clients that write a
+    /// moving key's old owner and then delete it on its new owner
+    /// (docs/transitions.md) thus never leave a stale value there.
     fn copy(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure> {
         let names: Vec<&str> =
             keys.iter().map(|k| text(&k.bytes)).collect::<Result<_, _>>().map_err(Failure::source)?;
-        let values: HashMap<String, (Vec<u8>, u32)> = self
+        let values: HashMap<String, (Vec<u8>, u32, Option<u64>)> = self
             .client(source)
             .map_err(Failure::source)?
             .gets(&names)
@@ -155,7 +201,7 @@ impl Backend for Memcached {
             match (values.get(*name), present.contains_key(*name)) {
                 (None, _) => outcomes.push(Some(Outcome::Gone)),
                 (Some(_), true) => outcomes.push(Some(Outcome::Present)),
-                (Some((value, flags)), false) => {
+                (Some((value, flags, _)), false) => {
                     // memcached reads an expiry above 30 days as an absolute
                     // Unix time, which a metadump's `exp` is; 0 is "never".
                     let expiration = key.expiry.map_or(0, |e| u32::try_from(e).unwrap_or(u32::MAX));
@@ -176,6 +222,7 @@ impl Backend for Memcached {
                     other => return Err(Failure::target(format!("{target}: add {:?}: {other}", names[i]))),
                 });
             }
+            self.drop_changed(source, target, &names, &values, &mut outcomes)?;
         }
         Ok(outcomes.into_iter().map(|o| o.expect("every key has an outcome")).collect())
     }

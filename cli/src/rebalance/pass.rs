@@ -165,6 +165,10 @@ impl Pass<'_> {
                     tally.gone += 1;
                     checkpoint.record("gone", source, &key.bytes)?;
                 }
+                Outcome::Changed => {
+                    tally.changed += 1;
+                    checkpoint.record("changed", source, &key.bytes)?;
+                }
             }
         }
         moved.retain(|key| !checkpoint.is_done(source, &key.bytes, true));
@@ -213,6 +217,7 @@ impl Pass<'_> {
                         }
                         Outcome::Gone => tally.gone += 1,
                         Outcome::Present => tally.present += 1,
+                        Outcome::Changed => tally.changed += 1,
                     }
                 }
             }

@@ -22,6 +22,8 @@ pub(super) struct Tally {
     pub(super) copied: u64,
     pub(super) present: u64,
     pub(super) gone: u64,
+    /// Copies deleted again because the source's value changed meanwhile (memcached).
+    pub(super) changed: u64,
     pub(super) done_before: u64,
     pub(super) deleted: u64,
     pub(super) failed: u64,
@@ -152,7 +154,7 @@ pub(super) fn report(
     if args.json {
         let line = serde_json::json!({
             "scanned": scanned, "to_move": to_move, "late": sum(|t| t.late), "copied": copied, "present": sum(|t| t.present),
-            "gone": sum(|t| t.gone), "done_before": sum(|t| t.done_before), "deleted": sum(|t| t.deleted),
+            "gone": sum(|t| t.gone), "changed": sum(|t| t.changed), "done_before": sum(|t| t.done_before), "deleted": sum(|t| t.deleted),
             "failed": sum(|t| t.failed), "remaining": sum(|t| t.remaining), "bytes": bytes, "seconds": seconds,
             "keys_per_second": copied as f64 / seconds, "megabytes_per_second": bytes as f64 / 1e6 / seconds,
             "moved_share": share(to_move - sum(|t| t.late), scanned) / 100.0, "predicted_share": plan.predicted, "scans": scans,
@@ -171,13 +173,14 @@ pub(super) fn report(
     } else {
         writeln!(
             out,
-            "{}: {to_move} keys move ({} of the {scanned} of the first scan, {:.3}%; the diff predicts {:.3}%): {copied} copied, {} already there, {} gone, {} done before, {} deleted, {} failed",
+            "{}: {to_move} keys move ({} of the {scanned} of the first scan, {:.3}%; the diff predicts {:.3}%): {copied} copied, {} already there, {} gone, {} changed meanwhile (left a miss), {} done before, {} deleted, {} failed",
             failed.headline("rebalance"),
             to_move - sum(|t| t.late),
             share(to_move - sum(|t| t.late), scanned),
             100.0 * plan.predicted,
             sum(|t| t.present),
             sum(|t| t.gone),
+            sum(|t| t.changed),
             sum(|t| t.done_before),
             sum(|t| t.deleted),
             sum(|t| t.failed),
