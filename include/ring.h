@@ -167,6 +167,12 @@
 #define RING_STATE_DRAINING 2
 
 /**
+ * The bytes `ring_transition_handoff_mark` writes: `shardring:handoff:`,
+ * 16 hex digits and a NUL.
+ */
+#define RING_HANDOFF_MARK_LEN 35
+
+/**
  * Result code of every fallible `ring_*` function. Values are explicit and
  * never reused.
  */
@@ -1349,12 +1355,28 @@ ring_result ring_transition_route(const ring_transition_t *transition,
                                   bool *out_moving);
 
 /**
+ * Writes the transition's handoff mark, the key the mover sets on each old
+ * owner before it moves keys (`shardring:handoff:` and the transition's
+ * fingerprint in 16 lowercase hex digits), and a NUL into `out_mark`, a
+ * buffer of `len` bytes. Pass it as the guard's second key. Errors:
+ * `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL` when `len` is below
+ * `RING_HANDOFF_MARK_LEN` (nothing written).
+ *
+ * # Safety
+ * `transition` live; `out_mark` writable for `len` bytes.
+ */
+ring_result ring_transition_handoff_mark(const ring_transition_t *transition,
+                                         char *out_mark,
+                                         size_t len);
+
+/**
  * The Lua source of the Redis handoff guard: static, NUL-terminated, never
  * NULL. Call it on a moving key's old owner as
- * `EVALSHA <ring_redis_guard_sha1()> 1 <key> <command> [arguments after the key]`
- * (or `EVAL` with this source): the command runs there when the key is
- * there, else the reply is the error `ring_redis_moved_reply()` and nothing
- * ran. Only commands naming one key, first, may go through it.
+ * `EVALSHA <ring_redis_guard_sha1()> 2 <key> <mark> <command> [arguments after the key]`
+ * (or `EVAL` with this source), `mark` from `ring_transition_handoff_mark`:
+ * the command runs there unless the key is missing and the mover has set
+ * the mark; then the reply is the error `ring_redis_moved_reply()` and
+ * nothing ran. Only commands naming one key, first, may go through it.
  */
 const char *ring_redis_guard(void);
 

@@ -44,9 +44,10 @@ inline constexpr int version_minor = RING_VERSION_MINOR;
 inline constexpr int version_patch = RING_VERSION_PATCH;
 
 /// The Lua source of the Redis handoff guard (ring_redis_guard; core/SPEC.md,
-/// Handoff): EVALSHA <redis_guard_sha1()> 1 <key> <command> [arguments after the key]
-/// on a moving key's old owner runs the command there when the key is there,
-/// else answers the error redis_moved_reply() and runs nothing.
+/// Handoff): EVALSHA <redis_guard_sha1()> 2 <key> <mark> <command> [arguments after
+/// the key] on a moving key's old owner (mark: Transition::handoff_mark) runs the
+/// command there unless the key is missing and the mover set the mark; then it
+/// answers the error redis_moved_reply() and runs nothing.
 inline std::string_view redis_guard() noexcept { return ring_redis_guard(); }
 /// SHA-1 of redis_guard(), 40 lowercase hex digits (ring_redis_guard_sha1).
 inline std::string_view redis_guard_sha1() noexcept { return ring_redis_guard_sha1(); }
@@ -711,6 +712,14 @@ class Transition {
         bool moving = false;
         detail::check(ring_transition_route(handle_, detail::bytes(key), key.size(), &old_id, &old_len, &new_id, &new_len, &moving));
         return Route{{old_id, old_len}, {new_id, new_len}, moving};
+    }
+
+    /// The handoff mark, "shardring:handoff:" and the fingerprint in 16 hex
+    /// digits: the guard's second key (ring_transition_handoff_mark).
+    std::string handoff_mark() const {
+        char mark[RING_HANDOFF_MARK_LEN];
+        detail::check(ring_transition_handoff_mark(handle_, mark, sizeof mark));
+        return mark;
     }
 
     /// One of the three rings: RING_TRANSITION_READ, _OLD or _NEW (ring_transition_ring).

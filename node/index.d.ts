@@ -293,6 +293,12 @@ export declare class Transition {
    * Throws `RING_EMPTY_RING` when neither ring can own keys.
    */
   route(key: string | Uint8Array): Route
+  /**
+   * The handoff mark: `shardring:handoff:` and the fingerprint in 16 hex
+   * digits, the key the mover sets on each old owner before it moves
+   * keys; the guard's second key (core/SPEC.md, Handoff).
+   */
+  get handoffMark(): string
   /** The ring of the active members (where keys are read first). */
   get readRing(): Ring
   /** The ring of the active and draining members (where keys are now). */
@@ -448,9 +454,10 @@ export declare const PLACEMENT_FORMAT: number
 
 /**
  * The Lua source of the Redis handoff guard (core/SPEC.md, Handoff):
- * `EVALSHA REDIS_GUARD_SHA1 1 key command ...argumentsAfterTheKey` on a
- * moving key's old owner runs the command there when the key is there,
- * else answers the error `MOVED_REPLY` and runs nothing.
+ * `EVALSHA REDIS_GUARD_SHA1 2 key transition.handoffMark command
+ * ...argumentsAfterTheKey` on a moving key's old owner runs the command
+ * there unless the key is missing and the mover set the mark; then it
+ * answers the error `MOVED_REPLY` and runs nothing.
  */
 export declare const REDIS_GUARD: string
 

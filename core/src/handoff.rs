@@ -38,17 +38,23 @@ impl Route<'_> {
 /// The Lua source of the guard a client runs on a moving key's old owner
 /// (Redis 2.6 and later; `EVAL` or `EVALSHA` with [`REDIS_GUARD_SHA1`]).
 ///
-/// Call: `EVALSHA <REDIS_GUARD_SHA1> 1 <key> <command> [arguments after the key]`,
-/// for example `EVALSHA … 1 user:7 HINCRBY visits 1` runs
-/// `HINCRBY user:7 visits 1`. When the key exists on the server the
-/// command runs there and its reply is the script's; otherwise the reply is
-/// the error [`MOVED_REPLY`] and nothing ran: send the command itself to
-/// the key's new owner. Only commands that name one key, as their first
+/// Call: `EVALSHA <REDIS_GUARD_SHA1> 2 <key> <mark> <command> [arguments after the key]`,
+/// `mark` being [`crate::Transition::handoff_mark`]; for example
+/// `EVALSHA … 2 user:7 shardring:handoff:… HINCRBY visits 1` runs
+/// `HINCRBY user:7 visits 1`. When the key exists on the server, or the
+/// mover has not yet marked the server (set `mark` there), the command runs
+/// there and its reply is the script's; otherwise the reply is the error
+/// [`MOVED_REPLY`] and nothing ran: send the command itself to the key's new
+/// owner. (Without the mark, a key deleted before the mover starts and then
+/// written by a client that knows the transition would land on the new
+/// owner while a client still on the old ring writes the old one; the
+/// model checker in `core/tests/handoff_model.rs` finds that loss.) Only commands that name one key, as their first
 /// argument, may go through the guard (not `MSET`, `RENAME`, `SMOVE` or
 /// blocking commands such as `BLPOP`, which a script cannot block on).
 pub const REDIS_GUARD: &str = "\
--- shardring handoff guard 1: run the command where the key is, else say it moved.
-if redis.call('EXISTS', KEYS[1]) == 0 then
+-- shardring handoff guard 2: run the command where the key is; once the mover
+-- has marked this server (KEYS[2]), a key missing here has moved.
+if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then
   return redis.error_reply('SHARDRING_MOVED')
 end
 return redis.call(ARGV[1], KEYS[1], unpack(ARGV, 2))
@@ -57,7 +63,11 @@ return redis.call(ARGV[1], KEYS[1], unpack(ARGV, 2))
 /// SHA-1 of [`REDIS_GUARD`] in lowercase hex, the name `EVALSHA` takes
 /// once the script is loaded (`SCRIPT LOAD`, or a first `EVAL`); a server
 /// that answers `NOSCRIPT` has not loaded it yet.
-pub const REDIS_GUARD_SHA1: &str = "15387b5ad8c4900a8337b7a6c68093712c4995fc";
+pub const REDIS_GUARD_SHA1: &str = "63c6bbe85e41ad7d0d329f9a5ffef4e109f9b494";
+
+/// The prefix of every mark key ([`crate::Transition::handoff_mark`]): the
+/// mover skips keys with it when it lists a server.
+pub const MARK_PREFIX: &str = "shardring:handoff:";
 
 /// The error message [`REDIS_GUARD`] answers when the key is not on the
 /// server: Redis clients see it as an error reply (`-SHARDRING_MOVED`).

@@ -247,6 +247,15 @@ impl Transition {
         }
     }
 
+    /// The name of the mark key of this transition's handoff:
+    /// `shardring:handoff:` and the fingerprint as 16 lowercase hex digits
+    /// (34 bytes). The mover sets it on each old owner before it moves
+    /// keys; from then on the guard ([`crate::handoff::REDIS_GUARD`]) counts
+    /// a key missing there as moved (`core/SPEC.md`, *Handoff*).
+    pub fn handoff_mark(&self) -> String {
+        format!("{}{:016x}", crate::handoff::MARK_PREFIX, self.fingerprint)
+    }
+
     /// What the rebalancer copies: the old ring's difference to the new one,
     /// arcs included (see [`Ring::diff`]).
     ///

@@ -6,9 +6,9 @@ use std::ffi::c_char;
 
 use shardring::handoff::{MOVED_REPLY, REDIS_GUARD, REDIS_GUARD_SHA1};
 
-use crate::boundary::{boundary, bytes, non_null, write};
-use crate::error::core_error;
-use crate::error::ring_result;
+use crate::boundary::{boundary, bytes, non_null, out_slice, write};
+use crate::error::ring_result::{self, RING_BUFFER_TOO_SMALL};
+use crate::error::{core_error, fail};
 use crate::transition::{ring_transition_t, transition_ref};
 
 /// Where `key` is and where it goes: writes its owner under the old ring
@@ -52,6 +52,43 @@ pub unsafe extern "C" fn ring_transition_route(
     })
 }
 
+/// The bytes `ring_transition_handoff_mark` writes: `shardring:handoff:`,
+/// 16 hex digits and a NUL.
+pub const RING_HANDOFF_MARK_LEN: usize = 35;
+
+/// Writes the transition's handoff mark, the key the mover sets on each old
+/// owner before it moves keys (`shardring:handoff:` and the transition's
+/// fingerprint in 16 lowercase hex digits), and a NUL into `out_mark`, a
+/// buffer of `len` bytes. Pass it as the guard's second key. Errors:
+/// `RING_NULL_ARGUMENT`, `RING_BUFFER_TOO_SMALL` when `len` is below
+/// `RING_HANDOFF_MARK_LEN` (nothing written).
+///
+/// # Safety
+/// `transition` live; `out_mark` writable for `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_transition_handoff_mark(
+    transition: *const ring_transition_t,
+    out_mark: *mut c_char,
+    len: usize,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_mark);
+        // SAFETY: live handle by contract.
+        let mark = unsafe { transition_ref(transition)? }.handoff_mark();
+        if len < RING_HANDOFF_MARK_LEN {
+            return Err(fail(
+                RING_BUFFER_TOO_SMALL,
+                format_args!("out_mark holds {len} bytes; the mark takes {RING_HANDOFF_MARK_LEN} (34 and a NUL)"),
+            ));
+        }
+        // SAFETY: writable for `len >= RING_HANDOFF_MARK_LEN` bytes by contract.
+        let out = unsafe { out_slice(out_mark.cast::<u8>(), RING_HANDOFF_MARK_LEN, "out_mark")? };
+        out[..mark.len()].copy_from_slice(mark.as_bytes());
+        out[mark.len()] = 0;
+        Ok(())
+    })
+}
+
 /// `text` and a NUL, at compile time (no allocation a memory checker would
 /// report as never freed); a NUL inside `text` fails the build.
 const fn with_nul<const N: usize>(text: &str) -> [u8; N] {
@@ -73,10 +110,11 @@ static MOVED: [u8; MOVED_REPLY.len() + 1] = with_nul(MOVED_REPLY);
 
 /// The Lua source of the Redis handoff guard: static, NUL-terminated, never
 /// NULL. Call it on a moving key's old owner as
-/// `EVALSHA <ring_redis_guard_sha1()> 1 <key> <command> [arguments after the key]`
-/// (or `EVAL` with this source): the command runs there when the key is
-/// there, else the reply is the error `ring_redis_moved_reply()` and nothing
-/// ran. Only commands naming one key, first, may go through it.
+/// `EVALSHA <ring_redis_guard_sha1()> 2 <key> <mark> <command> [arguments after the key]`
+/// (or `EVAL` with this source), `mark` from `ring_transition_handoff_mark`:
+/// the command runs there unless the key is missing and the mover has set
+/// the mark; then the reply is the error `ring_redis_moved_reply()` and
+/// nothing ran. Only commands naming one key, first, may go through it.
 #[unsafe(no_mangle)]
 pub extern "C" fn ring_redis_guard() -> *const c_char {
     GUARD.as_ptr().cast()

@@ -80,6 +80,7 @@ static inline ring_result check_no_panic(ring_result rc, const char *function, c
 #define ring_transition_read_nodes(...) RING_NO_PANIC(ring_transition_read_nodes, __VA_ARGS__)
 #define ring_transition_write_nodes(...) RING_NO_PANIC(ring_transition_write_nodes, __VA_ARGS__)
 #define ring_transition_route(...) RING_NO_PANIC(ring_transition_route, __VA_ARGS__)
+#define ring_transition_handoff_mark(...) RING_NO_PANIC(ring_transition_handoff_mark, __VA_ARGS__)
 #define ring_transition_ring(...) RING_NO_PANIC(ring_transition_ring, __VA_ARGS__)
 #define ring_transition_state(...) RING_NO_PANIC(ring_transition_state, __VA_ARGS__)
 

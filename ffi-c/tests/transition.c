@@ -78,6 +78,16 @@ int main(void) {
                   RING_NULL_ARGUMENT,
               "NULL transition");
     }
+    /* The mark: "shardring:handoff:" and the fingerprint in hex. */
+    {
+        char mark[RING_HANDOFF_MARK_LEN], hex[RING_FINGERPRINT_HEX_LEN], expected[64];
+        CHECK(ring_transition_handoff_mark(t, mark, sizeof mark) == RING_OK, "mark");
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)ring_transition_fingerprint(t));
+        snprintf(expected, sizeof expected, "shardring:handoff:%s", hex);
+        CHECK(strcmp(mark, expected) == 0, "mark %s, expected %s", mark, expected);
+        CHECK(ring_transition_handoff_mark(t, mark, RING_HANDOFF_MARK_LEN - 1) == RING_BUFFER_TOO_SMALL, "short buffer");
+        CHECK(ring_transition_handoff_mark(t, NULL, sizeof mark) == RING_NULL_ARGUMENT, "NULL buffer");
+    }
     /* The guard: its source names the moved reply, and its SHA-1 is 40 hex digits. */
     CHECK(strstr(ring_redis_guard(), "redis.error_reply('SHARDRING_MOVED')") != NULL, "the guard answers the moved reply");
     CHECK(strcmp(ring_redis_moved_reply(), "SHARDRING_MOVED") == 0, "moved reply");

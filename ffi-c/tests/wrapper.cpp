@@ -511,6 +511,7 @@ static void transition() {
         CHECK(route.old_owner == before.get(key) && route.new_owner == after.get(key), "route");
         CHECK(route.moving == (before.get(key) != after.get(key)), "moving when the owners differ");
     }
+    CHECK(t.handoff_mark().rfind("shardring:handoff:", 0) == 0 && t.handoff_mark().size() == 34, "the mark");
     CHECK(shardring::redis_guard().find(shardring::redis_moved_reply()) != std::string_view::npos &&
               shardring::redis_guard_sha1().size() == 40,
           "the guard");

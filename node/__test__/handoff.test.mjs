@@ -21,6 +21,7 @@ test('route gives the old ring owner, the new ring owner and whether they differ
   assert.ok(moving > 300 && moving < 500, `${moving} of 2000 keys move to the 5th node`)
   assert.deepEqual(transition.route(Buffer.from('k1')), transition.route('k1'))
   assert.throws(() => transition.route(1), { message: 'key must be a string, Buffer or Uint8Array, not number' })
+  assert.equal(transition.handoffMark, `shardring:handoff:${transition.fingerprintHex}`)
 })
 
 test('the guard is named by its SHA-1 and answers the moved reply', () => {

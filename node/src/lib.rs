@@ -36,9 +36,10 @@ pub fn algorithms() -> Vec<&'static str> {
 pub const PLACEMENT_FORMAT: u32 = shardring::PLACEMENT_FORMAT;
 
 /// The Lua source of the Redis handoff guard (core/SPEC.md, Handoff):
-/// `EVALSHA REDIS_GUARD_SHA1 1 key command ...argumentsAfterTheKey` on a
-/// moving key's old owner runs the command there when the key is there,
-/// else answers the error `MOVED_REPLY` and runs nothing.
+/// `EVALSHA REDIS_GUARD_SHA1 2 key transition.handoffMark command
+/// ...argumentsAfterTheKey` on a moving key's old owner runs the command
+/// there unless the key is missing and the mover set the mark; then it
+/// answers the error `MOVED_REPLY` and runs nothing.
 #[napi]
 pub const REDIS_GUARD: &str = shardring::handoff::REDIS_GUARD;
 

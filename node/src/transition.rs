@@ -92,6 +92,14 @@ impl Transition {
         route.map_err(|e| throw(&env, e))
     }
 
+    /// The handoff mark: `shardring:handoff:` and the fingerprint in 16 hex
+    /// digits, the key the mover sets on each old owner before it moves
+    /// keys; the guard's second key (core/SPEC.md, Handoff).
+    #[napi(getter)]
+    pub fn handoff_mark(&self) -> String {
+        self.transition.handoff_mark()
+    }
+
     /// The ring of the active members (where keys are read first).
     #[napi(getter)]
     pub fn read_ring(&self) -> Ring {

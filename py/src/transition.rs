@@ -110,6 +110,14 @@ impl PyTransition {
         })
     }
 
+    /// The handoff mark: "shardring:handoff:" and the fingerprint in 16 hex
+    /// digits, the key the mover sets on each old owner before it moves
+    /// keys; the guard's second key (core/SPEC.md, Handoff).
+    #[getter]
+    fn handoff_mark(&self) -> String {
+        self.transition.handoff_mark()
+    }
+
     /// The ring of the active members (where keys are read first).
     #[getter]
     fn read_ring(&self, py: Python<'_>) -> PyRing {

@@ -53,11 +53,11 @@ def main():
             clients[node] = redis.Redis(host=host, port=int(port), socket_timeout=10)
         return clients[node]
 
-    def guarded(node, key, command, args):
+    def guarded(node, mark, key, command, args):
         """EVALSHA, loading the guard on NOSCRIPT; None on the moved reply."""
         for _ in range(2):
             try:
-                return client(node).evalsha(shardring.REDIS_GUARD_SHA1, 1, key, command, *args)
+                return client(node).evalsha(shardring.REDIS_GUARD_SHA1, 2, key, mark, command, *args)
             except redis.exceptions.NoScriptError:
                 assert client(node).script_load(shardring.REDIS_GUARD) == shardring.REDIS_GUARD_SHA1
             except redis.exceptions.ResponseError as error:
@@ -86,14 +86,15 @@ def main():
             if command == "SET":
                 # INCR needs an integer: a SET stores one.
                 args = [str(rng.randint(0, 1000))]
-            route = follower.transition.route(key)
+            transition = follower.transition
+            route = transition.route(key)
             if not route.moving:
                 reply = client(route.new).execute_command(command, key, *args)
             elif unguarded:
                 reply = client(route.new).execute_command(command, key, *args)
                 client(route.old).execute_command(command, key, *args)
             else:
-                reply = guarded(route.old, key, command, args)
+                reply = guarded(route.old, transition.handoff_mark, key, command, args)
                 if reply is None:
                     reply = client(route.new).execute_command(command, key, *args)
             if command == "DEL":

@@ -40,22 +40,32 @@ def redises():
 def test_the_guard_runs_a_command_where_the_key_is_and_else_says_it_moved(redises):
     server = redis.Redis(host="127.0.0.1", port=redises[0].port)
     assert server.script_load(shardring.REDIS_GUARD) == shardring.REDIS_GUARD_SHA1
+    mark = shardring.Transition.between(shardring.Ring(["a"]), shardring.Ring(["a", "b"])).handoff_mark
+    assert mark.startswith("shardring:handoff:") and len(mark) == 34
+
+    def guard(key, *command):
+        return server.evalsha(shardring.REDIS_GUARD_SHA1, 2, key, mark, *command)
+
     server.set("here", 5)
-    assert server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "here", "INCRBY", "2") == 7
+    assert guard("here", "INCRBY", "2") == 7
     server.hset("h", "a", 1)
-    assert server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "h", "HINCRBY", "a", "3") == 4
-    assert server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "h", "HGETALL") == [b"a", b"4"]
+    assert guard("h", "HINCRBY", "a", "3") == 4
+    assert guard("h", "HGETALL") == [b"a", b"4"]
+    # Before the mover marks the server, a missing key is created here.
+    assert guard("early", "INCR") == 1 and server.get("early") == b"1"
+    server.set(mark, 1)
     with pytest.raises(redis.exceptions.ResponseError, match=f"^{shardring.MOVED_REPLY}$"):
-        server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "absent", "INCR")
+        guard("absent", "INCR")
     assert server.exists("absent") == 0, "a moved reply ran nothing"
+    assert guard("here", "GET") == b"7", "a key still here runs here"
     # An expired key is not there.
     server.set("brief", 1, px=1)
     time.sleep(0.01)
     with pytest.raises(redis.exceptions.ResponseError, match=shardring.MOVED_REPLY):
-        server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "brief", "GET")
+        guard("brief", "GET")
     # The command's own error comes back as itself.
     with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
-        server.evalsha(shardring.REDIS_GUARD_SHA1, 1, "h", "INCR")
+        guard("h", "INCR")
 
 
 def test_the_docs_client_follows_a_key_from_its_old_owner_to_its_new_one(redises):
@@ -67,6 +77,7 @@ def test_the_docs_client_follows_a_key_from_its_old_owner_to_its_new_one(redises
                                                                                  shardring.Ring([a, b]))})
     key = next(f"k{i}" for i in range(100) if follower.transition.route(f"k{i}").moving)
     clients[a].set(key, 1)
+    clients[a].set(follower.transition.handoff_mark, 1)  # the mover's mark
     assert scope["call"](follower, clients, key, "INCR") == 2, "the key is on its old owner: it runs there"
     assert clients[a].migrate("127.0.0.1", redises[1].port, [key], 0, 5000) == b"OK"
     assert scope["call"](follower, clients, key, "INCR") == 3, "moved: the guard says so and it runs on the new owner"
@@ -259,14 +270,19 @@ def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change
         for key in model.values:
             ttl = connections[new.get(key)].ttl(key)
             assert (ttl > 0) if key in model.ttl else (ttl == -1), f"{key}: ttl {ttl}"
+        mark = shardring.Transition.between(shardring.Ring(before), shardring.Ring(after)).handoff_mark
+        assert all(connections[node].exists(mark) for node in before), "the mover marked every old owner"
         for node, connection in connections.items():
             for key in connection.scan_iter(count=1000):
                 key = key.decode()
+                if key.startswith("shardring:handoff:"):
+                    assert key == mark and node in before, f"{key} on {node}"
+                    continue
                 assert new.get(key) == node, f"{key} stranded on {node}"
                 assert key.startswith("old:") or key in model.values, f"{key} came back after its DEL"
         assert sum(1 for i in range(1, 2001, 2) if 3500 < connections[new.get(f"old:{i}")].ttl(f"old:{i}") <= 3600) \
             == 1000, "times to live moved with their keys"
-        assert sum(c.dbsize() for c in connections.values()) == 20_000 + len(model.values)
+        assert sum(c.dbsize() for c in connections.values()) == 20_000 + len(model.values) + len(before)
     finally:
         for process, log in writers:
             if process.poll() is None:

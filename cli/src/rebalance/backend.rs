@@ -90,4 +90,10 @@ pub(crate) trait Backend {
         let _ = (target, keys);
         Err(Failure::source(format!("{source}: the {} backend cannot migrate keys atomically", self.name())))
     }
+    /// Sets the handoff mark `mark` on `server` and deletes the marks of
+    /// other transitions there (the handoff protocol's first step of a move).
+    fn mark(&mut self, server: &str, mark: &str) -> Result<(), Failure> {
+        let _ = mark;
+        Err(Failure::source(format!("{server}: the {} backend has no handoff mark", self.name())))
+    }
 }

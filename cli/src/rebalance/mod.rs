@@ -126,6 +126,9 @@ fn run(
         let scanned = pass.tallies.values().map(|t| t.scanned).sum();
         return report_plan(args, plan, &pass.tallies, &work, scanned, out);
     }
+    if args.migrate {
+        pass.mark_sources();
+    }
     // At least two scans: the second finds what the first missed.
     loop {
         let work = pass.scan();
@@ -166,7 +169,9 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             let _ = events.recv_timeout(Duration::from_millis(500));
             continue;
         }
-        let plan = Plan::new(Arc::clone(transition.old_ring()), Arc::clone(transition.new_ring()))?;
+        let mut plan = Plan::new(Arc::clone(transition.old_ring()), Arc::clone(transition.new_ring()))?;
+        // The mark clients' guards read is their follower's transition's.
+        plan.mark = transition.handoff_mark();
         // Clients' followers take a moment to see the transition and start
         // writing to both owners; a key written to its old owner alone
         // before then must be in the scan.

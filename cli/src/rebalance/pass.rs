@@ -229,6 +229,22 @@ impl Pass<'_> {
         Ok(())
     }
 
+    /// `--migrate`, before any key moves: sets the plan's handoff mark on
+    /// every source not down, after which clients' guards send a key
+    /// missing there to its new owner; a source that cannot be marked is
+    /// reported and left out.
+    pub(super) fn mark_sources(&mut self) {
+        for source in self.plan.sources() {
+            if self.down.contains(&source) {
+                continue;
+            }
+            if let Err(failure) = self.store.mark(self.args.address(&source), &self.plan.mark) {
+                self.tallies.entry(source.clone()).or_default().error.get_or_insert(failure.message);
+                self.down.insert(source);
+            }
+        }
+    }
+
     /// `--migrate`'s last listing: every source not down listed again, and
     /// the keys still on a source that should have left it counted as
     /// remaining, the first few named in the source's error. A clean

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use shardring::{MovedArc, Ring};
+use shardring::{MovedArc, Ring, Transition};
 
 use crate::error::CliError;
 
@@ -16,6 +16,9 @@ pub(super) struct Plan {
     arcs: Vec<MovedArc>,
     /// The diff's moved share of the hash space.
     pub(super) predicted: f64,
+    /// `--migrate`: the handoff mark the mover sets on each old owner
+    /// (`Transition::handoff_mark`), the key clients' guards read.
+    pub(super) mark: String,
 }
 
 impl Plan {
@@ -23,7 +26,8 @@ impl Plan {
         let diff = old.diff(&new)?;
         let mut arcs = diff.arcs;
         arcs.sort_unstable_by_key(|a| a.start);
-        Ok(Plan { old, new, arcs, predicted: diff.moved_share })
+        let mark = Transition::between(&old, &new)?.handoff_mark();
+        Ok(Plan { old, new, arcs, predicted: diff.moved_share, mark })
     }
 
     /// Where `key`, held by `source`, must go: its new owner when that is

@@ -9,6 +9,8 @@ use std::collections::HashMap;
 
 use redis::{Connection, ConnectionLike, RedisError, Value};
 
+use shardring::handoff::MARK_PREFIX;
+
 use super::backend::{Backend, Deletion, Failure, Key, Outcome};
 
 /// Redis servers by address (`host:port`, the node ids).
@@ -85,7 +87,9 @@ impl Backend for Redis {
         loop {
             let (next, batch): (u64, Vec<Vec<u8>>) =
                 self.run(server, redis::cmd("SCAN").arg(cursor).arg("COUNT").arg(1000)).map_err(Failure::source)?;
-            keys.extend(batch.into_iter().map(|bytes| Key { bytes, expiry: None, size: 0 }));
+            // Handoff marks are the mover's, not data.
+            let data = batch.into_iter().filter(|bytes| !bytes.starts_with(MARK_PREFIX.as_bytes()));
+            keys.extend(data.map(|bytes| Key { bytes, expiry: None, size: 0 }));
             if next == 0 {
                 // SCAN may return a key twice.
                 keys.sort_unstable_by(|a, b| a.bytes.cmp(&b.bytes));
@@ -208,6 +212,26 @@ impl Backend for Redis {
                 ))),
             })
             .collect()
+    }
+
+    /// `SCAN ... MATCH shardring:handoff:*` for the marks of other
+    /// transitions, `DEL` of each, then `SET mark 1`.
+    fn mark(&mut self, server: &str, mark: &str) -> Result<(), Failure> {
+        let mut cursor: u64 = 0;
+        let pattern = format!("{MARK_PREFIX}*");
+        loop {
+            let (next, found): (u64, Vec<Vec<u8>>) = self
+                .run(server, redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000))
+                .map_err(Failure::source)?;
+            for other in found.iter().filter(|k| k.as_slice() != mark.as_bytes()) {
+                let _: i64 = self.run(server, redis::cmd("DEL").arg(other)).map_err(Failure::source)?;
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        self.run::<()>(server, redis::cmd("SET").arg(mark).arg(1)).map_err(Failure::source)
     }
 }
 

@@ -435,9 +435,10 @@ class FollowerEvents:
     def __next__(self) -> dict[str, Any]: ...
 
 REDIS_GUARD: Final[str]
-"""The Lua source of the Redis handoff guard: ``EVALSHA REDIS_GUARD_SHA1 1
-key command *arguments_after_the_key`` on a moving key's old owner runs the
-command there when the key is there, else answers the error MOVED_REPLY."""
+"""The Lua source of the Redis handoff guard: ``EVALSHA REDIS_GUARD_SHA1 2
+key transition.handoff_mark command *arguments_after_the_key`` on a moving
+key's old owner runs the command there unless the key is missing and the
+mover set the mark; then it answers the error MOVED_REPLY."""
 REDIS_GUARD_SHA1: Final[str]
 """SHA-1 of REDIS_GUARD, 40 lowercase hex digits."""
 MOVED_REPLY: Final[str]
@@ -473,6 +474,9 @@ class Transition:
         """Where to read ``key``: the active owner, then the old owner when it differs."""
     def write_nodes(self, key: _Key, /) -> list[str]:
         """Where to write ``key``: the active owner, then the new owner when it differs."""
+    @property
+    def handoff_mark(self) -> str:
+        """The guard's second key: "shardring:handoff:" and the fingerprint in 16 hex digits."""
     def route(self, key: _Key, /) -> Route:
         """Where ``key`` is (its old ring owner) and where it goes (its new
         ring owner); core/SPEC.md, Handoff."""

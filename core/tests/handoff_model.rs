@@ -1,0 +1,316 @@
+//! The handoff protocol (`core/SPEC.md`, *Handoff*), model-checked with
+//! stateright: every interleaving of two clients, the mover, a crash of
+//! each and the membership change, for one moving key whose old owner holds
+//! a counter.
+//!
+//! Each client sends a few commands (`INCR`, `DEL`, `SET`). A client first
+//! runs on the old ring (it writes the old owner directly) until it learns
+//! of the transition; the mover starts only once every client has (the
+//! grace period). Under the protocol a client sends each command through
+//! the guard on the old owner (one atomic step: run it if the key is there,
+//! else "moved") and, when moved, to the new owner (a second atomic step).
+//! The mover's `MIGRATE` is one atomic step; the members change state once
+//! a listing finds the key gone from the old owner. After that a client
+//! may still use the guard (it has not heard yet) or send to the new owner.
+//! A client may crash between its steps; so may the mover, and a restarted
+//! mover starts over.
+//!
+//! Properties: the key is never on both servers; once everything is done
+//! the new owner holds the acknowledged commands applied in the order they
+//! were acknowledged, and the old owner holds nothing (nothing lost, no
+//! deleted key back). With the guard removed (the cache's dual write:
+//! commands to both owners, a copy with `RESTORE` that does not replace,
+//! then a delete from the old owner) the checker finds the lost increments
+//! that a Redis scale-out showed.
+
+use stateright::{Checker, Model, Property};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Command {
+    Incr,
+    Del,
+    Set(i8),
+}
+
+impl Command {
+    fn apply(self, value: Option<i8>) -> Option<i8> {
+        match self {
+            Command::Incr => Some(value.unwrap_or(0) + 1),
+            Command::Del => None,
+            Command::Set(v) => Some(v),
+        }
+    }
+}
+
+/// Where a client is in its current command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Stage {
+    /// About to send it (through the guard, or to a server directly).
+    Send,
+    /// The guard answered "moved": about to send it to the new owner.
+    Moved,
+    /// Dual write: the old owner took it; about to send it to the new owner.
+    Second,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Client {
+    /// Index of its current command.
+    next: usize,
+    stage: Stage,
+    knows_transition: bool,
+    knows_promotion: bool,
+    crashed: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Mover {
+    Waiting,
+    /// The key is migrated (or, dual-write mode, copied): the listing of the
+    /// old owner (or the delete from it) comes next.
+    Copied,
+    /// Every moving key is off the old owner: the members may change state.
+    Done,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct State {
+    old: Option<i8>,
+    new: Option<i8>,
+    clients: Vec<Client>,
+    mover: Mover,
+    /// The mover's mark on the old owner: keys missing there have moved.
+    marked: bool,
+    promoted: bool,
+    /// The acknowledged commands applied in acknowledgement order.
+    expected: Option<i8>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Action {
+    Learn(usize),
+    LearnPromotion(usize),
+    Step(usize),
+    CrashClient(usize),
+    Mark,
+    Migrate,
+    CheckLeft,
+    CrashMover,
+    Promote,
+}
+
+/// What clients and the mover do with a moving key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Protocol {
+    /// The handoff protocol: the guard runs a command on the old owner
+    /// when the key is there or the old owner is not yet marked as moving;
+    /// the mover marks the old owner, then migrates.
+    Guard,
+    /// The guard without the mark: a key missing from the old owner counts
+    /// as moved even before the mover starts.
+    GuardWithoutMark,
+    /// The cache's dual write: commands to both owners, a copy that does
+    /// not replace, then a delete from the old owner.
+    DualWrite,
+}
+
+struct Handoff {
+    protocol: Protocol,
+    commands: Vec<Vec<Command>>,
+}
+
+impl Handoff {
+    fn client_done(&self, state: &State, c: usize) -> bool {
+        state.clients[c].crashed || state.clients[c].next == self.commands[c].len()
+    }
+
+    fn all_done(&self, state: &State) -> bool {
+        (0..self.commands.len()).all(|c| self.client_done(state, c)) && state.promoted
+    }
+}
+
+impl Model for Handoff {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        let client =
+            Client { next: 0, stage: Stage::Send, knows_transition: false, knows_promotion: false, crashed: false };
+        vec![State {
+            old: Some(10),
+            new: None,
+            clients: vec![client; self.commands.len()],
+            mover: Mover::Waiting,
+            marked: false,
+            promoted: false,
+            expected: Some(10),
+        }]
+    }
+
+    fn actions(&self, state: &State, actions: &mut Vec<Action>) {
+        for (c, client) in state.clients.iter().enumerate() {
+            if self.client_done(state, c) {
+                continue;
+            }
+            if !client.knows_transition && client.stage == Stage::Send {
+                actions.push(Action::Learn(c));
+            }
+            if state.promoted && !client.knows_promotion && client.stage == Stage::Send {
+                actions.push(Action::LearnPromotion(c));
+            }
+            actions.push(Action::Step(c));
+            actions.push(Action::CrashClient(c));
+        }
+        // The grace period: the mover starts once every client knows.
+        let grace = state.clients.iter().all(|c| c.knows_transition || c.crashed);
+        match state.mover {
+            Mover::Waiting if grace && self.protocol == Protocol::Guard && !state.marked => actions.push(Action::Mark),
+            Mover::Waiting if grace => actions.push(Action::Migrate),
+            Mover::Copied => actions.push(Action::CheckLeft),
+            _ => {}
+        }
+        if state.mover != Mover::Done {
+            actions.push(Action::CrashMover);
+        }
+        if state.mover == Mover::Done && !state.promoted {
+            actions.push(Action::Promote);
+        }
+    }
+
+    fn next_state(&self, state: &State, action: Action) -> Option<State> {
+        let mut next = state.clone();
+        match action {
+            Action::Learn(c) => next.clients[c].knows_transition = true,
+            Action::LearnPromotion(c) => next.clients[c].knows_promotion = true,
+            Action::CrashClient(c) => next.clients[c].crashed = true,
+            Action::Step(c) => {
+                let command = self.commands[c][state.clients[c].next];
+                let client = &mut next.clients[c];
+                let ack = |next: &mut State, c: usize| {
+                    next.expected = command.apply(next.expected);
+                    next.clients[c].next += 1;
+                    next.clients[c].stage = Stage::Send;
+                };
+                match client.stage {
+                    Stage::Send if !client.knows_transition => {
+                        // Still on the old ring: the old owner is the owner.
+                        next.old = command.apply(next.old);
+                        ack(&mut next, c);
+                    }
+                    Stage::Send if client.knows_promotion => {
+                        next.new = command.apply(next.new);
+                        ack(&mut next, c);
+                    }
+                    Stage::Send if self.protocol != Protocol::DualWrite => {
+                        let moved = next.old.is_none() && (next.marked || self.protocol == Protocol::GuardWithoutMark);
+                        if !moved {
+                            next.old = command.apply(next.old);
+                            ack(&mut next, c);
+                        } else {
+                            client.stage = Stage::Moved;
+                        }
+                    }
+                    Stage::Send => {
+                        next.old = command.apply(next.old);
+                        client.stage = Stage::Second;
+                    }
+                    Stage::Moved | Stage::Second => {
+                        next.new = command.apply(next.new);
+                        ack(&mut next, c);
+                    }
+                }
+            }
+            Action::Mark => next.marked = true,
+            Action::Migrate if self.protocol != Protocol::DualWrite => {
+                // MIGRATE ... REPLACE: atomic on the old owner.
+                if let Some(value) = next.old.take() {
+                    next.new = Some(value);
+                }
+                next.mover = Mover::Copied;
+            }
+            Action::Migrate => {
+                // DUMP + RESTORE without REPLACE: a dual write's value stays.
+                if next.new.is_none() {
+                    next.new = next.old;
+                }
+                next.mover = Mover::Copied;
+            }
+            // The listing after the move: done when the old owner holds
+            // nothing, else migrate again.
+            Action::CheckLeft if self.protocol != Protocol::DualWrite => {
+                next.mover = if next.old.is_none() { Mover::Done } else { Mover::Waiting }
+            }
+            Action::CheckLeft => {
+                // --delete: the old copy goes once the new owner holds the key.
+                if next.new.is_some() {
+                    next.old = None;
+                }
+                next.mover = Mover::Done;
+            }
+            Action::CrashMover => next.mover = Mover::Waiting,
+            Action::Promote => next.promoted = true,
+        }
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("never on both servers", |model: &Handoff, state: &State| {
+                model.protocol == Protocol::DualWrite || state.old.is_none() || state.new.is_none()
+            }),
+            Property::always("every acknowledged command survives", |model: &Handoff, state: &State| {
+                !model.all_done(state) || (state.new == state.expected && state.old.is_none())
+            }),
+            Property::sometimes("a command is sent on after the key moved", |_: &Handoff, state: &State| {
+                state.old.is_none() && state.new.is_some() && state.clients.iter().any(|c| c.next > 0)
+            }),
+        ]
+    }
+}
+
+fn check(protocol: Protocol) -> impl Checker<Handoff> {
+    let commands = vec![vec![Command::Incr, Command::Del, Command::Incr], vec![Command::Incr, Command::Set(3)]];
+    Handoff { protocol, commands }.checker().spawn_bfs().join()
+}
+
+/// The counterexample to "every acknowledged command survives" that the
+/// checker finds under `protocol`: the final values and the steps.
+fn lost(protocol: Protocol) -> (State, Vec<Action>) {
+    let checker = check(protocol);
+    let path = checker.discovery("every acknowledged command survives").expect("a lost command");
+    (path.last_state().clone(), path.into_actions())
+}
+
+#[test]
+fn under_the_protocol_no_interleaving_loses_or_resurrects_a_command() {
+    let checker = check(Protocol::Guard);
+    checker.assert_properties();
+    let states = checker.unique_state_count();
+    println!("handoff: {states} states, every property holds");
+    assert!(states > 1000, "{states} states: the model explores too little");
+}
+
+#[test]
+fn without_the_guard_the_checker_finds_a_command_lost_or_a_key_left_behind() {
+    let (last, steps) = lost(Protocol::DualWrite);
+    println!(
+        "dual write: {:?} on the new owner, {:?} on the old, {:?} acknowledged, after {steps:?}",
+        last.new, last.old, last.expected
+    );
+    assert!(last.new != last.expected || last.old.is_some());
+}
+
+/// Without the mover's mark, a key deleted during the grace period and then
+/// written by a client that knows the transition lands on the new owner,
+/// while a client still on the old ring writes it on the old owner: the
+/// key is on both, and the migration replaces the newer one.
+#[test]
+fn without_the_mark_a_key_written_during_the_grace_period_is_lost() {
+    let (last, steps) = lost(Protocol::GuardWithoutMark);
+    println!(
+        "guard without the mark: {:?} on the new owner, {:?} acknowledged, after {steps:?}",
+        last.new, last.expected
+    );
+    assert_ne!(last.new, last.expected);
+    assert!(check(Protocol::GuardWithoutMark).discovery("never on both servers").is_some());
+}
