@@ -21,7 +21,7 @@ import redis
 import shardring
 from servers import Redis
 from test_readme import run
-from test_rebalance import CLI, ROOT
+from test_rebalance import CLI, ROOT, config
 
 PREFIX = "/shardring/handoff"
 
@@ -293,3 +293,31 @@ def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change
             if process.poll() is None:
                 process.kill()
             process.wait()
+
+
+def test_a_migration_to_a_target_that_is_gone_fails_and_keeps_every_key(redises, tmp_path):
+    """--migrate --from/--to with the new server stopped: the run exits 1
+    naming it, every key stays on its old owner, and a run after the server
+    is back moves them."""
+    ids = [s.address for s in redises]
+    old, new = shardring.Ring(ids[:4]), shardring.Ring(ids)
+    connections = {s.address: redis.Redis(host="127.0.0.1", port=s.port) for s in redises}
+    for i in range(5000):
+        connections[old.get(f"k{i}")].set(f"k{i}", i)
+    paths = ["--from", config(tmp_path / "old.json", ids[:4]), "--to", config(tmp_path / "new.json", ids)]
+    redises[4].stop()
+    result = subprocess.run([str(CLI), "rebalance", *paths, "--backend", "redis", "--migrate", "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["failed"] > 0 and report["copied"] == 0, report
+    assert redises[4].address in json.dumps(report["servers"]), report["servers"]
+    assert all(connections[old.get(f"k{i}")].get(f"k{i}") == str(i).encode() for i in range(5000))
+    redises[4].start()
+    result = subprocess.run([str(CLI), "rebalance", *paths, "--backend", "redis", "--migrate", "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    moving = sum(old.get(f"k{i}") != new.get(f"k{i}") for i in range(5000))
+    assert report["copied"] == moving and report["remaining"] == 0, report
+    assert all(connections[new.get(f"k{i}")].get(f"k{i}") == str(i).encode() for i in range(5000))

@@ -90,6 +90,13 @@ pub(crate) trait Backend {
         let _ = (target, keys);
         Err(Failure::source(format!("{source}: the {} backend cannot migrate keys atomically", self.name())))
     }
+    /// One page of `server`'s keys from `cursor` (0 starts a listing): the
+    /// next cursor (0 when the listing is complete) and the keys. A key
+    /// present for the whole listing is in some page (Redis `SCAN`).
+    fn page(&mut self, server: &str, cursor: u64) -> Result<(u64, Vec<Key>), Failure> {
+        let _ = cursor;
+        Err(Failure::source(format!("{server}: the {} backend lists keys in one piece", self.name())))
+    }
     /// Sets the handoff mark `mark` on `server` and deletes the marks of
     /// other transitions there (the handoff protocol's first step of a move).
     fn mark(&mut self, server: &str, mark: &str) -> Result<(), Failure> {

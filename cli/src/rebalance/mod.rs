@@ -127,21 +127,26 @@ fn run(
         return report_plan(args, plan, &pass.tallies, &work, scanned, out);
     }
     if args.migrate {
+        // Listings, migrating as they go, until one finds no moving key.
         pass.mark_sources();
-    }
-    // At least two scans: the second finds what the first missed.
-    loop {
-        let work = pass.scan();
-        if work.is_empty() && pass.scans >= 2 {
-            break;
+        while pass.migrate_listing() > 0 {
+            if pass.scans > RESCANS {
+                pass.check_left();
+                break;
+            }
         }
-        pass.copy(&work)?;
-        if pass.scans > RESCANS {
-            break;
+    } else {
+        // At least two scans: the second finds what the first missed.
+        loop {
+            let work = pass.scan();
+            if work.is_empty() && pass.scans >= 2 {
+                break;
+            }
+            pass.copy(&work)?;
+            if pass.scans > RESCANS {
+                break;
+            }
         }
-    }
-    if args.migrate {
-        pass.check_left();
     }
     pass.bar.finish_and_clear();
     let tallies = pass.tallies;

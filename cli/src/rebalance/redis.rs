@@ -85,11 +85,8 @@ impl Backend for Redis {
         let mut keys = Vec::new();
         let mut cursor: u64 = 0;
         loop {
-            let (next, batch): (u64, Vec<Vec<u8>>) =
-                self.run(server, redis::cmd("SCAN").arg(cursor).arg("COUNT").arg(1000)).map_err(Failure::source)?;
-            // Handoff marks are the mover's, not data.
-            let data = batch.into_iter().filter(|bytes| !bytes.starts_with(MARK_PREFIX.as_bytes()));
-            keys.extend(data.map(|bytes| Key { bytes, expiry: None, size: 0 }));
+            let (next, page) = self.page(server, cursor)?;
+            keys.extend(page);
             if next == 0 {
                 // SCAN may return a key twice.
                 keys.sort_unstable_by(|a, b| a.bytes.cmp(&b.bytes));
@@ -98,6 +95,14 @@ impl Backend for Redis {
             }
             cursor = next;
         }
+    }
+
+    /// `SCAN cursor COUNT 10000`, without handoff marks (the mover's, not data).
+    fn page(&mut self, server: &str, cursor: u64) -> Result<(u64, Vec<Key>), Failure> {
+        let (next, batch): (u64, Vec<Vec<u8>>) =
+            self.run(server, redis::cmd("SCAN").arg(cursor).arg("COUNT").arg(SCAN_COUNT)).map_err(Failure::source)?;
+        let data = batch.into_iter().filter(|bytes| !bytes.starts_with(MARK_PREFIX.as_bytes()));
+        Ok((next, data.map(|bytes| Key { bytes, expiry: None, size: 0 }).collect()))
     }
 
     /// One pipeline of `DUMP` and `PTTL` per key on the source, then one of
@@ -234,6 +239,9 @@ impl Backend for Redis {
         self.run::<()>(server, redis::cmd("SET").arg(mark).arg(1)).map_err(Failure::source)
     }
 }
+
+/// Keys `SCAN` examines per call (a hint).
+const SCAN_COUNT: u64 = 10_000;
 
 /// How long `MIGRATE` waits for the target, in milliseconds.
 const MIGRATE_TIMEOUT_MS: u64 = 10_000;
