@@ -6,11 +6,9 @@ its old owner, and on the guard's moved reply on its new owner. Each
 acknowledged command is printed as one JSON line, in the order they were
 acknowledged; the test replays them into a model.
 
-    python handoff_writer.py ETCD_URL PREFIX WRITER_ID KEYS SEED [--unguarded]
+    python handoff_writer.py ETCD_URL PREFIX WRITER_ID KEYS SEED
 
---unguarded sends a moving key's command to its new owner and its old one,
-as a cache's dual write does (what the test shows loses data). Runs until
-SIGTERM, then prints "done" and exits 0."""
+Runs until SIGTERM, then prints "done" and exits 0."""
 
 import json
 import random
@@ -37,7 +35,6 @@ WEIGHTS = [4, 8, 4, 4, 4, 4, 1, 1]
 
 def main():
     url, prefix, writer, keys, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-    unguarded = "--unguarded" in sys.argv[6:]
     stop = False
 
     def on_term(*_):
@@ -90,9 +87,6 @@ def main():
             route = transition.route(key)
             if not route.moving:
                 reply = client(route.new).execute_command(command, key, *args)
-            elif unguarded:
-                reply = client(route.new).execute_command(command, key, *args)
-                client(route.old).execute_command(command, key, *args)
             else:
                 reply = guarded(route.old, transition.handoff_mark, key, command, args)
                 if reply is None:

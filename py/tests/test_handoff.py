@@ -19,22 +19,10 @@ import pytest
 import redis
 
 import shardring
-from servers import Redis
 from test_readme import run
-from test_rebalance import CLI, ROOT, config
+from test_rebalance import CLI, ROOT, config, redises  # noqa: F401 (redises is a fixture)
 
 PREFIX = "/shardring/handoff"
-
-
-@pytest.fixture
-def redises():
-    servers = []
-    try:
-        servers.extend(Redis() for _ in range(5))
-        yield servers
-    finally:
-        for server in servers:
-            server.close()
 
 
 def test_the_guard_runs_a_command_where_the_key_is_and_else_says_it_moved(redises):
