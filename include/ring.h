@@ -1184,6 +1184,18 @@ ring_result ring_follower_status(const ring_follower_t *follower,
                                  uint64_t *out_epochs);
 
 /**
+ * Writes the follower's current epoch number to `*out_epoch`: it only
+ * grows for the life of the follower, across an etcd restore too (when the
+ * revision of `ring_follower_status` and of the callback's events can go
+ * down); equal to the revision while the follower has read one store from
+ * its start (`core/SPEC.md`, *Epochs*). Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `follower` must be a live handle; `out_epoch` writable.
+ */
+ring_result ring_follower_epoch(const ring_follower_t *follower, uint64_t *out_epoch);
+
+/**
  * Writes the follower's current fingerprint (the `fingerprint` of
  * `ring_follower_status` and of its events: the current ring's, or with
  * members warming or draining the transition's) as text into `out_hex`:

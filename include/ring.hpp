@@ -836,8 +836,16 @@ class Follower {
         return s;
     }
 
-    /// The revision (epoch) the follower holds.
+    /// The revision the follower holds (etcd's: lower after a restore).
     int64_t revision() const { return status().revision; }
+
+    /// The epoch number: it only grows, across an etcd restore too
+    /// (ring_follower_epoch).
+    uint64_t epoch() const {
+        uint64_t epoch = 0;
+        detail::check(ring_follower_epoch(handle_, &epoch));
+        return epoch;
+    }
 
     /// The current fingerprint (Status::fingerprint, as the events give it)
     /// as 16 lowercase hex digits, zero-padded, as the CLI prints an epoch's

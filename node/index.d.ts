@@ -62,8 +62,18 @@ export declare class NativeFollower {
   _sync(): boolean
   /** The transition of the follower's `Ring` (with every member active, just the ring). */
   get transition(): Transition
-  /** The revision (epoch) the follower holds. */
+  /**
+   * The revision the follower holds: the etcd revision its ring was read
+   * at, or the number of successful reads of the file. It can go down
+   * when etcd is restored from an older snapshot; `epoch` does not.
+   */
   get revision(): number
+  /**
+   * The current epoch number: it only grows, across an etcd restore too;
+   * equal to `revision` while the follower has read one store from its
+   * start (`core/SPEC.md`, *Epochs*).
+   */
+  get epoch(): number
   /** The fingerprint of the follower's current ring. */
   get fingerprint(): bigint
   /**
@@ -71,7 +81,7 @@ export declare class NativeFollower {
    * hex digits, zero-padded), as `shardring watch` prints it.
    */
   get fingerprintHex(): string
-  /** `{ revision, fingerprint, fingerprintHex, connected, staleFor (seconds), lastError, epochs }`. */
+  /** `{ epoch, revision, fingerprint, fingerprintHex, connected, staleFor (seconds), lastError, epochs }`. */
   status(): FollowerStatus
   /** Stops the follower's thread (and its events); the ring keeps its last snapshot. */
   close(): void
@@ -369,6 +379,11 @@ export interface Flow {
 export interface FollowerEvent {
   /** `"epoch"`, `"rejected"`, `"disconnected"` or `"reconnected"`. */
   kind: string
+  /**
+   * The new epoch's number: it only grows, across an etcd restore too
+   * (`core/SPEC.md`, *Epochs*).
+   */
+  epoch?: number
   /** The revision of a new epoch or of a resynchronisation. */
   revision?: number
   /** The new ring's fingerprint. */
@@ -394,6 +409,8 @@ export interface FollowerEvent {
 
 /** A follower's status. */
 export interface FollowerStatus {
+  /** The current epoch number (it only grows). */
+  epoch: number
   /** The revision held. */
   revision: number
   /** The current ring's fingerprint. */

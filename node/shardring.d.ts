@@ -32,6 +32,9 @@ export type {
 
 /** A new ring (`'change'`) or a later revision of the same ring (`'epoch'`). */
 export interface EpochEvent {
+  /** The epoch number: it only grows, across an etcd restore too. */
+  epoch: number
+  /** etcd's revision (file: successful reads); lower after etcd is restored from an older snapshot. */
   revision: number
   fingerprint: bigint
   /** The fingerprint as text, 16 lowercase hex digits, zero-padded (as `Ring.fingerprintHex` and the CLI). */
@@ -57,8 +60,10 @@ export declare class Follower extends EventEmitter {
   static file(path: string, options?: { timeout?: number }): Promise<Follower>
   /** The current ring (read-only). */
   readonly ring: Ring
-  /** The revision (epoch) of the ring. */
+  /** The etcd revision the ring was read at (file: successful reads); lower after a restore. */
   readonly revision: number
+  /** The epoch number: it only grows, across an etcd restore too. */
+  readonly epoch: number
   /** The ring's fingerprint. */
   readonly fingerprint: bigint
   /** The ring's fingerprint as text, 16 lowercase hex digits, zero-padded (as the CLI prints it). */

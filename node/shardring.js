@@ -316,8 +316,9 @@ function followerError(error) {
  * a prefix in etcd (core/SPEC.md, Membership in etcd) or from a JSON ring
  * config file. `follower.ring` is a Ring every lookup can use; on each change
  * the follower moves the new ring into it on the JS thread, then emits
- * `'change'` with `{ revision, fingerprint, fingerprintHex, movedShare,
- * flows }` (`fingerprintHex`: the text the CLI prints). Other
+ * `'change'` with `{ epoch, revision, fingerprint, fingerprintHex, movedShare,
+ * flows }` (`fingerprintHex`: the text the CLI prints; `epoch` only grows,
+ * `revision` is etcd's and goes down when etcd is restored). Other
  * events: `'epoch'` (a later revision, same ring), `'rejected'` (a record
  * left out: `{ key, message }`), `'disconnected'` and `'reconnected'`. While
  * it runs it keeps the event loop alive; `close()` stops it.
@@ -332,7 +333,7 @@ class Follower extends EventEmitter {
     this._ringObject = cloneGuard(handle._ring(), 'Ring')
     this._closed = false
     // Events up to here are in the ring already (the first ring, read at start).
-    this._seen = handle.revision
+    this._seen = handle.epoch
   }
 
   /**
@@ -385,8 +386,9 @@ class Follower extends EventEmitter {
     if (this._closed) return
     const { kind, ...fields } = event
     if (kind === 'epoch') {
-      if (fields.revision <= this._seen) return
-      this._seen = fields.revision
+      // Epoch numbers only grow (revisions go down when etcd is restored).
+      if (fields.epoch <= this._seen) return
+      this._seen = fields.epoch
       this._refresh()
       this.emit(fields.changed ? 'change' : 'epoch', fields)
     } else {
@@ -428,10 +430,22 @@ class Follower extends EventEmitter {
     return this._native.transition.writeNodes(key)
   }
 
-  /** The etcd revision the ring was read at (file: successful reads). */
+  /**
+   * The etcd revision the ring was read at (file: successful reads); it goes
+   * down when etcd is restored from an older snapshot, `epoch` does not.
+   */
   get revision() {
     this._open()
     return this._native.revision
+  }
+
+  /**
+   * The epoch number: it only grows, across an etcd restore too; equal to
+   * `revision` while the follower has read one store from its start.
+   */
+  get epoch() {
+    this._open()
+    return this._native.epoch
   }
 
   /** The current ring's fingerprint (bigint). */
@@ -446,7 +460,7 @@ class Follower extends EventEmitter {
     return this._native.fingerprintHex
   }
 
-  /** `{ revision, fingerprint, fingerprintHex, connected, staleFor, lastError, epochs }`. */
+  /** `{ epoch, revision, fingerprint, fingerprintHex, connected, staleFor, lastError, epochs }`. */
   status() {
     this._open()
     return this._native.status()

@@ -288,13 +288,13 @@ pub(crate) fn watch(args: &WatchArgs, out: &mut impl Write) -> Result<(), CliErr
     }
     let epoch = follower.epoch();
     let mut printed = 1;
-    print_epoch(out, args.json, epoch.revision, epoch.fingerprint, epoch.ring.nodes().len(), None)?;
+    print_epoch(out, args.json, (epoch.number, epoch.revision), epoch.fingerprint, epoch.ring.nodes().len(), None)?;
     while !stop.load(Ordering::Relaxed) && args.count.is_none_or(|c| printed < c) {
         let Ok(event) = events.recv_timeout(Duration::from_millis(100)) else { continue };
         match event {
-            Event::Epoch { revision, fingerprint, changed: true, diff } => {
+            Event::Epoch { epoch, revision, fingerprint, changed: true, diff } => {
                 let nodes = follower.ring().nodes().len();
-                print_epoch(out, args.json, revision, fingerprint, nodes, diff.as_deref())?;
+                print_epoch(out, args.json, (epoch, revision), fingerprint, nodes, diff.as_deref())?;
                 printed += 1;
             }
             Event::Rejected(rejected) if args.json => writeln!(
@@ -322,10 +322,13 @@ pub(crate) fn watch(args: &WatchArgs, out: &mut impl Write) -> Result<(), CliErr
     Ok(())
 }
 
+/// One epoch: text `epoch N  fingerprint F  K nodes  moved ...` (N the
+/// epoch number, which only grows; the revision too when it differs, after
+/// etcd was restored), or a JSON line with both.
 fn print_epoch(
     out: &mut impl Write,
     json: bool,
-    revision: i64,
+    (number, revision): (u64, i64),
     fingerprint: u64,
     nodes: usize,
     diff: Option<&shardring::RingDiff>,
@@ -338,6 +341,7 @@ fn print_epoch(
             .collect();
         let line = serde_json::json!({
             "kind": "epoch",
+            "epoch": number,
             "revision": revision,
             "fingerprint": format!("{fingerprint:016x}"),
             "nodes": nodes,
@@ -347,7 +351,11 @@ fn print_epoch(
         });
         writeln!(out, "{line}")?;
     } else {
-        write!(out, "epoch {revision}  fingerprint {fingerprint:016x}  {}", counted(nodes, "node"))?;
+        write!(out, "epoch {number}")?;
+        if u64::try_from(revision).ok() != Some(number) {
+            write!(out, " (revision {revision})")?;
+        }
+        write!(out, "  fingerprint {fingerprint:016x}  {}", counted(nodes, "node"))?;
         if let Some(diff) = diff {
             write!(out, "  moved {:.4}%", 100.0 * diff.moved_share)?;
             for flow in diff.flows.iter().take(4) {

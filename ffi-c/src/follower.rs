@@ -290,6 +290,26 @@ pub unsafe extern "C" fn ring_follower_status(
     })
 }
 
+/// Writes the follower's current epoch number to `*out_epoch`: it only
+/// grows for the life of the follower, across an etcd restore too (when the
+/// revision of `ring_follower_status` and of the callback's events can go
+/// down); equal to the revision while the follower has read one store from
+/// its start (`core/SPEC.md`, *Epochs*). Errors: `RING_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `follower` must be a live handle; `out_epoch` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_follower_epoch(follower: *const ring_follower_t, out_epoch: *mut u64) -> ring_result {
+    boundary(|| {
+        non_null!(out_epoch);
+        // SAFETY: a live handle by contract.
+        let epoch = unsafe { follower_ref(follower)? }.epoch();
+        // SAFETY: checked non-NULL; writable by contract.
+        unsafe { write(out_epoch, epoch.number) };
+        Ok(())
+    })
+}
+
 /// Writes the follower's current fingerprint (the `fingerprint` of
 /// `ring_follower_status` and of its events: the current ring's, or with
 /// members warming or draining the transition's) as text into `out_hex`:

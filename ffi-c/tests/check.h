@@ -73,6 +73,7 @@ static inline ring_result check_no_panic(ring_result rc, const char *function, c
 #define ring_follower_ring(...) RING_NO_PANIC(ring_follower_ring, __VA_ARGS__)
 #define ring_follower_transition(...) RING_NO_PANIC(ring_follower_transition, __VA_ARGS__)
 #define ring_follower_status(...) RING_NO_PANIC(ring_follower_status, __VA_ARGS__)
+#define ring_follower_epoch(...) RING_NO_PANIC(ring_follower_epoch, __VA_ARGS__)
 #define ring_follower_fingerprint_hex(...) RING_NO_PANIC(ring_follower_fingerprint_hex, __VA_ARGS__)
 #define ring_follower_wait(...) RING_NO_PANIC(ring_follower_wait, __VA_ARGS__)
 #define ring_transition_new_from_json(...) RING_NO_PANIC(ring_transition_new_from_json, __VA_ARGS__)

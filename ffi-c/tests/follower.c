@@ -91,6 +91,10 @@ static void etcd_follower(void) {
     double stale = -1;
     CHECK(ring_follower_status(follower, &revision, &fingerprint, &connected, &stale, &epochs) == RING_OK, "status");
     CHECK(connected == 1 && stale == 0.0 && epochs > epochs_before, "connected, fresh, epochs counted");
+    uint64_t epoch = 0;
+    CHECK(ring_follower_epoch(follower, &epoch) == RING_OK && epoch == (uint64_t)revision,
+          "one store read from the start: epoch %llu is the revision %lld", (unsigned long long)epoch,
+          (long long)revision);
     CHECK(atomic_load(&changes) >= 1 && atomic_load(&rejections) == 1, "callbacks: %d changes, %d rejections",
           atomic_load(&changes), atomic_load(&rejections));
     ring_t *ring = NULL;
@@ -144,6 +148,8 @@ static void errors(void) {
     ring_t *ring = NULL;
     CHECK(ring_follower_ring(NULL, &ring, NULL) == RING_NULL_ARGUMENT, "NULL follower");
     CHECK(ring_follower_status(NULL, NULL, NULL, NULL, NULL, NULL) == RING_NULL_ARGUMENT, "NULL follower");
+    uint64_t epoch = 7;
+    CHECK(ring_follower_epoch(NULL, &epoch) == RING_NULL_ARGUMENT && epoch == 7, "NULL follower");
     CHECK(ring_follower_wait(NULL, 1, 1, NULL) == RING_NULL_ARGUMENT, "NULL follower");
     CHECK(strcmp(ring_result_name(RING_TIMEOUT), "RING_TIMEOUT") == 0, "code name");
     ring_follower_free(NULL);

@@ -463,10 +463,10 @@ static void follower() {
     {
         shardring::Follower f = shardring::Follower::file(path, 5000, on_event, &changes);
         shardring::Ring first = f.ring();
-        CHECK(first.size() == 2 && f.revision() == 1, "the first ring");
+        CHECK(first.size() == 2 && f.revision() == 1 && f.epoch() == 1, "the first ring");
         write("{\"format_version\": 1, \"nodes\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\"}]}");
         CHECK(f.wait_for_revision(2, 10000) == 2, "the replaced file");
-        CHECK(f.ring().size() == 3 && first.size() == 2, "new ring; the old one unchanged");
+        CHECK(f.ring().size() == 3 && first.size() == 2 && f.epoch() == 2, "new ring; the old one unchanged");
         shardring::Follower::Status status = f.status();
         CHECK(status.connected && status.epochs >= 2 && status.fingerprint == f.ring().fingerprint(), "status");
         char printed[32];

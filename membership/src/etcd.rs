@@ -211,7 +211,7 @@ async fn session(
             Ok(None) => {}
             Ok(Some(reason)) => {
                 // Another store: its history is not the one the watch would resume.
-                shared.disconnected(reason);
+                shared.replaced(reason);
                 position.resume = None;
             }
             Err(message) => return Ended::Failed(message),
@@ -369,8 +369,7 @@ fn apply(position: &mut Position, shared: &FollowerState, batch: Vec<WatchRespon
         }
         if let Some(header) = response.header() {
             if position.cluster.is_some_and(|cluster| cluster != header.cluster_id()) {
-                shared
-                    .disconnected(format!("etcd's watch answers as another cluster (id {:016x})", header.cluster_id()));
+                shared.replaced(format!("etcd's watch answers as another cluster (id {:016x})", header.cluster_id()));
                 return Some(Ended::Resync);
             }
             revision = revision.max(header.revision());

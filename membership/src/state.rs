@@ -20,7 +20,16 @@ pub struct Epoch {
     /// The etcd revision the ring was read at (the store's revision, which
     /// other keys in the same etcd also advance); for a file source, the
     /// number of times the file was read successfully. 0 before the first ring.
+    /// Within one store it only grows; after the store was replaced (a
+    /// restore from an older snapshot, a wipe) it is the new store's, which
+    /// can be lower: order epochs by [`Epoch::number`].
     pub revision: i64,
+    /// The epoch number, which only grows for the life of a follower, across
+    /// store replacements too (`core/SPEC.md`, *Epochs*): the first ring's
+    /// number is its revision, and each later epoch adds the revision's
+    /// growth, or 1 when the revision did not grow (a replaced store). While
+    /// a follower reads one store from its start, number == revision.
+    pub number: u64,
     /// The ring of the active members: where keys are read (with every
     /// member active, the ring).
     pub ring: Arc<Ring>,
@@ -39,6 +48,8 @@ pub enum Event {
     /// A new epoch: the ring changed (`changed`), or the follower learnt that
     /// its ring is still current at a later revision.
     Epoch {
+        /// The new epoch number ([`Epoch::number`]): it only grows.
+        epoch: u64,
         /// The new revision.
         revision: i64,
         /// The ring's fingerprint.
@@ -73,6 +84,8 @@ pub enum Event {
 pub struct Status {
     /// The current epoch's revision.
     pub revision: i64,
+    /// The current epoch's number ([`Epoch::number`]).
+    pub epoch: u64,
     /// The current ring's fingerprint.
     pub fingerprint: u64,
     /// Whether the source answered at the last attempt.
@@ -105,6 +118,9 @@ struct Health {
     since: Instant,
     last_error: Option<String>,
     epochs: u64,
+    /// The source found another store than the one it read: the next
+    /// publication is a new epoch even when ring and revision look the same.
+    replaced: bool,
 }
 
 /// A follower's state, shared by its handle and its source's task.
@@ -116,9 +132,9 @@ pub(crate) struct FollowerState {
     health: Mutex<Health>,
     /// Notified whenever an epoch is published or the thread ends.
     published: Condvar,
-    /// Each subscriber, with the revision current when it subscribed: it
-    /// hears of later epochs only.
-    subscribers: Mutex<Vec<(mpsc::Sender<Event>, i64)>>,
+    /// Each subscriber, with the epoch number current when it subscribed:
+    /// it hears of later epochs only.
+    subscribers: Mutex<Vec<(mpsc::Sender<Event>, u64)>>,
     hook: Option<Hook>,
     on_epoch: Option<EpochHook>,
     /// Asks the source to confirm its revision (an etcd progress request).
@@ -156,6 +172,7 @@ impl FollowerState {
         FollowerState {
             current: RwLock::new(Arc::new(Epoch {
                 revision: 0,
+                number: 0,
                 fingerprint: transition.fingerprint(),
                 ring,
                 transition,
@@ -166,6 +183,7 @@ impl FollowerState {
                 since: Instant::now(),
                 last_error: None,
                 epochs: 0,
+                replaced: false,
             }),
             published: Condvar::new(),
             subscribers: Mutex::new(Vec::new()),
@@ -193,6 +211,7 @@ impl FollowerState {
         let health = lock(&self.health);
         Status {
             revision: epoch.revision,
+            epoch: epoch.number,
             fingerprint: epoch.fingerprint,
             connected: health.connected,
             stale_for: if health.connected { Duration::ZERO } else { health.since.elapsed() },
@@ -204,11 +223,11 @@ impl FollowerState {
     /// A channel that receives every event from now on.
     /// A receiver of the events from now on. An epoch is swapped in before
     /// its event goes out, so a subscriber that arrives in between would hear
-    /// of the epoch it already reads; it hears of later revisions only.
+    /// of the epoch it already reads; it hears of later epochs only.
     pub(crate) fn subscribe(&self) -> mpsc::Receiver<Event> {
         let (sender, receiver) = mpsc::channel();
         let mut subscribers = lock(&self.subscribers);
-        subscribers.push((sender, self.load().revision));
+        subscribers.push((sender, self.load().number));
         receiver
     }
 
@@ -262,12 +281,12 @@ impl FollowerState {
         if let Some(hook) = &self.hook {
             hook(&event, &epoch);
         }
-        let epoch_revision = match &event {
-            Event::Epoch { revision, .. } => Some(*revision),
+        let number = match &event {
+            Event::Epoch { epoch, .. } => Some(*epoch),
             _ => None,
         };
-        lock(&self.subscribers).retain(|(subscriber, since)| match epoch_revision {
-            Some(revision) if revision <= *since => true,
+        lock(&self.subscribers).retain(|(subscriber, since)| match number {
+            Some(number) if number <= *since => true,
             _ => subscriber.send(event.clone()).is_ok(),
         });
     }
@@ -281,11 +300,14 @@ impl FollowerState {
         };
         let fingerprint = transition.fingerprint();
         let changed = changed && (fingerprint != previous.fingerprint || previous.revision == 0);
-        if !changed && revision <= previous.revision {
+        let replaced = std::mem::take(&mut lock(&self.health).replaced);
+        if !changed && !replaced && revision <= previous.revision {
             return;
         }
+        // Revisions grow within one store; a replaced store's can be lower.
+        let number = previous.number + revision.saturating_sub(previous.revision).max(1) as u64;
         let ring = Arc::clone(transition.read_ring());
-        let epoch = Arc::new(Epoch { revision, ring, transition, fingerprint });
+        let epoch = Arc::new(Epoch { revision, number, ring, transition, fingerprint });
         self.store(Arc::clone(&epoch));
         if let Some(on_epoch) = &self.on_epoch {
             on_epoch(&epoch);
@@ -300,11 +322,20 @@ impl FollowerState {
         } else {
             None
         };
-        self.emit(Event::Epoch { revision, fingerprint, changed, diff });
+        self.emit(Event::Epoch { epoch: number, revision, fingerprint, changed, diff });
     }
 
     pub(crate) fn reject(&self, rejected: Rejected) {
         self.emit(Event::Rejected(rejected));
+    }
+
+    /// The source holds another store than the one the follower read (a
+    /// restore, a wipe, another cluster): reported as a disconnection
+    /// naming `reason`; the ring read from the new store is the next epoch,
+    /// numbered above the last one whatever its revision.
+    pub(crate) fn replaced(&self, reason: String) {
+        lock(&self.health).replaced = true;
+        self.disconnected(reason);
     }
 
     /// The source failed; the first failure after a success starts the

@@ -20,7 +20,10 @@ const WAIT: Duration = Duration::from_secs(30);
 /// so the follower reads the prefix again, says why, and follows the new
 /// store's members; three times over, so that whichever reconnect path runs,
 /// the check is in it. Before, it resumed its watch at revision 151 and
-/// kept the old ring, reporting itself connected.
+/// kept the old ring, reporting itself connected. The epoch numbers the
+/// follower publishes only grow, though the new store's revisions are far
+/// below the old one's, and a subscriber from before the wipe hears of the
+/// new store's epochs.
 #[test]
 fn a_follower_reads_a_wiped_etcd_again() {
     let mut etcd = Etcd::start();
@@ -48,7 +51,11 @@ fn a_follower_reads_a_wiped_etcd_again() {
     // watch is running when etcd goes away, so the follower resumes it.
     let revision = admin.put_member("c", &MemberRecord::new(1.0)).unwrap();
     assert!(follower.wait_for_revision(revision, WAIT).unwrap().revision >= revision);
+    let subscriber = follower.subscribe();
+    let mut numbers = Vec::new();
+    assert_eq!(follower.epoch().number, follower.epoch().revision as u64, "one store from the start");
     for round in 0..3 {
+        let before = follower.epoch();
         etcd.wipe_and_restart();
         let mut admin = Admin::connect(&endpoints, PREFIX).unwrap();
         let (x, y) = (format!("x{round}"), format!("y{round}"));
@@ -59,10 +66,28 @@ fn a_follower_reads_a_wiped_etcd_again() {
             follower.epoch().fingerprint == want.fingerprint()
         });
         println!("etcd wiped (round {round}): the follower read the new store after {:.1} s", took.as_secs_f64());
-        let reasons: Vec<String> = events
+        let mut reasons = Vec::new();
+        for event in events.try_iter() {
+            match event {
+                Event::Disconnected { message } => reasons.push(message),
+                Event::Epoch { epoch, .. } => numbers.push(epoch),
+                _ => {}
+            }
+        }
+        let after = follower.epoch();
+        assert!(
+            after.revision < before.revision && after.number > before.number,
+            "round {round}: revision {} -> {}, epoch {} -> {}",
+            before.revision,
+            after.revision,
+            before.number,
+            after.number
+        );
+        let heard: Vec<u64> = subscriber
             .try_iter()
-            .filter_map(|e| if let Event::Disconnected { message } = e { Some(message) } else { None })
+            .filter_map(|e| if let Event::Epoch { epoch, .. } = e { Some(epoch) } else { None })
             .collect();
+        assert!(heard.contains(&after.number), "round {round}: the subscriber heard {heard:?}, not {}", after.number);
         assert!(
             reasons.iter().any(|m| m.contains("reading /shardring/test/ again")),
             "round {round}: the follower said why it read the prefix again: {reasons:?}"
@@ -71,4 +96,5 @@ fn a_follower_reads_a_wiped_etcd_again() {
         let revision = admin.put_member("z", &MemberRecord::new(1.0)).unwrap();
         assert!(follower.wait_for_revision(revision, WAIT).unwrap().revision >= revision);
     }
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "epoch numbers only grow: {numbers:?}");
 }

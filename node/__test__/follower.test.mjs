@@ -222,3 +222,42 @@ test('a follower follows member states', async () => {
     follower.close()
   }
 })
+
+test('a wiped etcd is read again; epoch only grows while revision falls', { timeout: 60000 }, async () => {
+  const own = await Etcd.start()
+  const follower = await (async () => {
+    for (let i = 0; i < 60; i++) own.put(`${PREFIX}/members/a`, JSON.stringify({ weight: 1 + (i % 3) }))
+    return Follower.etcd(own.url, PREFIX)
+  })()
+  try {
+    assert.ok(follower.revision >= 60 && follower.epoch === follower.revision, 'one store from its start')
+    const numbers = []
+    follower.on('change', (event) => numbers.push(event.epoch))
+    follower.on('epoch', (event) => numbers.push(event.epoch))
+    let before = follower.epoch
+    for (const round of [0, 1]) {
+      await own.wipeAndRestart()
+      const want = new Ring([{ id: `x${round}` }])
+      const changed = new Promise((resolve) => {
+        const listener = () => {
+          if (follower.fingerprint === want.fingerprint) {
+            follower.off('change', listener)
+            resolve()
+          }
+        }
+        follower.on('change', listener)
+      })
+      const revision = own.put(`${PREFIX}/members/x${round}`, JSON.stringify({ weight: 1 }))
+      await changed
+      assert.ok(await follower.waitForRevision(revision, 30) >= revision)
+      const status = follower.status()
+      assert.ok(status.revision < 10 && status.epoch === follower.epoch && follower.epoch > before,
+        `round ${round}: ${JSON.stringify({ ...status, fingerprint: undefined })}, before ${before}`)
+      before = follower.epoch
+    }
+    assert.ok(numbers.length >= 2 && numbers.every((n, i) => i === 0 || n > numbers[i - 1]), `${numbers}`)
+  } finally {
+    follower.close()
+    own.stop()
+  }
+})

@@ -69,6 +69,20 @@ export class Etcd {
     return JSON.parse(this.ctl(['get', key, '-w', 'json']).stdout).header.revision
   }
 
+  /**
+   * Stops the server, deletes its data and starts it again on the same
+   * ports: a new store whose revisions start at 1 (as after a restore).
+   */
+  async wipeAndRestart() {
+    if (this.child.exitCode === null) {
+      const exited = new Promise((resolve) => this.child.once('exit', resolve))
+      process.kill(this.child.pid, 'SIGKILL')
+      await exited
+    }
+    rmSync(join(this.dir, 'data'), { recursive: true, force: true })
+    await this.spawn()
+  }
+
   stop() {
     if (this.child && this.child.exitCode === null) {
       process.kill(this.child.pid, 'SIGKILL')

@@ -25,6 +25,9 @@ use crate::ring::{Ring, RingCell, fingerprint_hex};
 pub struct FollowerEvent {
     /// `"epoch"`, `"rejected"`, `"disconnected"` or `"reconnected"`.
     pub kind: String,
+    /// The new epoch's number: it only grows, across an etcd restore too
+    /// (`core/SPEC.md`, *Epochs*).
+    pub epoch: Option<f64>,
     /// The revision of a new epoch or of a resynchronisation.
     pub revision: Option<f64>,
     /// The new ring's fingerprint.
@@ -50,6 +53,7 @@ impl FollowerEvent {
     fn of(event: &Event) -> FollowerEvent {
         let mut out = FollowerEvent {
             kind: String::new(),
+            epoch: None,
             revision: None,
             fingerprint: None,
             fingerprint_hex: None,
@@ -61,8 +65,9 @@ impl FollowerEvent {
             down_for: None,
         };
         match event {
-            Event::Epoch { revision, fingerprint, changed, diff } => {
+            Event::Epoch { epoch, revision, fingerprint, changed, diff } => {
                 out.kind = "epoch".into();
+                out.epoch = Some(*epoch as f64);
                 out.revision = Some(*revision as f64);
                 out.fingerprint = Some(BigInt::from(*fingerprint));
                 out.fingerprint_hex = Some(fingerprint_hex(*fingerprint));
@@ -239,10 +244,20 @@ impl NativeFollower {
         }
     }
 
-    /// The revision (epoch) the follower holds.
+    /// The revision the follower holds: the etcd revision its ring was read
+    /// at, or the number of successful reads of the file. It can go down
+    /// when etcd is restored from an older snapshot; `epoch` does not.
     #[napi(getter)]
     pub fn revision(&self, env: Env) -> Result<f64> {
         self.with(&env, |f| f.revision() as f64)
+    }
+
+    /// The current epoch number: it only grows, across an etcd restore too;
+    /// equal to `revision` while the follower has read one store from its
+    /// start (`core/SPEC.md`, *Epochs*).
+    #[napi(getter)]
+    pub fn epoch(&self, env: Env) -> Result<f64> {
+        self.with(&env, |f| f.epoch().number as f64)
     }
 
     /// The fingerprint of the follower's current ring.
@@ -258,12 +273,13 @@ impl NativeFollower {
         self.with(&env, |f| fingerprint_hex(f.epoch().fingerprint))
     }
 
-    /// `{ revision, fingerprint, fingerprintHex, connected, staleFor (seconds), lastError, epochs }`.
+    /// `{ epoch, revision, fingerprint, fingerprintHex, connected, staleFor (seconds), lastError, epochs }`.
     #[napi]
     pub fn status(&self, env: Env) -> Result<FollowerStatus> {
         self.with(&env, |f| {
             let s = f.status();
             FollowerStatus {
+                epoch: s.epoch as f64,
                 revision: s.revision as f64,
                 fingerprint: BigInt::from(s.fingerprint),
                 fingerprint_hex: fingerprint_hex(s.fingerprint),
@@ -301,6 +317,8 @@ impl NativeFollower {
 /// A follower's status.
 #[napi(object)]
 pub struct FollowerStatus {
+    /// The current epoch number (it only grows).
+    pub epoch: f64,
     /// The revision held.
     pub revision: f64,
     /// The current ring's fingerprint.

@@ -46,15 +46,16 @@ fn closed(py: Python<'_>) -> PyErr {
     raise(py, "FollowerClosedError", "RING_STOPPED", "the follower is closed".to_owned())
 }
 
-/// An event as a dict: `{"kind": "epoch", "revision", "fingerprint",
+/// An event as a dict: `{"kind": "epoch", "epoch", "revision", "fingerprint",
 /// "fingerprint_hex", "changed", "moved_share", "flows"}`, `{"kind": "rejected", "key",
 /// "message"}`, `{"kind": "disconnected", "message"}` or `{"kind":
 /// "reconnected", "revision", "down_for"}` (seconds).
 fn event_dict<'py>(py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     match event {
-        Event::Epoch { revision, fingerprint, changed, diff } => {
+        Event::Epoch { epoch, revision, fingerprint, changed, diff } => {
             dict.set_item("kind", "epoch")?;
+            dict.set_item("epoch", epoch)?;
             dict.set_item("revision", revision)?;
             dict.set_item("fingerprint", fingerprint)?;
             dict.set_item("fingerprint_hex", fingerprint_hex(*fingerprint))?;
@@ -285,11 +286,20 @@ impl PyFollower {
         Ok(nodes.iter().map(|n| pyo3::types::PyString::new(py, n.id())).collect())
     }
 
-    /// The revision (epoch) of the current ring: the etcd revision it was
-    /// read at, or the number of successful reads of the file.
+    /// The revision of the current ring: the etcd revision it was read at,
+    /// or the number of successful reads of the file. It can go down when
+    /// etcd is restored from an older snapshot; `epoch` does not.
     #[getter]
     fn revision(&self) -> PyResult<i64> {
         self.with(Follower::revision)
+    }
+
+    /// The current epoch number (int): it only grows, across an etcd
+    /// restore too; equal to `revision` while the follower has read one
+    /// store from its start (`core/SPEC.md`, *Epochs*).
+    #[getter]
+    fn epoch(&self) -> PyResult<u64> {
+        self.with(|f| f.epoch().number)
     }
 
     /// The current ring's fingerprint (int).
@@ -305,12 +315,13 @@ impl PyFollower {
         self.with(|f| fingerprint_hex(f.epoch().fingerprint))
     }
 
-    /// status() -> dict: {"revision", "fingerprint", "fingerprint_hex",
+    /// status() -> dict: {"epoch", "revision", "fingerprint", "fingerprint_hex",
     /// "connected", "stale_for" (seconds out of touch with the source, 0.0
     /// while connected), "last_error", "epochs"}.
     fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let status = self.with(Follower::status)?;
         let dict = PyDict::new(py);
+        dict.set_item("epoch", status.epoch)?;
         dict.set_item("revision", status.revision)?;
         dict.set_item("fingerprint", status.fingerprint)?;
         dict.set_item("fingerprint_hex", fingerprint_hex(status.fingerprint))?;

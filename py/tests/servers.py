@@ -86,6 +86,14 @@ class Etcd:
         if getattr(self, "log", None):
             self.log.close()
 
+    def wipe_and_restart(self):
+        """Stops the server, deletes its data and starts it again on the same
+        ports: a new store whose revisions start at 1 (as after a restore
+        from an older snapshot, or a rebuilt cluster)."""
+        self.stop()
+        shutil.rmtree(os.path.join(self.dir, "data"), ignore_errors=True)
+        self.start()
+
     def close(self):
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)

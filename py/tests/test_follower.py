@@ -67,6 +67,35 @@ def test_the_ring_follows_members_and_lookups_work_on_it(etcd):
         assert status["connected"] and status["stale_for"] == 0.0 and status["revision"] == follower.revision
 
 
+def test_a_wiped_etcd_is_read_again_and_epochs_only_grow(etcd):
+    """etcd wiped and restarted under a follower at revision ~60: it reads the
+    new store (revisions from 1 again), and `epoch`, in the follower, its
+    status and its events, keeps growing while `revision` falls."""
+    for i in range(60):
+        member(etcd, "a", {"weight": 1 + i % 3})
+    with Follower.etcd(etcd.url, PREFIX, timeout=WAIT) as follower:
+        assert follower.epoch == follower.revision >= 60, "one store from its start: epoch is the revision"
+        events = []
+        follower.on_change(events.append)
+        before = follower.epoch
+        for round in range(2):
+            etcd.wipe_and_restart()
+            member(etcd, f"x{round}", {"weight": 1})
+            revision = member(etcd, f"y{round}", {"weight": 1})
+            want = expected({f"x{round}": 1, f"y{round}": 1}).fingerprint
+            deadline = time.monotonic() + WAIT
+            while follower.fingerprint != want and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert follower.fingerprint == want, follower.status()
+            assert follower.wait_for_revision(revision, timeout=WAIT) >= revision
+            status = follower.status()
+            assert status["revision"] < 10 and status["epoch"] == follower.epoch > before, (status, before)
+            before = follower.epoch
+        numbers = [e["epoch"] for e in events if e["kind"] == "epoch"]
+        assert numbers and numbers == sorted(set(numbers)), numbers
+        assert any("reading" in e.get("message", "") for e in events if e["kind"] == "disconnected"), events
+
+
 def test_bad_records_are_reported_by_key_and_the_rest_is_built(etcd):
     member(etcd, "good", {"weight": 1})
     with Follower.etcd([etcd.url], PREFIX, timeout=WAIT) as follower:

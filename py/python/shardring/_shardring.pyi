@@ -392,7 +392,12 @@ class Follower:
         """The current ring (its in-place methods raise TypeError)."""
     @property
     def revision(self) -> int:
-        """The etcd revision the ring was read at (file: successful reads)."""
+        """The etcd revision the ring was read at (file: successful reads);
+        lower after etcd is restored from an older snapshot."""
+    @property
+    def epoch(self) -> int:
+        """The epoch number: it only grows, across an etcd restore too; equal
+        to ``revision`` while the follower has read one store from its start."""
     @property
     def fingerprint(self) -> int:
         """The current ring's fingerprint."""
@@ -401,7 +406,7 @@ class Follower:
         """The current ring's fingerprint as text (16 lowercase hex digits,
         zero-padded), as ``shardring watch`` prints it."""
     def status(self) -> dict[str, Any]:
-        """{"revision", "fingerprint", "fingerprint_hex", "connected", "stale_for" (s),
+        """{"epoch", "revision", "fingerprint", "fingerprint_hex", "connected", "stale_for" (s),
         "last_error", "epochs"}."""
     def wait_for_revision(self, revision: int, timeout: float = ...) -> int:
         """Blocks (without the GIL) until the follower holds ``revision`` or later;
