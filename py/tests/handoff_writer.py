@@ -4,7 +4,10 @@ DEL) over its own keys through the handoff protocol: a key that does not
 move goes to its owner; a moving key's command runs through the guard on
 its old owner, and on the guard's moved reply on its new owner. Each
 acknowledged command is printed as one JSON line, in the order they were
-acknowledged; the test replays them into a model.
+acknowledged; the test replays them into a model. A command whose
+connection failed (a server restarting) has an unknown outcome: it is
+printed with the reply "unknown", not sent again (redis-py's retries are
+off), and its key is not used again.
 
     python handoff_writer.py ETCD_URL PREFIX WRITER_ID KEYS SEED
 
@@ -16,6 +19,8 @@ import signal
 import sys
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 import shardring
 
@@ -47,7 +52,7 @@ def main():
     def client(node):
         if node not in clients:
             host, port = node.rsplit(":", 1)
-            clients[node] = redis.Redis(host=host, port=int(port), socket_timeout=10)
+            clients[node] = redis.Redis(host=host, port=int(port), socket_timeout=10, retry=Retry(NoBackoff(), 0))
         return clients[node]
 
     def guarded(node, mark, key, command, args):
@@ -68,12 +73,15 @@ def main():
     # A key keeps one type until deleted; the test stored the even keys as
     # counters before the writers start.
     kinds = {f"{writer}:{i}": "string" for i in range(0, keys, 2)}
+    retired = set()
     with shardring.Follower.etcd(url, prefix) as follower:
         print("ready", flush=True)
         n = 0
         while not stop:
             n += 1
             key = f"{writer}:{rng.randrange(keys)}"
+            if key in retired:
+                continue
             command, draw = rng.choices(COMMANDS, WEIGHTS)[0]
             kind = {"SET": "string", "INCR": "string", "HSET": "hash", "HINCRBY": "hash", "RPUSH": "list",
                     "SADD": "set"}.get(command)
@@ -85,12 +93,17 @@ def main():
                 args = [str(rng.randint(0, 1000))]
             transition = follower.transition
             route = transition.route(key)
-            if not route.moving:
-                reply = client(route.new).execute_command(command, key, *args)
-            else:
-                reply = guarded(route.old, transition.handoff_mark, key, command, args)
-                if reply is None:
+            try:
+                if not route.moving:
                     reply = client(route.new).execute_command(command, key, *args)
+                else:
+                    reply = guarded(route.old, transition.handoff_mark, key, command, args)
+                    if reply is None:
+                        reply = client(route.new).execute_command(command, key, *args)
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+                retired.add(key)
+                out.write(json.dumps([key, command, args, "unknown"]) + "\n")
+                continue
             if command == "DEL":
                 kinds.pop(key, None)
             elif kind is not None:

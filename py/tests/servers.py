@@ -182,15 +182,18 @@ class Memcached(Process):
 
 
 class Redis(Process):
-    """A redis-server (Debian's redis-server) on loopback, no persistence."""
+    """A redis-server (Debian's redis-server) on loopback, no persistence
+    unless `appendonly` is set before a (re)start: then an append-only file
+    in its temp dir (fsync every second), which a restart reads back."""
 
     name = "redis"
+    appendonly = False
 
     def command(self):
         if shutil.which("redis-server") is None:
             raise RuntimeError("redis-server is not installed (Debian package redis-server)")
         return ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
-                "--appendonly", "no", "--dir", self.dir, "--daemonize", "no"]
+                "--appendonly", "yes" if self.appendonly else "no", "--dir", self.dir, "--daemonize", "no"]
 
     def answers(self):
         return _ask(self.port, b"PING\r\n", b"\r\n") == b"+PONG\r\n"
