@@ -167,20 +167,23 @@ def held(connection, key):
     return None
 
 
-@pytest.mark.parametrize("change,fault", [("join", None), ("drain", None), ("join", "kill"), ("join", "restart")])
+@pytest.mark.parametrize("change,fault", [("join", None), ("drain", None), ("join", "kill"), ("join", "restart target"),
+                                          ("join", "restart source")])
 def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change, fault):
     """4 -> 5 (the 5th joins warming) or 5 -> 4 (the 5th drains) under 4
     writer processes; with "kill", the rebalancer is SIGKILLed mid-move and
-    run again; with "restart", the joining server (with an append-only file)
-    is SIGKILLed mid-move and started again: the run fails naming it or
-    completes, and a run after it completes. A writer's command whose
+    run again; with "restart target" the joining server, with "restart
+    source" an old owner (each with an append-only file) is SIGKILLed
+    mid-move and started again: the run fails naming it or completes, and a
+    run after it completes. A writer's command whose
     connection failed has an unknown outcome: its key must hold the value
     with or without it."""
     ids = [s.address for s in redises]
-    if fault == "restart":
-        redises[4].stop()
-        redises[4].appendonly = True
-        redises[4].start()
+    restarted = {"restart target": redises[4], "restart source": redises[0]}.get(fault)
+    if restarted is not None:
+        restarted.stop()
+        restarted.appendonly = True
+        restarted.start()
     before, after = (ids[:4], ids) if change == "join" else (ids, ids[:4])
     connections = {s.address: redis.Redis(host="127.0.0.1", port=s.port) for s in redises}
     agents, writers, rebalancers = [], [], []
@@ -225,7 +228,7 @@ def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change
             assert time.monotonic() < deadline, "the writers did not start"
             time.sleep(0.05)
         time.sleep(1)  # writing on the old ring
-        rebalancer = rebalance("--rate", "3000") if fault in ("kill", "restart") else rebalance()
+        rebalancer = rebalance("--rate", "3000") if fault is not None else rebalance()
         time.sleep(0.5)
         if change == "join":
             join(ids[4], "warming")
@@ -245,17 +248,16 @@ def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change
                                                  "--json"], capture_output=True, text=True, check=True).stdout)
             assert "warming" in {m["state"] for m in members}, "a killed run changes no member's state"
             rebalancer = rebalance()
-        if fault == "restart":
+        if restarted is not None:
             assert rebalancer.stdout.readline().startswith("transition at revision")
             time.sleep(1.0 + 0.6)  # the grace, then part of the move
-            target = redises[4]
-            target.stop()  # SIGKILL: the append-only file holds what it acknowledged
+            restarted.stop()  # SIGKILL: the append-only file holds what it acknowledged
             time.sleep(0.3)
-            target.start()
+            restarted.start()
             stdout, stderr = rebalancer.communicate(timeout=120)
-            print(f"target restarted mid-move: the run exited {rebalancer.returncode}")
+            print(f"{fault} mid-move: the run exited {rebalancer.returncode}")
             if rebalancer.returncode != 0:
-                assert target.address in stdout + stderr, (stdout, stderr)
+                assert restarted.address in stdout + stderr, (stdout, stderr)
                 rebalancer = rebalance()
             else:
                 rebalancer = None
@@ -286,7 +288,7 @@ def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change
                 model.apply(key, command, args, reply)
                 commands += 1
         assert commands > 4 * 500, f"{commands} commands"
-        assert (fault == "restart") == bool(model.unknown), f"{len(model.unknown)} commands of unknown outcome"
+        assert (restarted is not None) == bool(model.unknown), f"{len(model.unknown)} commands of unknown outcome"
         print(f"{commands} acknowledged commands, {len(model.unknown)} of unknown outcome")
         # 0 lost, 0 resurrected, 0 stranded: each key's final owner holds the model's value, and nothing else is held.
         new = shardring.Ring(after)
