@@ -15,6 +15,11 @@ pub(super) struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// No checkpoint: nothing done before, nothing recorded.
+    pub(super) fn none() -> Checkpoint {
+        Checkpoint { file: None, done: HashSet::new() }
+    }
+
     /// Opens (or creates) `path` for a plan from `from` to `to`.
     pub(super) fn open(path: Option<&PathBuf>, from: u64, to: u64, backend: &str) -> Result<Checkpoint, CliError> {
         let Some(path) = path else { return Ok(Checkpoint { file: None, done: HashSet::new() }) };

@@ -41,7 +41,7 @@ use plan::Plan;
 use rate::Pacer;
 use report::{report, report_plan};
 
-fn backend(name: BackendName) -> Box<dyn Backend> {
+pub(super) fn backend(name: BackendName) -> Box<dyn Backend> {
     match name {
         BackendName::Memcached => Box::new(memcached::Memcached::default()),
         BackendName::Redis => Box::new(redis::Redis::default()),

@@ -255,54 +255,98 @@ impl Pass<'_> {
     /// a listing that finds none proves every moving key left its old
     /// owner (a key present for a whole `SCAN` is in some page, and under
     /// the handoff protocol no client creates a moving key on its old owner
-    /// once it is marked).
+    /// once it is marked). Sources are listed in parallel, one thread and
+    /// one set of connections each, sharing `--rate` equally.
     pub(super) fn migrate_listing(&mut self) -> u64 {
         self.scans += 1;
+        let sources: Vec<String> = self.plan.sources().into_iter().filter(|s| !self.down.contains(s)).collect();
+        let rate = self.args.rate.map(|rate| rate.share(sources.len()));
+        let listed: Vec<(u64, BTreeMap<String, Tally>, HashSet<String>)> = std::thread::scope(|scope| {
+            let threads: Vec<_> = sources
+                .iter()
+                .map(|source| {
+                    let (args, plan, bar) = (self.args, self.plan, self.bar.clone());
+                    let (identities, down, scans, delete) =
+                        (self.identities.clone(), self.down.clone(), self.scans, self.delete);
+                    scope.spawn(move || {
+                        let mut store = super::backend(args.backend);
+                        let mut lister = Pass {
+                            args,
+                            plan,
+                            store: store.as_mut(),
+                            delete,
+                            tallies: BTreeMap::new(),
+                            seen: HashSet::new(),
+                            down,
+                            checkpoint: Checkpoint::none(),
+                            pacer: Pacer::new(rate),
+                            identities,
+                            bar,
+                            scans,
+                        };
+                        let found = lister.migrate_source(source);
+                        (found, lister.tallies, lister.down)
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().expect("a listing thread panicked")).collect()
+        });
+        let mut found = 0;
+        for (count, tallies, down) in listed {
+            found += count;
+            for (server, tally) in tallies {
+                self.tallies.entry(server).or_default().absorb(tally);
+            }
+            self.down.extend(down);
+        }
+        found
+    }
+
+    /// One source's part of [`Pass::migrate_listing`].
+    fn migrate_source(&mut self, source: &str) -> u64 {
         let first = self.scans == 1;
         let mut found = 0;
-        for source in self.plan.sources() {
-            let mut cursor = 0;
-            loop {
-                if self.down.contains(&source) {
-                    break;
-                }
-                let page = self.store.page(self.args.address(&source), cursor);
-                let (next, keys) = match page {
-                    Ok(page) => page,
-                    Err(failure) => {
-                        self.tallies.entry(source.clone()).or_default().error.get_or_insert(failure.message);
-                        self.down.insert(source.clone());
-                        break;
-                    }
-                };
-                let tally = self.tallies.entry(source.clone()).or_default();
-                tally.scanned += if first { keys.len() as u64 } else { 0 };
-                let mut by_target: BTreeMap<String, Vec<Key>> = BTreeMap::new();
-                for key in keys {
-                    if let Some(target) = self.plan.target(&source, &key.bytes) {
-                        by_target.entry(target).or_default().push(key);
-                    }
-                }
-                for (target, keys) in by_target {
-                    found += keys.len() as u64;
-                    let tally = self.tallies.entry(source.clone()).or_default();
-                    tally.to_move += keys.len() as u64;
-                    tally.late += if first { 0 } else { keys.len() as u64 };
-                    self.bar.inc_length(keys.len() as u64);
-                    self.bar.inc(keys.len() as u64);
-                    let keys: Vec<&Key> = keys.iter().collect();
-                    for chunk in keys.chunks(MIGRATE_BATCH) {
-                        if let Err(error) = self.copy_batch(&source, &target, chunk) {
-                            self.tallies.entry(source.clone()).or_default().error.get_or_insert(error.to_string());
-                            self.down.insert(source.clone());
-                        }
-                    }
-                }
-                if next == 0 {
-                    break;
-                }
-                cursor = next;
+        let mut cursor = 0;
+        loop {
+            if self.down.contains(source) {
+                break;
             }
+            let page = self.store.page(self.args.address(source), cursor);
+            let (next, keys) = match page {
+                Ok(page) => page,
+                Err(failure) => {
+                    self.tallies.entry(source.to_owned()).or_default().error.get_or_insert(failure.message);
+                    self.down.insert(source.to_owned());
+                    break;
+                }
+            };
+            let tally = self.tallies.entry(source.to_owned()).or_default();
+            tally.scanned += if first { keys.len() as u64 } else { 0 };
+            let mut by_target: BTreeMap<String, Vec<Key>> = BTreeMap::new();
+            for key in keys {
+                if let Some(target) = self.plan.target(source, &key.bytes) {
+                    by_target.entry(target).or_default().push(key);
+                }
+            }
+            for (target, keys) in by_target {
+                found += keys.len() as u64;
+                let tally = self.tallies.entry(source.to_owned()).or_default();
+                tally.to_move += keys.len() as u64;
+                tally.late += if first { 0 } else { keys.len() as u64 };
+                self.bar.inc_length(keys.len() as u64);
+                self.bar.inc(keys.len() as u64);
+                let keys: Vec<&Key> = keys.iter().collect();
+                for chunk in keys.chunks(MIGRATE_BATCH) {
+                    if let Err(error) = self.copy_batch(source, &target, chunk) {
+                        self.tallies.entry(source.to_owned()).or_default().error.get_or_insert(error.to_string());
+                        self.down.insert(source.to_owned());
+                    }
+                }
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
         }
         found
     }

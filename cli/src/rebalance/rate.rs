@@ -34,6 +34,12 @@ impl Rate {
         }
     }
 
+    /// This rate shared by `ways` runners running at once: each gets an
+    /// equal part (below [`Rate::MIN`] if it must; the pause stays finite).
+    pub(crate) fn share(self, ways: usize) -> Rate {
+        Rate(self.0 / ways.max(1) as f64)
+    }
+
     /// The pause between two keys.
     pub(super) fn interval(self) -> Duration {
         Duration::from_secs_f64(1.0 / self.0)

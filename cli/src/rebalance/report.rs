@@ -33,6 +33,27 @@ pub(super) struct Tally {
     pub(super) error: Option<String>,
 }
 
+impl Tally {
+    /// Adds `other`'s counts to this one's; keeps this one's error, else takes `other`'s.
+    pub(super) fn absorb(&mut self, other: Tally) {
+        self.scanned += other.scanned;
+        self.to_move += other.to_move;
+        self.late += other.late;
+        self.copied += other.copied;
+        self.present += other.present;
+        self.gone += other.gone;
+        self.changed += other.changed;
+        self.done_before += other.done_before;
+        self.deleted += other.deleted;
+        self.failed += other.failed;
+        self.remaining += other.remaining;
+        self.bytes += other.bytes;
+        if self.error.is_none() {
+            self.error = other.error;
+        }
+    }
+}
+
 pub(super) fn report_plan(
     args: &Args,
     plan: &Plan,
@@ -150,13 +171,15 @@ pub(super) fn report(
     let sum = |f: fn(&Tally) -> u64| tallies.values().map(f).sum::<u64>();
     let (copied, bytes) = (sum(|t| t.copied), sum(|t| t.bytes));
     let seconds = elapsed.as_secs_f64().max(1e-9);
+    // MIGRATE moves keys without the mover reading them: their sizes are unknown.
+    let sized = (!args.migrate).then_some(bytes);
     let failed = Failed::of(plan, tallies);
     if args.json {
         let line = serde_json::json!({
             "scanned": scanned, "to_move": to_move, "late": sum(|t| t.late), "copied": copied, "present": sum(|t| t.present),
             "gone": sum(|t| t.gone), "changed": sum(|t| t.changed), "done_before": sum(|t| t.done_before), "deleted": sum(|t| t.deleted),
-            "failed": sum(|t| t.failed), "remaining": sum(|t| t.remaining), "bytes": bytes, "seconds": seconds,
-            "keys_per_second": copied as f64 / seconds, "megabytes_per_second": bytes as f64 / 1e6 / seconds,
+            "failed": sum(|t| t.failed), "remaining": sum(|t| t.remaining), "bytes": sized, "seconds": seconds,
+            "keys_per_second": copied as f64 / seconds, "megabytes_per_second": sized.map(|b| b as f64 / 1e6 / seconds),
             "moved_share": share(to_move - sum(|t| t.late), scanned) / 100.0, "predicted_share": plan.predicted, "scans": scans,
             "servers_failed": failed.servers, "servers": tallies,
         });
@@ -195,12 +218,19 @@ pub(super) fn report(
              read from the new ring)"
         )?;
     }
-    writeln!(
-        out,
-        "  {bytes} bytes in {seconds:.2} s ({scans} scans): {:.0} keys/s, {:.2} MB/s",
-        copied as f64 / seconds,
-        bytes as f64 / 1e6 / seconds
-    )?;
+    match sized {
+        Some(bytes) => writeln!(
+            out,
+            "  {bytes} bytes in {seconds:.2} s ({scans} scans): {:.0} keys/s, {:.2} MB/s",
+            copied as f64 / seconds,
+            bytes as f64 / 1e6 / seconds
+        )?,
+        None => writeln!(
+            out,
+            "  {copied} keys in {seconds:.2} s ({scans} listings): {:.0} keys/s (MIGRATE moves keys unread: sizes unknown)",
+            copied as f64 / seconds
+        )?,
+    }
     for (server, tally) in tallies {
         write!(out, "  {server}: scanned {}, moved out {}", tally.scanned, tally.copied + tally.present)?;
         match &tally.error {
