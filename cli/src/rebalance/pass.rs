@@ -15,8 +15,35 @@ use super::rate::Pacer;
 use super::report::Tally;
 use crate::error::CliError;
 
-/// Keys per copy call: one multi-get and one pipelined write for each.
-pub(super) const BATCH: usize = 64;
+/// Keys per copy call: one pipelined read and one pipelined write for
+/// each. At 1,000,000 memcached items of 100 bytes, 256 copied 63,000 keys/s
+/// here and 64 copied 41,000-50,000.
+pub(super) const BATCH: usize = 256;
+
+/// Bytes per copy call, as far as the listing gives sizes (memcached's
+/// metadump does): a batch holds its values in memory twice, so 2,000 items
+/// of 1 MiB go 4 at a time, not 256.
+const BATCH_BYTES: u64 = 4 << 20;
+
+/// `keys` in runs of at most [`BATCH`] keys and, past the first key of a
+/// run, at most [`BATCH_BYTES`] of known size.
+fn batches<'k, 'a>(keys: &'k [&'a Key]) -> impl Iterator<Item = &'k [&'a Key]> {
+    let mut rest = keys;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut bytes = 0;
+        let mut end = 0;
+        while end < rest.len() && end < BATCH && (end == 0 || bytes + rest[end].size <= BATCH_BYTES) {
+            bytes += rest[end].size;
+            end += 1;
+        }
+        let (run, after) = rest.split_at(end);
+        rest = after;
+        Some(run)
+    })
+}
 
 /// Keys per `MIGRATE` with `--migrate`: one command moves them all, and
 /// blocks the source meanwhile (512 keys of 100 bytes: about 1 ms here).
@@ -92,7 +119,9 @@ impl Pass<'_> {
             batches.entry((source, target)).or_default().push(key);
         }
         for ((source, target), keys) in batches {
-            for chunk in keys.chunks(if self.args.migrate { MIGRATE_BATCH } else { BATCH }) {
+            let runs: Box<dyn Iterator<Item = &[&Key]>> =
+                if self.args.migrate { Box::new(keys.chunks(MIGRATE_BATCH)) } else { Box::new(self::batches(&keys)) };
+            for chunk in runs {
                 self.bar.inc(chunk.len() as u64);
                 self.copy_batch(source, target, chunk)?;
             }
@@ -385,5 +414,28 @@ impl Pass<'_> {
                 named.join(", ")
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(size: u64) -> Key {
+        Key { bytes: Vec::new(), expiry: None, size }
+    }
+
+    #[test]
+    fn batches_hold_at_most_batch_keys_and_batch_bytes_past_their_first_key() {
+        let small: Vec<Key> = (0..600).map(|_| key(100)).collect();
+        let refs: Vec<&Key> = small.iter().collect();
+        let runs: Vec<usize> = batches(&refs).map(<[_]>::len).collect();
+        assert_eq!(runs, [256, 256, 88]);
+        let big: Vec<Key> = (0..10).map(|_| key(1 << 20)).chain([key(9 << 20), key(1)]).collect();
+        let refs: Vec<&Key> = big.iter().collect();
+        let runs: Vec<usize> = batches(&refs).map(<[_]>::len).collect();
+        // 4 of 1 MiB fill 4 MiB; a key above the limit goes alone, and the next run starts after it.
+        assert_eq!(runs, [4, 4, 2, 1, 1]);
+        assert_eq!(batches(&[]).count(), 0);
     }
 }
