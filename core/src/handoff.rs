@@ -70,7 +70,10 @@ pub const REDIS_GUARD_SHA1: &str = "63c6bbe85e41ad7d0d329f9a5ffef4e109f9b494";
 pub const MARK_PREFIX: &str = "shardring:handoff:";
 
 /// The error message [`REDIS_GUARD`] answers when the key is not on the
-/// server: Redis clients see it as an error reply (`-SHARDRING_MOVED`).
+/// server. Redis 7.0 sends it with its generic code, as the error reply
+/// `-ERR SHARDRING_MOVED`; some clients strip `ERR ` (redis-py), others
+/// keep it (node-redis): recognise a message equal to this text, or to it
+/// after `ERR `.
 pub const MOVED_REPLY: &str = "SHARDRING_MOVED";
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 """The handoff protocol on real servers (Debian's redis-server and etcd,
 each on a free loopback port, stopped by PID): `shardring rebalance
---migrate` moves keys with MIGRATE while 4 writer processes send SET, INCR,
+--migrate` moves keys with MIGRATE while 4 writer processes (two in
+Python, two in Node) send SET, INCR,
 HSET, HINCRBY, RPUSH, SADD, EXPIRE and DEL through `Transition.route` and
 the Redis guard. Every acknowledged command is replayed into a model: each
 reply must be the model's (an INCR that started again from 0 on the new
@@ -219,9 +220,11 @@ def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change
         for load in loads.values():
             assert all(load.execute())
         for w in range(4):
+            # Two writers in Python, two in Node, each following the ring in etcd.
+            program = [sys.executable, str(ROOT / "py/tests/handoff_writer.py")] if w < 2 else \
+                ["node", str(ROOT / "node/__test__/handoff-writer.mjs")]
             log = open(tmp_path / f"writer-{w}.log", "w")
-            writers.append((subprocess.Popen([sys.executable, str(ROOT / "py/tests/handoff_writer.py"), etcd.url,
-                                              PREFIX, f"w{w}", "2000", str(w)], stdout=log,
+            writers.append((subprocess.Popen([*program, etcd.url, PREFIX, f"w{w}", "2000", str(w)], stdout=log,
                                              stderr=subprocess.STDOUT), log))
         deadline = time.monotonic() + 20
         while not all((tmp_path / f"writer-{w}.log").read_text().startswith("ready") for w in range(4)):
