@@ -287,8 +287,8 @@ def test_a_source_that_dies_mid_run_is_reported_and_the_others_finish(memcached,
     ids = [s.address for s in memcached]
     old, new = shardring.Ring(ids[:4]), shardring.Ring(ids)
     store(clients, old, keys)
-    # Copies go source by source in id order: kill the last source once the
-    # first has started, so it was scanned but is gone when its turn comes.
+    # Sources are listed and copied one after another in id order: kill the
+    # last source once the first has started, so it is gone when its turn comes.
     victim = max(ids[:4])
     checkpoint = tmp_path / "checkpoint"
     run = subprocess.Popen([str(CLI), "rebalance", "--from", config(tmp_path / "old.json", ids[:4]),
@@ -302,7 +302,8 @@ def test_a_source_that_dies_mid_run_is_reported_and_the_others_finish(memcached,
     result = json.loads(stdout.strip().splitlines()[-1])
     servers = result["servers"]
     assert victim in servers[victim]["error"]
-    assert servers[victim]["failed"] > 0
+    assert servers[victim]["copied"] == 0
+    assert servers[victim]["failed"] == servers[victim]["to_move"], "what it listed before it died failed"
     for node in ids[:4]:
         if node != victim:
             assert servers[node]["error"] is None, servers[node]

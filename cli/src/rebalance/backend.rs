@@ -92,10 +92,13 @@ pub(crate) trait Backend {
     }
     /// One page of `server`'s keys from `cursor` (0 starts a listing): the
     /// next cursor (0 when the listing is complete) and the keys. A key
-    /// present for the whole listing is in some page (Redis `SCAN`).
+    /// present for the whole listing is in some page (Redis `SCAN`). By
+    /// default the whole listing is one page.
     fn page(&mut self, server: &str, cursor: u64) -> Result<(u64, Vec<Key>), Failure> {
-        let _ = cursor;
-        Err(Failure::source(format!("{server}: the {} backend lists keys in one piece", self.name())))
+        if cursor != 0 {
+            return Err(Failure::source(format!("{server}: the {} backend lists keys in one piece", self.name())));
+        }
+        Ok((0, self.keys(server)?))
     }
     /// Sets the handoff mark `mark` on `server` and deletes the marks of
     /// other transitions there (the handoff protocol's first step of a move).

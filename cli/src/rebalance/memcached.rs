@@ -29,11 +29,31 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// 2,048 bytes in one piece, so a batch's keys go out in several `gets`.
 const GETS_LINE: usize = 2000;
 
+/// Items per page of a metadump listing.
+const DUMP_PAGE: usize = 10_000;
+
+/// A connection to `server` (`host:port`), within [`CONNECT_TIMEOUT`] per address.
+fn connect(server: &str) -> Result<TcpStream, String> {
+    let mut last = None;
+    for address in server.to_socket_addrs().map_err(|e| format!("{server}: {e}"))? {
+        match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
+            Ok(stream) => return Ok(stream),
+            Err(error) => last = Some(error),
+        }
+    }
+    Err(match last {
+        Some(error) => format!("{server}: {error}"),
+        None => format!("{server}: the address resolves to nothing"),
+    })
+}
+
 /// Memcached servers by address (`host:port`, the node ids).
 #[derive(Default)]
 pub(crate) struct Memcached {
     /// One text-protocol connection per server, requests pipelined on it.
     pipes: HashMap<String, BufReader<TcpStream>>,
+    /// The metadump under way on each server being listed, on its own connection.
+    dumps: HashMap<String, BufReader<TcpStream>>,
 }
 
 impl Memcached {
@@ -41,22 +61,7 @@ impl Memcached {
     fn pipe(&mut self, server: &str) -> Result<&mut BufReader<TcpStream>, String> {
         let io = |e: std::io::Error| format!("{server}: {e}");
         if !self.pipes.contains_key(server) {
-            let mut last = None;
-            let mut connected = None;
-            for address in server.to_socket_addrs().map_err(io)? {
-                match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
-                    Ok(stream) => {
-                        connected = Some(stream);
-                        break;
-                    }
-                    Err(error) => last = Some(error),
-                }
-            }
-            let stream = match (connected, last) {
-                (Some(stream), _) => stream,
-                (None, Some(error)) => return Err(io(error)),
-                (None, None) => return Err(format!("{server}: the address resolves to nothing")),
-            };
+            let stream = connect(server)?;
             stream.set_nodelay(true).map_err(io)?;
             stream.set_read_timeout(Some(Duration::from_secs(10))).map_err(io)?;
             stream.set_write_timeout(Some(Duration::from_secs(10))).map_err(io)?;
@@ -208,18 +213,57 @@ impl Backend for Memcached {
 
     /// Every item of `server`, with its expiry, from `lru_crawler metadump all`.
     fn keys(&mut self, server: &str) -> Result<Vec<Key>, Failure> {
-        let io = |e: std::io::Error| Failure::source(format!("{server}: {e}"));
-        let stream = TcpStream::connect(server).map_err(io)?;
-        stream.set_read_timeout(Some(Duration::from_secs(30))).map_err(io)?;
-        let mut writer = stream.try_clone().map_err(io)?;
-        writer.write_all(b"lru_crawler metadump all\r\n").map_err(io)?;
         let mut keys = Vec::new();
-        for line in BufReader::new(stream).lines() {
-            let line = line.map_err(io)?;
-            if line == "END" {
+        let mut cursor = 0;
+        loop {
+            let (next, page) = self.page(server, cursor)?;
+            keys.extend(page);
+            if next == 0 {
                 return Ok(keys);
             }
+            cursor = next;
+        }
+    }
+
+    /// The next [`DUMP_PAGE`] items of a `lru_crawler metadump all` of
+    /// `server`, read as it streams on its own connection: cursor 0 starts
+    /// the dump, the cursor returned is the number of items read so far, 0
+    /// once the dump ended. (memcached's crawler waits while the connection
+    /// is not read, so the dump is paced by the copies between pages.)
+    fn page(&mut self, server: &str, cursor: u64) -> Result<(u64, Vec<Key>), Failure> {
+        let io = |e: std::io::Error| Failure::source(format!("{server}: {e}"));
+        if cursor == 0 {
+            let stream = connect(server).map_err(Failure::source)?;
+            stream.set_read_timeout(Some(Duration::from_secs(30))).map_err(io)?;
+            let mut reader = BufReader::new(stream);
+            reader.get_mut().write_all(b"lru_crawler metadump all\r\n").map_err(io)?;
+            self.dumps.insert(server.to_owned(), reader);
+        }
+        let Some(dump) = self.dumps.get_mut(server) else {
+            return Err(Failure::source(format!("{server}: no metadump under way at item {cursor}")));
+        };
+        let mut keys = Vec::new();
+        let mut line = String::new();
+        while keys.len() < DUMP_PAGE {
+            line.clear();
+            let read = dump.read_line(&mut line);
+            let line = match read {
+                Ok(0) => {
+                    self.dumps.remove(server);
+                    return Err(Failure::source(format!("{server}: the connection closed before the metadump ended")));
+                }
+                Ok(_) => line.trim_end(),
+                Err(error) => {
+                    self.dumps.remove(server);
+                    return Err(io(error));
+                }
+            };
+            if line == "END" {
+                self.dumps.remove(server);
+                return Ok((0, keys));
+            }
             if line.starts_with("ERROR") || line.starts_with("CLIENT_ERROR") || line.starts_with("BUSY") {
+                self.dumps.remove(server);
                 return Err(Failure::source(format!("{server}: lru_crawler metadump: {line}")));
             }
             let mut key = None;
@@ -238,7 +282,7 @@ impl Backend for Memcached {
                 keys.push(Key { bytes, expiry, size });
             }
         }
-        Err(Failure::source(format!("{server}: the connection closed before the metadump ended")))
+        Ok((cursor + keys.len() as u64, keys))
     }
 
     /// A pipelined `gets` of the batch on the source and on the target,

@@ -136,14 +136,10 @@ fn run(
             }
         }
     } else {
-        // At least two scans: the second finds what the first missed.
+        // At least two listings: the second finds what the first missed.
         loop {
-            let work = pass.scan();
-            if work.is_empty() && pass.scans >= 2 {
-                break;
-            }
-            pass.copy(&work)?;
-            if pass.scans > RESCANS {
+            let found = pass.copy_listing()?;
+            if (found == 0 && pass.scans >= 2) || pass.scans > RESCANS {
                 break;
             }
         }

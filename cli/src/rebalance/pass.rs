@@ -45,6 +45,16 @@ fn batches<'k, 'a>(keys: &'k [&'a Key]) -> impl Iterator<Item = &'k [&'a Key]> {
     })
 }
 
+/// The hash [`Pass::seen`] keeps of a leaving key: SipHash-1-3 with fixed
+/// keys (std's `DefaultHasher::new()`) over the source id and the key.
+fn seen_hash(source: &str, key: &[u8]) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    source.hash(&mut hasher);
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
 /// Keys per `MIGRATE` with `--migrate`: one command moves them all, and
 /// blocks the source meanwhile (512 keys of 100 bytes: about 1 ms here).
 const MIGRATE_BATCH: usize = 512;
@@ -56,8 +66,12 @@ pub(super) struct Pass<'a> {
     pub(super) store: &'a mut dyn Backend,
     pub(super) delete: bool,
     pub(super) tallies: BTreeMap<String, Tally>,
-    /// (source, key) of every key a scan found.
-    pub(super) seen: HashSet<(String, Vec<u8>)>,
+    /// A 64-bit hash of (source, key) of every leaving key a listing found
+    /// ([`seen_hash`]): 8 bytes a key, not the key, so that 2,000,000
+    /// leaving keys take about 32 MiB. Two leaving keys of one source with
+    /// one hash (odds about n^2 / 2^65: 1 in 10 million at 2,000,000 keys)
+    /// would leave the second for a later run to find.
+    pub(super) seen: HashSet<u64>,
     /// Servers that failed: reported once and left out of the rest.
     pub(super) down: HashSet<String>,
     pub(super) checkpoint: Checkpoint,
@@ -69,38 +83,77 @@ pub(super) struct Pass<'a> {
 }
 
 impl Pass<'_> {
-    /// Scans every source not down; returns the keys no earlier scan found
-    /// that leave it, with their targets.
+    /// Scans every source not down, each in one piece; returns the keys no
+    /// earlier scan found that leave it, with their targets (a dry run).
     pub(super) fn scan(&mut self) -> Vec<(String, Key, String)> {
         self.scans += 1;
         let mut work = Vec::new();
         for source in self.plan.sources() {
-            let tally = self.tallies.entry(source.clone()).or_default();
+            self.tallies.entry(source.clone()).or_default();
             if self.down.contains(&source) {
                 continue;
             }
             match self.store.keys(self.args.address(&source)) {
-                Ok(keys) => {
-                    for key in keys {
-                        if !self.seen.insert((source.clone(), key.bytes.clone())) {
-                            continue;
-                        }
-                        let first = self.scans == 1;
-                        tally.scanned += u64::from(first);
-                        if let Some(target) = self.plan.target(&source, &key.bytes) {
-                            tally.to_move += 1;
-                            tally.late += u64::from(!first);
-                            work.push((source.clone(), key, target));
-                        }
-                    }
-                }
+                Ok(keys) => work.extend(self.leaving(&source, keys)),
                 Err(failure) => {
-                    tally.error.get_or_insert(failure.message);
+                    self.tallies.entry(source.clone()).or_default().error.get_or_insert(failure.message);
                     self.down.insert(source);
                 }
             }
         }
         self.bar.inc_length(work.len() as u64);
+        work
+    }
+
+    /// One listing of every source not down, page by page, each page's
+    /// leaving keys copied (and with `delete`, moved) before the next page
+    /// is read, so memory holds one page, not the server's keys. Returns how
+    /// many keys no earlier listing found leave their source.
+    pub(super) fn copy_listing(&mut self) -> Result<usize, CliError> {
+        self.scans += 1;
+        let mut found = 0;
+        for source in self.plan.sources() {
+            self.tallies.entry(source.clone()).or_default();
+            let mut cursor = 0;
+            while !self.down.contains(&source) {
+                let (next, keys) = match self.store.page(self.args.address(&source), cursor) {
+                    Ok(page) => page,
+                    Err(failure) => {
+                        self.tallies.entry(source.clone()).or_default().error.get_or_insert(failure.message);
+                        self.down.insert(source.clone());
+                        break;
+                    }
+                };
+                let work = self.leaving(&source, keys);
+                found += work.len();
+                self.bar.inc_length(work.len() as u64);
+                self.copy(&work)?;
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        Ok(found)
+    }
+
+    /// Of `keys` listed on `source`, those that leave it and no earlier
+    /// listing found, with their targets; counts them (and, in the first
+    /// listing, every key) in the source's tally.
+    fn leaving(&mut self, source: &str, keys: Vec<Key>) -> Vec<(String, Key, String)> {
+        let first = self.scans == 1;
+        let tally = self.tallies.entry(source.to_owned()).or_default();
+        tally.scanned += if first { keys.len() as u64 } else { 0 };
+        let mut work = Vec::new();
+        for key in keys {
+            let Some(target) = self.plan.target(source, &key.bytes) else { continue };
+            if !self.seen.insert(seen_hash(source, &key.bytes)) {
+                continue;
+            }
+            tally.to_move += 1;
+            tally.late += u64::from(!first);
+            work.push((source.to_owned(), key, target));
+        }
         work
     }
 
