@@ -264,7 +264,7 @@ def test_killed_rebalance_resumes_and_copies_nothing_twice(memcached, tmp_path):
     assert second["copied"] + second["present"] + second["done_before"] == second["to_move"]
     # The batch in flight when the first run died may have landed unrecorded:
     # the second run finds it there (present) and does not write it again.
-    assert second["present"] <= 64
+    assert second["present"] <= 256  # one batch (cli/src/rebalance/pass.rs BATCH)
     # Every moved key went to the 5th server, and it saw one write per key.
     assert stat(memcached[4], "cmd_set") == second["to_move"]
     assert stat(memcached[4], "curr_items") == second["to_move"]
