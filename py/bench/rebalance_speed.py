@@ -18,6 +18,7 @@ Not a test: `make bench` runs it at 1,000,000 keys, or
 
 import argparse
 import json
+import random
 import pathlib
 import re
 import socket
@@ -36,18 +37,21 @@ from servers import Memcached, Redis  # noqa: E402
 import shardring  # noqa: E402
 
 CLI = ROOT / "target" / "release" / "shardring"
-VALUE = b"v" * 100
+# Incompressible, so Redis's DUMP and MIGRATE payloads (LZF-compressed) are
+# as large as the values; --value-bytes replaces it.
+VALUE = random.Random(0).randbytes(100)
 
 
 class BigMemcached(Memcached):
-    """A memcached with room for the bench's items (`megabytes` of memory)."""
+    """A memcached with room for the bench's items (`megabytes` of memory,
+    items up to 2 MiB)."""
 
     megabytes = 1024
 
     def command(self):
         command = super().command()
         command[command.index("-m") + 1] = str(self.megabytes)
-        return command
+        return [*command, "-I", "2m"]
 
 
 def key(i):
@@ -57,8 +61,9 @@ def key(i):
 def fill(kind, servers, ring, count):
     """Stores keys 0..count, each on its owner under `ring`, pipelined."""
     ports = {s.address: s.port for s in servers}
-    for start in range(0, count, 100_000):
-        keys = [key(i) for i in range(start, min(count, start + 100_000))]
+    step = max(1, min(100_000, 50_000_000 // len(VALUE)))  # at most 50 MB a request
+    for start in range(0, count, step):
+        keys = [key(i) for i in range(start, min(count, start + step))]
         by_owner = {}
         for k, owner in zip(keys, ring.get_many(keys)):
             by_owner.setdefault(owner, []).append(k)
@@ -152,18 +157,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--backend", choices=("redis", "memcached", "both"), default="both")
+    parser.add_argument("--value-bytes", type=int, default=100)
     args = parser.parse_args()
+    global VALUE
+    VALUE = random.Random(0).randbytes(args.value_bytes)
     print(f"shardring rebalance, 4 -> 5 servers, {args.keys:,} keys of {len(VALUE)} bytes, unlimited:")
-    print(f"  {'backend':<10}{'mode':<12}{'moved':>10}{'s':>8}{'keys/s':>10}{'peak MiB':>10}")
+    print(f"  {'backend':<10}{'mode':<12}{'moved':>10}{'s':>8}{'keys/s':>10}{'MB/s':>8}{'peak MiB':>10}")
     for kind in ("redis", "memcached") if args.backend == "both" else (args.backend,):
-        BigMemcached.megabytes = max(64, args.keys * 400 // 4 // 1_000_000)
+        BigMemcached.megabytes = max(64, args.keys * (300 + 2 * len(VALUE)) // 4 // 1_000_000)
         servers = [(Redis if kind == "redis" else BigMemcached)() for _ in range(5)]
         try:
             modes = [("--migrate", ["--migrate"]), ("copy", [])] if kind == "redis" else [("copy", [])]
             for name, extra in modes:
                 report, seconds, peak = rebalance(kind, servers, args.keys, extra)
                 print(f"  {kind:<10}{name:<12}{report['copied']:>10,}{seconds:>8.2f}"
-                      f"{report['copied'] / seconds:>10,.0f}{peak:>10.1f}", flush=True)
+                      f"{report['copied'] / seconds:>10,.0f}{report['copied'] * len(VALUE) / 1e6 / seconds:>8.1f}"
+                      f"{peak:>10.1f}", flush=True)
             print(f"  {kind} capacity, one server: {capacity(kind, servers[0])}", flush=True)
         finally:
             for server in servers:
@@ -172,15 +181,19 @@ def main():
 
 def capacity(kind, server):
     if kind == "redis":
+        requests = max(1000, min(1_000_000, 2_000_000_000 // len(VALUE)))
         result = subprocess.run(["redis-benchmark", "-p", str(server.port), "-P", "64", "-t", "set,get", "-n",
-                                 "1000000", "-d", str(len(VALUE)), "-q"], capture_output=True, text=True, check=True)
+                                 str(requests), "-d", str(len(VALUE)), "-q"], capture_output=True, text=True,
+                                check=True)
         rates = re.findall(r"(SET|GET): ([\d.]+) requests per second", result.stdout.replace("\r", "\n"))
-        return ", ".join(f"{op} {float(rate):,.0f}/s" for op, rate in rates) + " (redis-benchmark -P 64)"
-    count = 1_000_000
+        return ", ".join(f"{op} {float(rate):,.0f}/s ({float(rate) * len(VALUE) / 1e6:,.0f} MB/s)" for op, rate in rates) \
+            + " (redis-benchmark -P 64)"
+    count = max(100, min(1_000_000, 200_000_000 // len(VALUE)))  # at most 200 MB in one request
     request = b"".join(b"ms bench:%d %d q\r\n%s\r\n" % (i, len(VALUE), VALUE) for i in range(count)) + b"mn\r\n"
     started = time.monotonic()
     exchange(server.port, request, b"MN\r\n")
-    return f"ms {count / (time.monotonic() - started):,.0f}/s (pipelined, quiet)"
+    rate = count / (time.monotonic() - started)
+    return f"ms {rate:,.0f}/s ({rate * len(VALUE) / 1e6:,.0f} MB/s; pipelined, quiet)"
 
 
 if __name__ == "__main__":

@@ -119,6 +119,8 @@ fn run(
         identities,
         bar,
         scans: 0,
+        migrate_size: pass::MIGRATE_BATCH,
+        copy_size: pass::FIRST_COPY_BATCH,
     };
     if args.dry_run {
         let mut work = pass.scan();
@@ -370,6 +372,8 @@ mod tests {
                 identities,
                 bar: ProgressBar::hidden(),
                 scans: 0,
+                migrate_size: super::pass::MIGRATE_BATCH,
+                copy_size: super::pass::FIRST_COPY_BATCH,
             };
             let work = pass.scan();
             assert!(work.iter().any(|(source, _, target)| source == "10.0.0.1:1" && target == "new"), "{address}");

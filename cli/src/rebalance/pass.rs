@@ -3,6 +3,7 @@
 //! batches, rate-limited and checkpointed.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 
@@ -25,24 +26,33 @@ pub(super) const BATCH: usize = 256;
 /// of 1 MiB go 4 at a time, not 256.
 const BATCH_BYTES: u64 = 4 << 20;
 
-/// `keys` in runs of at most [`BATCH`] keys and, past the first key of a
-/// run, at most [`BATCH_BYTES`] of known size.
-fn batches<'k, 'a>(keys: &'k [&'a Key]) -> impl Iterator<Item = &'k [&'a Key]> {
-    let mut rest = keys;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let mut bytes = 0;
-        let mut end = 0;
-        while end < rest.len() && end < BATCH && (end == 0 || bytes + rest[end].size <= BATCH_BYTES) {
-            bytes += rest[end].size;
-            end += 1;
-        }
-        let (run, after) = rest.split_at(end);
-        rest = after;
-        Some(run)
-    })
+/// The length of the next run of `keys`: at most `limit` keys and, past
+/// the first key, at most [`BATCH_BYTES`] of known size.
+fn run_length(keys: &[&Key], limit: usize) -> usize {
+    let mut bytes = 0;
+    let mut end = 0;
+    while end < keys.len() && end < limit && (end == 0 || bytes + keys[end].size <= BATCH_BYTES) {
+        bytes += keys[end].size;
+        end += 1;
+    }
+    end
+}
+
+/// Keys in the first copy batch of a run, before sizes are known (Redis's
+/// SCAN gives none): 16, then [`next_copy_size`] adapts.
+pub(super) const FIRST_COPY_BATCH: usize = 16;
+
+/// The next copy batch size after `keys` keys (of a batch limit `size`)
+/// copied `bytes`: shrunk so that a batch holds about [`BATCH_BYTES`],
+/// doubled (up to [`BATCH`]) while a full batch holds under a quarter of it.
+fn next_copy_size(size: usize, keys: usize, bytes: u64) -> usize {
+    if bytes > BATCH_BYTES {
+        ((keys as u64 * BATCH_BYTES / bytes) as usize).max(1)
+    } else if bytes <= BATCH_BYTES / 4 && keys >= size {
+        (size * 2).min(BATCH)
+    } else {
+        size
+    }
 }
 
 /// The hash [`Pass::seen`] keeps of a leaving key: SipHash-1-3 with fixed
@@ -55,9 +65,28 @@ fn seen_hash(source: &str, key: &[u8]) -> u64 {
     hasher.finish()
 }
 
-/// Keys per `MIGRATE` with `--migrate`: one command moves them all, and
-/// blocks the source meanwhile (512 keys of 100 bytes: about 1 ms here).
-const MIGRATE_BATCH: usize = 512;
+/// Keys per `MIGRATE` with `--migrate`, at most: one command moves them
+/// all, and blocks the source meanwhile (512 keys of 100 bytes: about 1 ms
+/// here).
+pub(super) const MIGRATE_BATCH: usize = 512;
+
+/// How long one `MIGRATE` should block its source: a batch that took longer
+/// halves the next one (down to one key), a batch under a quarter of it
+/// doubles it (up to [`MIGRATE_BATCH`]). SCAN gives no sizes, so large
+/// values are found by their time: 512 keys of 1 MiB would block a source
+/// for a second.
+const MIGRATE_PAUSE: Duration = Duration::from_millis(20);
+
+/// The next `MIGRATE` batch size after one of `size` keys took `took`.
+fn next_migrate_size(size: usize, took: Duration) -> usize {
+    if took > MIGRATE_PAUSE {
+        (size / 2).max(1)
+    } else if took < MIGRATE_PAUSE / 4 {
+        (size * 2).min(MIGRATE_BATCH)
+    } else {
+        size
+    }
+}
 
 /// The state of a run across its scans.
 pub(super) struct Pass<'a> {
@@ -80,6 +109,10 @@ pub(super) struct Pass<'a> {
     pub(super) identities: HashMap<String, String>,
     pub(super) bar: ProgressBar,
     pub(super) scans: usize,
+    /// Keys in the next `MIGRATE` ([`next_migrate_size`]).
+    pub(super) migrate_size: usize,
+    /// Keys in the next copy batch at most ([`next_copy_size`]).
+    pub(super) copy_size: usize,
 }
 
 impl Pass<'_> {
@@ -172,11 +205,16 @@ impl Pass<'_> {
             batches.entry((source, target)).or_default().push(key);
         }
         for ((source, target), keys) in batches {
-            let runs: Box<dyn Iterator<Item = &[&Key]>> =
-                if self.args.migrate { Box::new(keys.chunks(MIGRATE_BATCH)) } else { Box::new(self::batches(&keys)) };
-            for chunk in runs {
+            let mut rest = keys.as_slice();
+            while !rest.is_empty() {
+                let limit = if self.args.migrate { self.migrate_size } else { self.copy_size };
+                let (chunk, after) = rest.split_at(run_length(rest, limit));
+                rest = after;
                 self.bar.inc(chunk.len() as u64);
+                let before = self.tallies.get(source).map_or(0, |t| t.bytes);
                 self.copy_batch(source, target, chunk)?;
+                let bytes = self.tallies.get(source).map_or(0, |t| t.bytes) - before;
+                self.copy_size = next_copy_size(self.copy_size, chunk.len(), bytes);
             }
         }
         Ok(())
@@ -292,7 +330,10 @@ impl Pass<'_> {
         self.pacer.wait(chunk.len());
         let (from, to) = (self.args.address(source), self.args.address(target));
         let tally = self.tallies.get_mut(source).expect("every source has a tally");
-        match self.store.migrate(from, to, chunk) {
+        let started = Instant::now();
+        let migrated = self.store.migrate(from, to, chunk);
+        self.migrate_size = next_migrate_size(self.migrate_size, started.elapsed());
+        match migrated {
             Ok(outcomes) => {
                 for outcome in outcomes {
                     match outcome {
@@ -365,6 +406,8 @@ impl Pass<'_> {
                             identities,
                             bar,
                             scans,
+                            migrate_size: MIGRATE_BATCH,
+                            copy_size: FIRST_COPY_BATCH,
                         };
                         let found = lister.migrate_source(source);
                         (found, lister.tallies, lister.down)
@@ -418,7 +461,10 @@ impl Pass<'_> {
                 self.bar.inc_length(keys.len() as u64);
                 self.bar.inc(keys.len() as u64);
                 let keys: Vec<&Key> = keys.iter().collect();
-                for chunk in keys.chunks(MIGRATE_BATCH) {
+                let mut rest = keys.as_slice();
+                while !rest.is_empty() {
+                    let (chunk, after) = rest.split_at(self.migrate_size.min(rest.len()));
+                    rest = after;
                     if let Err(error) = self.copy_batch(source, &target, chunk) {
                         self.tallies.entry(source.to_owned()).or_default().error.get_or_insert(error.to_string());
                         self.down.insert(source.to_owned());
@@ -479,16 +525,39 @@ mod tests {
     }
 
     #[test]
-    fn batches_hold_at_most_batch_keys_and_batch_bytes_past_their_first_key() {
+    fn a_migrate_batch_halves_when_slow_and_doubles_when_fast() {
+        let ms = Duration::from_millis;
+        assert_eq!(next_migrate_size(512, ms(1)), 512);
+        assert_eq!(next_migrate_size(512, ms(300)), 256);
+        assert_eq!(next_migrate_size(1, ms(300)), 1);
+        assert_eq!(next_migrate_size(16, ms(1)), 32);
+        assert_eq!(next_migrate_size(16, ms(10)), 16);
+    }
+
+    #[test]
+    fn runs_hold_at_most_their_limit_and_batch_bytes_past_their_first_key() {
         let small: Vec<Key> = (0..600).map(|_| key(100)).collect();
         let refs: Vec<&Key> = small.iter().collect();
-        let runs: Vec<usize> = batches(&refs).map(<[_]>::len).collect();
-        assert_eq!(runs, [256, 256, 88]);
+        assert_eq!(run_length(&refs, BATCH), 256);
+        assert_eq!(run_length(&refs[500..], BATCH), 100);
         let big: Vec<Key> = (0..10).map(|_| key(1 << 20)).chain([key(9 << 20), key(1)]).collect();
         let refs: Vec<&Key> = big.iter().collect();
-        let runs: Vec<usize> = batches(&refs).map(<[_]>::len).collect();
-        // 4 of 1 MiB fill 4 MiB; a key above the limit goes alone, and the next run starts after it.
-        assert_eq!(runs, [4, 4, 2, 1, 1]);
-        assert_eq!(batches(&[]).count(), 0);
+        // 4 of 1 MiB fill 4 MiB; a key above the limit goes alone.
+        assert_eq!(run_length(&refs, BATCH), 4);
+        assert_eq!(run_length(&refs[10..], BATCH), 1);
+        assert_eq!(run_length(&refs, 2), 2);
+        assert_eq!(run_length(&[], BATCH), 0);
+    }
+
+    #[test]
+    fn copy_batches_shrink_to_batch_bytes_and_grow_while_light() {
+        // 16 keys of 1 MiB copied 16 MiB: the next batch holds 4.
+        assert_eq!(next_copy_size(16, 16, 16 << 20), 4);
+        assert_eq!(next_copy_size(4, 4, 4 << 20), 4);
+        assert_eq!(next_copy_size(1, 1, 100 << 20), 1);
+        // Light full batches double up to BATCH; a short batch (a page's end) keeps the size.
+        assert_eq!(next_copy_size(16, 16, 1600), 32);
+        assert_eq!(next_copy_size(256, 256, 25_600), 256);
+        assert_eq!(next_copy_size(64, 3, 300), 64);
     }
 }
