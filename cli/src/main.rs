@@ -10,6 +10,7 @@ mod member;
 mod plot;
 mod rebalance;
 mod report;
+mod secret;
 mod simulate;
 
 use std::ffi::OsString;

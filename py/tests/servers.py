@@ -199,6 +199,23 @@ class Redis(Process):
         return _ask(self.port, b"PING\r\n", b"\r\n") == b"+PONG\r\n"
 
 
+class RedisAcl(Redis):
+    """A redis-server whose only user is `user` with `password` (all keys,
+    all commands): the `default` user is off, so a client that does not
+    authenticate gets NOAUTH."""
+
+    def __init__(self, user, password, **kwargs):
+        self.user, self.password = user, password
+        super().__init__(**kwargs)
+
+    def command(self):
+        return [*super().command(), "--user", "default", "off", "--user", self.user, "on", f">{self.password}", "~*",
+                "&*", "+@all"]
+
+    def answers(self):
+        return _ask(self.port, b"PING\r\n", b"\r\n").startswith(b"-NOAUTH")
+
+
 def free_cluster_port():
     """A free port P <= 55535 whose cluster bus port P + 10000 is free too."""
     import random

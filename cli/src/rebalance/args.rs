@@ -9,7 +9,7 @@ use super::address::Address;
 use super::rate::Rate;
 use crate::etcd::{ENDPOINTS_ENV, PREFIX_ENV};
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
 pub(crate) enum BackendName {
     /// memcached (`lru_crawler metadump all`, get/add with flags and
     /// expiry; with --delete, delete).
@@ -93,7 +93,20 @@ pub(crate) struct Args {
     /// Print the report as JSON.
     #[arg(long)]
     pub(super) json: bool,
+    /// Redis: the ACL user to authenticate as, on every server (and in
+    /// MIGRATE, to the target); its password comes from --redis-password-file
+    /// or the SHARDRING_REDIS_PASSWORD environment variable, never a flag.
+    #[arg(long, value_name = "USER")]
+    pub(super) redis_user: Option<String>,
+    /// Redis: a file holding the password (its first line), readable by its
+    /// owner alone (mode 600); refused otherwise, naming the file.
+    #[arg(long, value_name = "PATH", value_parser = crate::secret::parse_file)]
+    pub(super) redis_password_file: Option<crate::secret::Secret>,
 }
+
+/// The environment variable a Redis password may come from instead of
+/// `--redis-password-file`.
+pub(crate) const REDIS_PASSWORD_ENV: &str = "SHARDRING_REDIS_PASSWORD";
 
 /// `--address ID=HOST:PORT`, its host and port checked ([`Address::parse`]).
 fn parse_address(text: &str) -> Result<(String, Address), String> {

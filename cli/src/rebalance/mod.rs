@@ -41,11 +41,35 @@ use plan::Plan;
 use rate::Pacer;
 use report::{report, report_plan};
 
-pub(super) fn backend(name: BackendName) -> Box<dyn Backend> {
-    match name {
+/// The backend `args` name, with its credentials (read before: see
+/// [`credentials`]).
+pub(super) fn backend(args: &Args, credentials: &redis::Credentials) -> Box<dyn Backend> {
+    match args.backend {
         BackendName::Memcached => Box::new(memcached::Memcached::default()),
-        BackendName::Redis => Box::new(redis::Redis::default()),
+        BackendName::Redis => Box::new(redis::Redis::new(credentials.clone())),
     }
+}
+
+/// The Redis credentials of `args`: `--redis-user`, and the password from
+/// `--redis-password-file` or else `SHARDRING_REDIS_PASSWORD`.
+pub(super) fn credentials(args: &Args) -> Result<redis::Credentials, CliError> {
+    if args.backend != BackendName::Redis && (args.redis_user.is_some() || args.redis_password_file.is_some()) {
+        return Err(CliError::Rebalance("--redis-user and --redis-password-file are for --backend redis".into()));
+    }
+    if args.backend != BackendName::Redis {
+        return Ok(redis::Credentials::default());
+    }
+    let password = match &args.redis_password_file {
+        Some(secret) => Some(secret.clone()),
+        None => crate::secret::from_env(args::REDIS_PASSWORD_ENV).map_err(|e| CliError::Rebalance(e.to_string()))?,
+    };
+    if args.redis_user.is_some() && password.is_none() {
+        return Err(CliError::Rebalance(format!(
+            "--redis-user needs a password: --redis-password-file or {}",
+            args::REDIS_PASSWORD_ENV
+        )));
+    }
+    Ok(redis::Credentials { user: args.redis_user.clone(), password })
 }
 
 /// Runs `shardring rebalance`; `Ok(false)` when a server failed (exit code 1).
@@ -69,7 +93,8 @@ pub(crate) fn rebalance(args: &Args, out: &mut impl Write) -> Result<bool, CliEr
     };
     let plan = Plan::new(Arc::new(load(from)?), Arc::new(load(to)?))?;
     args.check_addresses_name_nodes(&plan, from, to)?;
-    let mut store = backend(args.backend);
+    let credentials = credentials(args)?;
+    let mut store = backend(args, &credentials);
     run(args, &plan, store.as_mut(), args.delete, out)
 }
 
@@ -121,6 +146,7 @@ fn run(
         scans: 0,
         migrate_size: pass::MIGRATE_BATCH,
         copy_size: pass::FIRST_COPY_BATCH,
+        credentials: credentials(args)?,
     };
     if args.dry_run {
         let mut work = pass.scan();
@@ -163,7 +189,8 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
     let membership = |e: shardring_membership::MembershipError| CliError::Membership(e.to_string());
     let follower = Follower::etcd(&args.etcd, prefix, FollowerOptions::default()).map_err(membership)?;
     let events = follower.subscribe();
-    let mut store = backend(args.backend);
+    let credentials = credentials(args)?;
+    let mut store = backend(args, &credentials);
     let mut healthy = true;
     loop {
         let epoch = follower.epoch();
@@ -374,6 +401,7 @@ mod tests {
                 scans: 0,
                 migrate_size: super::pass::MIGRATE_BATCH,
                 copy_size: super::pass::FIRST_COPY_BATCH,
+                credentials: Default::default(),
             };
             let work = pass.scan();
             assert!(work.iter().any(|(source, _, target)| source == "10.0.0.1:1" && target == "new"), "{address}");

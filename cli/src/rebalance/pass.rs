@@ -113,6 +113,8 @@ pub(super) struct Pass<'a> {
     pub(super) migrate_size: usize,
     /// Keys in the next copy batch at most ([`next_copy_size`]).
     pub(super) copy_size: usize,
+    /// Redis credentials, for the connections of listing threads.
+    pub(super) credentials: super::redis::Credentials,
 }
 
 impl Pass<'_> {
@@ -391,8 +393,9 @@ impl Pass<'_> {
                     let (args, plan, bar) = (self.args, self.plan, self.bar.clone());
                     let (identities, down, scans, delete) =
                         (self.identities.clone(), self.down.clone(), self.scans, self.delete);
+                    let credentials = self.credentials.clone();
                     scope.spawn(move || {
-                        let mut store = super::backend(args.backend);
+                        let mut store = super::backend(args, &credentials);
                         let mut lister = Pass {
                             args,
                             plan,
@@ -408,6 +411,7 @@ impl Pass<'_> {
                             scans,
                             migrate_size: MIGRATE_BATCH,
                             copy_size: FIRST_COPY_BATCH,
+                            credentials,
                         };
                         let found = lister.migrate_source(source);
                         (found, lister.tallies, lister.down)

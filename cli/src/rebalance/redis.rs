@@ -7,16 +7,26 @@
 
 use std::collections::HashMap;
 
-use redis::{Connection, ConnectionLike, RedisError, Value};
+use redis::{Connection, ConnectionLike, IntoConnectionInfo, RedisError, Value};
 
 use shardring::handoff::MARK_PREFIX;
 
 use super::backend::{Backend, Deletion, Failure, Key, Outcome};
+use crate::secret::Secret;
+
+/// Whom the rebalancer authenticates as on every Redis server: an ACL user
+/// (`AUTH user password`) or, without one, the `default` user's password.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Credentials {
+    pub(crate) user: Option<String>,
+    pub(crate) password: Option<Secret>,
+}
 
 /// Redis servers by address (`host:port`, the node ids).
 #[derive(Default)]
 pub(crate) struct Redis {
     connections: HashMap<String, Connection>,
+    credentials: Credentials,
 }
 
 fn failed(server: &str, error: RedisError) -> String {
@@ -24,9 +34,18 @@ fn failed(server: &str, error: RedisError) -> String {
 }
 
 impl Redis {
+    /// A backend that authenticates with `credentials` (none: no AUTH).
+    pub(crate) fn new(credentials: Credentials) -> Redis {
+        Redis { connections: HashMap::new(), credentials }
+    }
+
     fn connection(&mut self, server: &str) -> Result<&mut Connection, String> {
         if !self.connections.contains_key(server) {
-            let client = redis::Client::open(format!("redis://{server}/")).map_err(|e| failed(server, e))?;
+            // Built field by field: the info's Debug shows the password, so it is never printed.
+            let mut info = format!("redis://{server}/").into_connection_info().map_err(|e| failed(server, e))?;
+            info.redis.username = self.credentials.user.clone();
+            info.redis.password = self.credentials.password.as_ref().map(|p| p.expose().to_owned());
+            let client = redis::Client::open(info).map_err(|e| failed(server, e))?;
             let connection =
                 client.get_connection_with_timeout(std::time::Duration::from_secs(5)).map_err(|e| failed(server, e))?;
             self.connections.insert(server.to_owned(), connection);
@@ -193,7 +212,14 @@ impl Backend for Redis {
             pipeline.cmd("EXISTS").arg(&key.bytes);
         }
         let migrate = pipeline.cmd("MIGRATE").arg(host).arg(port).arg("").arg(0).arg(MIGRATE_TIMEOUT_MS);
-        migrate.arg("REPLACE").arg("KEYS");
+        migrate.arg("REPLACE");
+        // The target authenticates the source's connection as the rebalancer's own.
+        match (&self.credentials.user, &self.credentials.password) {
+            (Some(user), Some(password)) => migrate.arg("AUTH2").arg(user).arg(password.expose()),
+            (None, Some(password)) => migrate.arg("AUTH").arg(password.expose()),
+            _ => migrate,
+        };
+        migrate.arg("KEYS");
         for key in keys {
             migrate.arg(&key.bytes);
         }
