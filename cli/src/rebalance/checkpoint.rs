@@ -22,7 +22,7 @@ impl Checkpoint {
 
     /// Opens (or creates) `path` for a plan from `from` to `to`.
     pub(super) fn open(path: Option<&PathBuf>, from: u64, to: u64, backend: &str) -> Result<Checkpoint, CliError> {
-        let Some(path) = path else { return Ok(Checkpoint { file: None, done: HashSet::new() }) };
+        let Some(path) = path else { return Ok(Checkpoint::none()) };
         let header = format!("# shardring rebalance checkpoint: {backend} from {from:016x} to {to:016x}");
         let mut done = HashSet::new();
         if let Ok(existing) = File::open(path) {

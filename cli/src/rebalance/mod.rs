@@ -122,7 +122,7 @@ fn run(
     args.check_servers(plan)?;
     let identities = if args.dry_run { HashMap::new() } else { identities(args, plan, store)? };
     let checkpoint = if args.dry_run {
-        Checkpoint::open(None, 0, 0, "")?
+        Checkpoint::none()
     } else {
         Checkpoint::open(args.resume.as_ref(), plan.old.fingerprint(), plan.new.fingerprint(), store.name())?
     };
@@ -394,7 +394,7 @@ mod tests {
                 tallies: BTreeMap::new(),
                 seen: HashSet::new(),
                 down: HashSet::new(),
-                checkpoint: Checkpoint::open(None, 0, 0, "").unwrap(),
+                checkpoint: Checkpoint::none(),
                 pacer: Pacer::new(None),
                 identities,
                 bar: ProgressBar::hidden(),

@@ -148,33 +148,46 @@ impl Pass<'_> {
         self.scans += 1;
         let mut found = 0;
         for source in self.plan.sources() {
-            self.tallies.entry(source.clone()).or_default();
-            let mut cursor = 0;
-            while !self.down.contains(&source) {
-                let (next, keys) = match self.store.page(self.args.address(&source), cursor) {
-                    Ok(page) => page,
-                    Err(failure) => {
-                        self.tallies.entry(source.clone()).or_default().error.get_or_insert(failure.message);
-                        self.down.insert(source.clone());
-                        break;
-                    }
-                };
-                let work = self.leaving(&source, keys);
-                found += work.len();
-                self.bar.inc_length(work.len() as u64);
-                self.copy(&work)?;
-                if next == 0 {
+            found += self.list_source(&source)?;
+        }
+        Ok(found)
+    }
+
+    /// One source's listing, page by page, each page's leaving keys copied
+    /// or migrated ([`Pass::copy`]) before the next page is read; a source
+    /// that cannot be listed is marked down. Returns how many leaving keys
+    /// it found.
+    fn list_source(&mut self, source: &str) -> Result<usize, CliError> {
+        self.tallies.entry(source.to_owned()).or_default();
+        let mut found = 0;
+        let mut cursor = 0;
+        while !self.down.contains(source) {
+            let (next, keys) = match self.store.page(self.args.address(source), cursor) {
+                Ok(page) => page,
+                Err(failure) => {
+                    self.tallies.entry(source.to_owned()).or_default().error.get_or_insert(failure.message);
+                    self.down.insert(source.to_owned());
                     break;
                 }
-                cursor = next;
+            };
+            let work = self.leaving(source, keys);
+            found += work.len();
+            self.bar.inc_length(work.len() as u64);
+            self.copy(&work)?;
+            if next == 0 {
+                break;
             }
+            cursor = next;
         }
         Ok(found)
     }
 
     /// Of `keys` listed on `source`, those that leave it and no earlier
     /// listing found, with their targets; counts them (and, in the first
-    /// listing, every key) in the source's tally.
+    /// listing, every key) in the source's tally. With `--migrate` every
+    /// leaving key counts, found before or not: a key `MIGRATE` moved is no
+    /// longer listed, so one listed again is still there, and a listing
+    /// that finds it must not pass for a clean one.
     fn leaving(&mut self, source: &str, keys: Vec<Key>) -> Vec<(String, Key, String)> {
         let first = self.scans == 1;
         let tally = self.tallies.entry(source.to_owned()).or_default();
@@ -182,7 +195,7 @@ impl Pass<'_> {
         let mut work = Vec::new();
         for key in keys {
             let Some(target) = self.plan.target(source, &key.bytes) else { continue };
-            if !self.seen.insert(seen_hash(source, &key.bytes)) {
+            if !self.args.migrate && !self.seen.insert(seen_hash(source, &key.bytes)) {
                 continue;
             }
             tally.to_move += 1;
@@ -215,8 +228,10 @@ impl Pass<'_> {
                 self.bar.inc(chunk.len() as u64);
                 let before = self.tallies.get(source).map_or(0, |t| t.bytes);
                 self.copy_batch(source, target, chunk)?;
-                let bytes = self.tallies.get(source).map_or(0, |t| t.bytes) - before;
-                self.copy_size = next_copy_size(self.copy_size, chunk.len(), bytes);
+                if !self.args.migrate {
+                    let bytes = self.tallies.get(source).map_or(0, |t| t.bytes) - before;
+                    self.copy_size = next_copy_size(self.copy_size, chunk.len(), bytes);
+                }
             }
         }
         Ok(())
@@ -413,7 +428,20 @@ impl Pass<'_> {
                             copy_size: FIRST_COPY_BATCH,
                             credentials,
                         };
-                        let found = lister.migrate_source(source);
+                        let found = match lister.list_source(source) {
+                            Ok(found) => found as u64,
+                            Err(error) => {
+                                // --migrate keeps no checkpoint, so no copy error reaches here; say so if one does.
+                                lister
+                                    .tallies
+                                    .entry(source.clone())
+                                    .or_default()
+                                    .error
+                                    .get_or_insert(error.to_string());
+                                lister.down.insert(source.clone());
+                                0
+                            }
+                        };
                         (found, lister.tallies, lister.down)
                     })
                 })
@@ -427,58 +455,6 @@ impl Pass<'_> {
                 self.tallies.entry(server).or_default().absorb(tally);
             }
             self.down.extend(down);
-        }
-        found
-    }
-
-    /// One source's part of [`Pass::migrate_listing`].
-    fn migrate_source(&mut self, source: &str) -> u64 {
-        let first = self.scans == 1;
-        let mut found = 0;
-        let mut cursor = 0;
-        loop {
-            if self.down.contains(source) {
-                break;
-            }
-            let page = self.store.page(self.args.address(source), cursor);
-            let (next, keys) = match page {
-                Ok(page) => page,
-                Err(failure) => {
-                    self.tallies.entry(source.to_owned()).or_default().error.get_or_insert(failure.message);
-                    self.down.insert(source.to_owned());
-                    break;
-                }
-            };
-            let tally = self.tallies.entry(source.to_owned()).or_default();
-            tally.scanned += if first { keys.len() as u64 } else { 0 };
-            let mut by_target: BTreeMap<String, Vec<Key>> = BTreeMap::new();
-            for key in keys {
-                if let Some(target) = self.plan.target(source, &key.bytes) {
-                    by_target.entry(target).or_default().push(key);
-                }
-            }
-            for (target, keys) in by_target {
-                found += keys.len() as u64;
-                let tally = self.tallies.entry(source.to_owned()).or_default();
-                tally.to_move += keys.len() as u64;
-                tally.late += if first { 0 } else { keys.len() as u64 };
-                self.bar.inc_length(keys.len() as u64);
-                self.bar.inc(keys.len() as u64);
-                let keys: Vec<&Key> = keys.iter().collect();
-                let mut rest = keys.as_slice();
-                while !rest.is_empty() {
-                    let (chunk, after) = rest.split_at(self.migrate_size.min(rest.len()));
-                    rest = after;
-                    if let Err(error) = self.copy_batch(source, &target, chunk) {
-                        self.tallies.entry(source.to_owned()).or_default().error.get_or_insert(error.to_string());
-                        self.down.insert(source.to_owned());
-                    }
-                }
-            }
-            if next == 0 {
-                break;
-            }
-            cursor = next;
         }
         found
     }
