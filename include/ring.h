@@ -510,6 +510,38 @@ typedef void (*ring_follower_callback)(void *userdata,
                                        const char *message,
                                        size_t message_len);
 
+/**
+ * TLS files and an etcd user for `ring_follower_new_etcd_secure`. Every
+ * field is a NUL-terminated UTF-8 string, or NULL when not given.
+ */
+typedef struct {
+  /**
+   * PEM CA bundle that signed etcd's server certificate (turns TLS on).
+   */
+  const char *ca_file;
+  /**
+   * PEM client certificate, with `key_file` (mutual TLS).
+   */
+  const char *cert_file;
+  /**
+   * PEM private key of `cert_file`, readable by its owner alone.
+   */
+  const char *key_file;
+  /**
+   * etcd user (etcd's auth), with `password` or `password_file`.
+   */
+  const char *user;
+  /**
+   * The user's password.
+   */
+  const char *password;
+  /**
+   * A file holding the user's password (its first line), readable by
+   * its owner alone.
+   */
+  const char *password_file;
+} ring_etcd_security_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1117,6 +1149,37 @@ ring_result ring_follower_new_etcd(const char *endpoints,
                                    ring_follower_callback callback,
                                    void *userdata,
                                    ring_follower_t **out_follower);
+
+/**
+ * As `ring_follower_new_etcd`, over TLS and with etcd's auth as
+ * `security` says (NULL: as `ring_follower_new_etcd`): TLS when an
+ * endpoint is `https://` or a CA or client certificate is given; the
+ * server's certificate is checked against `ca_file` (else the system's
+ * roots) and must name the endpoint's host; with `user`, the client
+ * authenticates and renews its token whenever etcd reports it expired.
+ * Errors, besides `ring_follower_new_etcd`'s: `RING_FILE` for a CA,
+ * certificate, key or password file that cannot be used (missing, no PEM
+ * block, a key or password file readable by group or others), naming it;
+ * `RING_INVALID_CONFIG` for a certificate without a key, a user without a
+ * password or the reverse, `http://` beside TLS settings; `RING_TIMEOUT`
+ * with the TLS or auth reason (an unknown issuer, an expired certificate,
+ * a wrong password, a permission denied) in `ring_last_error`. No
+ * password appears in any message.
+ *
+ * # Safety
+ * As `ring_follower_new_etcd`; `security` NULL or pointing to a struct
+ * whose fields are NULL or NUL-terminated strings, read during the call
+ * only.
+ */
+ring_result ring_follower_new_etcd_secure(const char *endpoints,
+                                          size_t endpoints_len,
+                                          const char *prefix,
+                                          size_t prefix_len,
+                                          const ring_etcd_security_t *security,
+                                          uint32_t timeout_ms,
+                                          ring_follower_callback callback,
+                                          void *userdata,
+                                          ring_follower_t **out_follower);
 
 /**
  * Starts following a JSON ring config file at `path` (`path_len` bytes of

@@ -779,6 +779,28 @@ class Follower {
         return follower;
     }
 
+    /// TLS files and an etcd user (ring_etcd_security_t); an empty string is "not given". The
+    /// password is sent to etcd only; it appears in no error.
+    struct Security {
+        std::string ca_file, cert_file, key_file, user, password, password_file;
+    };
+
+    /// As etcd() above, over TLS and with etcd's auth as security says
+    /// (ring_follower_new_etcd_secure). Throws Error (RING_FILE: a TLS or password file that cannot be used;
+    /// RING_INVALID_CONFIG; RING_TIMEOUT with the TLS or auth reason).
+    static Follower etcd(std::string_view endpoints, std::string_view prefix, const Security &security,
+                         uint32_t timeout_ms = 5000, Callback callback = nullptr, void *userdata = nullptr) {
+        auto given = [](const std::string &text) { return text.empty() ? nullptr : text.c_str(); };
+        ring_etcd_security_t c_security{given(security.ca_file), given(security.cert_file),
+                                        given(security.key_file), given(security.user),
+                                        given(security.password),  given(security.password_file)};
+        Follower follower(callback, userdata);
+        detail::check(ring_follower_new_etcd_secure(endpoints.data(), endpoints.size(), prefix.data(), prefix.size(),
+                                                    &c_security, timeout_ms, follower.c_callback(), follower.state_,
+                                                    &follower.handle_));
+        return follower;
+    }
+
     /// Follows a JSON ring config file (ring_follower_new_file). Throws Error (RING_FILE: the file cannot
     /// be read or its config is refused, at once).
     static Follower file(std::string_view path, uint32_t timeout_ms = 5000, Callback callback = nullptr,

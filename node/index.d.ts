@@ -362,6 +362,28 @@ export interface Balance {
  */
 export declare function diff(oldRing: Ring, newRing: Ring): RingDiff
 
+/**
+ * TLS files and an etcd user for `Follower.etcd` (all optional): TLS when
+ * an endpoint is `https://` or a CA or client certificate is given (PEM
+ * files; the key file must be its owner's alone); etcd's auth with `user`
+ * and its password (a string, or the first line of an owner-only file),
+ * the token renewed when it expires.
+ */
+export interface EtcdSecurity {
+  /** PEM CA bundle that signed etcd's server certificate. */
+  caFile?: string
+  /** PEM client certificate (with `keyFile`). */
+  certFile?: string
+  /** PEM private key of `certFile`, mode 600. */
+  keyFile?: string
+  /** etcd user. */
+  user?: string
+  /** The user's password. */
+  password?: string
+  /** A file holding the user's password (first line), mode 600. */
+  passwordFile?: string
+}
+
 /** Share of the hash space moving from one node to another. */
 export interface Flow {
   /** Owner in the old ring. */

@@ -54,8 +54,24 @@ export interface EpochEvent {
  */
 export declare class Follower extends EventEmitter {
   private constructor()
-  /** Follows `prefix` in etcd at `endpoints`; rejects with `RING_TIMEOUT` or `RING_INVALID_CONFIG`. */
-  static etcd(endpoints: string | string[], prefix: string, options?: { timeout?: number }): Promise<Follower>
+  /**
+   * Follows `prefix` in etcd at `endpoints`; rejects with `RING_TIMEOUT`, `RING_INVALID_CONFIG` or `RING_FILE`.
+   * TLS with `caFile`/`certFile`/`keyFile` (PEM, key mode 600) or an `https://` endpoint; etcd auth with
+   * `user` and `password` or `passwordFile` (mode 600).
+   */
+  static etcd(
+    endpoints: string | string[],
+    prefix: string,
+    options?: {
+      timeout?: number
+      caFile?: string
+      certFile?: string
+      keyFile?: string
+      user?: string
+      password?: string
+      passwordFile?: string
+    },
+  ): Promise<Follower>
   /** Follows a JSON ring config file; rejects at once with `RING_FILE` naming why when it cannot be read or is refused. */
   static file(path: string, options?: { timeout?: number }): Promise<Follower>
   /** The current ring (read-only). */

@@ -297,6 +297,9 @@ NativeTracker.prototype.acquire = function acquire(key) {
 
 // An option given as an own property (a TypeError for a null or missing
 // options object): a field inherited from Object.prototype is not an option.
+// The options Follower.etcd takes; all but the first are TLS and auth.
+const ETCD_OPTIONS = ['timeout', 'caFile', 'certFile', 'keyFile', 'user', 'password', 'passwordFile']
+
 function ownOption(options, name) {
   return Object.hasOwn(options, name) ? options[name] : undefined
 }
@@ -339,12 +342,28 @@ class Follower extends EventEmitter {
   /**
    * Follows `prefix` in etcd at `endpoints` (`'http://127.0.0.1:2379'`,
    * comma-separated, or an array). Resolves once the first ring is read;
-   * rejects with code `RING_TIMEOUT` after `timeout` seconds (default 5),
-   * `RING_INVALID_CONFIG` for a bad endpoint or prefix.
+   * rejects with code `RING_TIMEOUT` after `timeout` seconds (default 5,
+   * the last error, such as a TLS or permission reason, in the message),
+   * `RING_INVALID_CONFIG` for a bad endpoint, prefix or user, `RING_FILE`
+   * for a TLS or password file that cannot be used. TLS and etcd's auth:
+   * `caFile`, `certFile`, `keyFile` (PEM; the key owner-only), `user` with
+   * `password` or `passwordFile` (owner-only); an unknown option is a
+   * TypeError.
    */
   static etcd(endpoints, prefix, options = {}) {
     const list = Array.isArray(endpoints) ? endpoints.join(',') : endpoints
-    return Follower._start('etcd', list, prefix, ownOption(options, 'timeout'))
+    const unknown = Object.keys(options).filter((name) => !ETCD_OPTIONS.includes(name))
+    if (unknown.length > 0) {
+      throw new TypeError(`unknown Follower.etcd option ${JSON.stringify(unknown[0])}: expected one of ${ETCD_OPTIONS.join(', ')}`)
+    }
+    const security = {}
+    for (const name of ETCD_OPTIONS.slice(1)) {
+      const value = ownOption(options, name)
+      if (value === undefined || value === null) continue
+      if (typeof value !== 'string') throw new TypeError(`${name} must be a string, got ${typeof value}`)
+      security[name] = value
+    }
+    return Follower._start('etcd', list, prefix, ownOption(options, 'timeout'), security)
   }
 
   /**
@@ -354,15 +373,15 @@ class Follower extends EventEmitter {
    * keeps the last ring and emits `'rejected'` or `'disconnected'` saying why.
    */
   static file(path, options = {}) {
-    return Follower._start('file', path, undefined, ownOption(options, 'timeout'))
+    return Follower._start('file', path, undefined, ownOption(options, 'timeout'), undefined)
   }
 
-  static async _start(kind, source, prefix, timeout) {
+  static async _start(kind, source, prefix, timeout, security) {
     let follower = null
     const pending = []
     const listener = (event) => (follower ? follower._receive(event) : pending.push(event))
     try {
-      follower = new Follower(await native._startFollower(kind, source, prefix, timeout, listener))
+      follower = new Follower(await native._startFollower(kind, source, prefix, timeout, security, listener))
     } catch (error) {
       throw followerError(error)
     }

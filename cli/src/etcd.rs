@@ -1,4 +1,5 @@
-//! Where `--etcd` and `--prefix` come from: the command line, else the
+//! Where `--etcd` and `--prefix` come from, and how the tool proves who
+//! it is to etcd ([`EtcdSecurity`]). `--etcd` and `--prefix` come from: the command line, else the
 //! environment (`SHARDRING_ETCD_ENDPOINTS`, `SHARDRING_PREFIX`), as etcdctl
 //! reads `ETCDCTL_ENDPOINTS` when `--endpoints` is not given.
 //!
@@ -9,7 +10,12 @@
 //! files named on the command line win over the environment, and only
 //! flags given on both sides conflict.
 
-use clap::ArgMatches;
+use std::path::PathBuf;
+
+use clap::{ArgMatches, Args};
+use shardring_membership::{EtcdAccess, EtcdCredentials, Secret};
+
+use crate::error::CliError;
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 
@@ -63,5 +69,69 @@ pub(crate) fn settle(
             ErrorKind::MissingRequiredArgument,
             format!("the following required arguments were not provided: --etcd <ETCD> (or {ENDPOINTS_ENV})"),
         )),
+    }
+}
+
+/// The variable `--etcd-password-file` falls back to: the password itself.
+pub(crate) const PASSWORD_ENV: &str = "SHARDRING_ETCD_PASSWORD";
+
+/// `--*-password-file`'s parser: the secret in the file (owner-only), or
+/// why not (clap prints it after the path, which is not secret).
+pub(crate) fn password_file(text: &str) -> Result<Secret, String> {
+    Secret::from_file(text).map_err(|e| e.to_string())
+}
+
+/// How to prove who we are to etcd: TLS and a user, for every command that
+/// talks to etcd. The flags follow etcdctl's (`--cacert`, `--cert`,
+/// `--key`, `--user`) under the `--etcd-` prefix; the password never comes
+/// from a flag.
+#[derive(Args, Clone, Default)]
+pub(crate) struct EtcdSecurity {
+    /// PEM CA bundle that signed etcd's server certificate; turns TLS on
+    /// (endpoints become https://). Without it an https:// endpoint is
+    /// checked against the system's roots.
+    #[arg(long, value_name = "PATH", env = "SHARDRING_ETCD_CA")]
+    etcd_ca: Option<PathBuf>,
+    /// PEM client certificate for etcd's --client-cert-auth (with --etcd-key).
+    #[arg(long, value_name = "PATH", requires = "etcd_key", env = "SHARDRING_ETCD_CERT")]
+    etcd_cert: Option<PathBuf>,
+    /// PEM private key of --etcd-cert, readable by its owner alone (mode 600).
+    #[arg(long, value_name = "PATH", requires = "etcd_cert", env = "SHARDRING_ETCD_KEY")]
+    etcd_key: Option<PathBuf>,
+    /// etcd user (etcd's auth); the password comes from --etcd-password-file
+    /// or SHARDRING_ETCD_PASSWORD, never a flag.
+    #[arg(long, value_name = "USER", env = "SHARDRING_ETCD_USER")]
+    etcd_user: Option<String>,
+    /// A file holding the etcd user's password (its first line), readable by
+    /// its owner alone (mode 600); refused otherwise, naming the file.
+    #[arg(long, value_name = "PATH", value_parser = password_file, requires = "etcd_user")]
+    etcd_password_file: Option<Secret>,
+}
+
+impl EtcdSecurity {
+    /// `endpoints` with these settings.
+    ///
+    /// Errors: a CA, certificate or key file that cannot be used, naming
+    /// it; `--etcd-user` without a password.
+    pub(crate) fn access(&self, endpoints: &[String]) -> Result<EtcdAccess, CliError> {
+        let password = match (&self.etcd_user, &self.etcd_password_file) {
+            (Some(_), None) => Secret::from_env(PASSWORD_ENV).map_err(|e| CliError::Membership(e.to_string()))?,
+            (_, file) => file.clone(),
+        };
+        let credentials = EtcdCredentials {
+            ca_file: self.etcd_ca.clone(),
+            cert_file: self.etcd_cert.clone(),
+            key_file: self.etcd_key.clone(),
+            user: self.etcd_user.clone(),
+            password,
+            password_file: None,
+        };
+        let access = EtcdAccess::new(endpoints).with_credentials(&credentials);
+        access.map_err(|e| match (&self.etcd_user, &credentials.password) {
+            (Some(user), None) => CliError::Membership(format!(
+                "--etcd-user {user:?} needs a password: --etcd-password-file or {PASSWORD_ENV}"
+            )),
+            _ => CliError::Membership(e.to_string()),
+        })
     }
 }

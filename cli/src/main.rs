@@ -10,7 +10,7 @@ mod member;
 mod plot;
 mod rebalance;
 mod report;
-mod secret;
+mod roles;
 mod simulate;
 
 use std::ffi::OsString;
@@ -88,8 +88,11 @@ enum Command {
     /// failure against hash % N, the vnode sweep, and weights.
     Simulate(simulate::Args),
     /// The ring's members in etcd: join (with a lease), set-state,
-    /// set-weight, leave, list, config. `--etcd` and `--prefix` default to
-    /// the environment's SHARDRING_ETCD_ENDPOINTS and SHARDRING_PREFIX.
+    /// set-weight, leave, list, config, and the etcd roles (roles). `--etcd`
+    /// and `--prefix` default to the environment's SHARDRING_ETCD_ENDPOINTS
+    /// and SHARDRING_PREFIX; TLS and etcd's auth: --etcd-ca, --etcd-cert,
+    /// --etcd-key, --etcd-user (password from --etcd-password-file or
+    /// SHARDRING_ETCD_PASSWORD).
     #[command(subcommand)]
     Member(member::MemberCommand),
     /// Follow the ring in etcd (--etcd and --prefix, or SHARDRING_ETCD_ENDPOINTS

@@ -9,10 +9,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Subcommand};
 use shardring::Algorithm;
-use shardring_membership::{Admin, AgentState, Event, Follower, FollowerOptions, Member, MemberRecord, ParamsRecord};
+use shardring_membership::{
+    Admin, AgentState, EtcdAccess, Event, Follower, FollowerOptions, Member, MemberRecord, ParamsRecord,
+};
 
 use crate::error::CliError;
-use crate::etcd::{ENDPOINTS_ENV, PREFIX_ENV};
+use crate::etcd::{ENDPOINTS_ENV, EtcdSecurity, PREFIX_ENV};
 use crate::report::counted;
 
 /// Where the ring's records live.
@@ -24,6 +26,14 @@ pub(crate) struct Target {
     /// The ring's key prefix in etcd, e.g. `/shardring/cache`.
     #[arg(long, env = PREFIX_ENV)]
     prefix: String,
+    #[command(flatten)]
+    security: EtcdSecurity,
+}
+
+impl Target {
+    fn access(&self) -> Result<EtcdAccess, CliError> {
+        self.security.access(&self.etcd)
+    }
 }
 
 #[derive(Subcommand)]
@@ -113,6 +123,17 @@ pub(crate) enum MemberCommand {
         #[arg(long)]
         key_hash: Option<String>,
     },
+    /// Print the etcdctl commands that create the roles of least privilege
+    /// for the ring: followers read the prefix, an operator writes it, each
+    /// member agent writes its own record alone. Connects to nothing.
+    Roles {
+        /// The ring's key prefix in etcd.
+        #[arg(long, env = PREFIX_ENV)]
+        prefix: String,
+        /// A member id to create a role for (repeat for each).
+        #[arg(long = "member", value_name = "ID")]
+        members: Vec<String>,
+    },
 }
 
 /// A member's state, as the command line spells it.
@@ -140,9 +161,12 @@ fn membership(error: shardring_membership::MembershipError) -> CliError {
 /// Runs a `member` subcommand.
 pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(), CliError> {
     match command {
+        MemberCommand::Roles { prefix, members } => {
+            crate::roles::print(&shardring_membership::Layout::new(&prefix).map_err(membership)?, &members, out)?;
+        }
         MemberCommand::Join { target, id, weight, zone, ttl, state } => {
             let record = MemberRecord { zone, state: state.into(), ..MemberRecord::new(weight) };
-            let member = Member::join(&target.etcd, &target.prefix, &id, record, Duration::from_secs(ttl))
+            let member = Member::join(target.access()?, &target.prefix, &id, record, Duration::from_secs(ttl))
                 .map_err(membership)?;
             let state = shardring::NodeState::from(state).name();
             writeln!(
@@ -167,22 +191,22 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
         }
         MemberCommand::Leave { target, id } => {
             let revision =
-                Admin::connect(&target.etcd, &target.prefix).map_err(membership)?.leave(&id).map_err(membership)?;
+                Admin::connect(target.access()?, &target.prefix).map_err(membership)?.leave(&id).map_err(membership)?;
             writeln!(out, "{id:?} left {} at revision {revision}", target.prefix)?;
         }
         MemberCommand::SetState { target, id, state } => {
-            let mut admin = Admin::connect(&target.etcd, &target.prefix).map_err(membership)?;
+            let mut admin = Admin::connect(target.access()?, &target.prefix).map_err(membership)?;
             let revision = admin.set_state(&id, state.into()).map_err(membership)?;
             writeln!(out, "{id:?} is {} at revision {revision}", shardring::NodeState::from(state).name())?;
         }
         MemberCommand::SetWeight { target, id, weight } => {
-            let mut admin = Admin::connect(&target.etcd, &target.prefix).map_err(membership)?;
+            let mut admin = Admin::connect(target.access()?, &target.prefix).map_err(membership)?;
             let revision = admin.set_weight(&id, weight).map_err(membership)?;
             writeln!(out, "{id:?} has weight {weight} at revision {revision}")?;
         }
         MemberCommand::List { target, json } => {
             let members =
-                Admin::connect(&target.etcd, &target.prefix).map_err(membership)?.members().map_err(membership)?;
+                Admin::connect(target.access()?, &target.prefix).map_err(membership)?.members().map_err(membership)?;
             if json {
                 let rows: Vec<serde_json::Value> = members
                     .iter()
@@ -223,7 +247,7 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
                 key_hash,
                 ..shardring::RingParams::new(algorithm)
             });
-            let revision = Admin::connect(&target.etcd, &target.prefix)
+            let revision = Admin::connect(target.access()?, &target.prefix)
                 .map_err(membership)?
                 .set_config(&params)
                 .map_err(membership)?;
@@ -254,6 +278,8 @@ pub(crate) struct WatchArgs {
     /// Stop after this many epochs (default: until interrupted).
     #[arg(long)]
     count: Option<u64>,
+    #[command(flatten)]
+    security: EtcdSecurity,
 }
 
 impl WatchArgs {
@@ -277,7 +303,7 @@ fn micros_now() -> u128 {
 pub(crate) fn watch(args: &WatchArgs, out: &mut impl Write) -> Result<(), CliError> {
     let follower = match (&args.file, &args.prefix) {
         (Some(path), _) => Follower::file(path, FollowerOptions::default()),
-        (None, Some(prefix)) => Follower::etcd(&args.etcd, prefix, FollowerOptions::default()),
+        (None, Some(prefix)) => Follower::etcd(args.security.access(&args.etcd)?, prefix, FollowerOptions::default()),
         (None, None) => unreachable!("settle requires --file or --etcd with --prefix"),
     }
     .map_err(membership)?;

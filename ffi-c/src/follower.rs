@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 use std::time::Duration;
 
-use shardring_membership::{Event, Follower, FollowerOptions, MembershipError};
+use shardring_membership::{EtcdAccess, EtcdCredentials, Event, Follower, FollowerOptions, MembershipError, Secret};
 
 use crate::boundary::{boundary, non_null, text, write, write_fingerprint_hex};
 use crate::error::fail;
@@ -99,7 +99,7 @@ fn options(timeout_ms: u32, callback: ring_follower_callback, userdata: *mut c_v
 fn membership_error(error: MembershipError) -> ring_result {
     let code = match &error {
         MembershipError::Timeout { .. } | MembershipError::Stopped => RING_TIMEOUT,
-        MembershipError::File { .. } => RING_FILE,
+        MembershipError::File { .. } | MembershipError::Secret(_) => RING_FILE,
         _ => RING_INVALID_CONFIG,
     };
     fail(code, format_args!("{error}"))
@@ -157,6 +157,115 @@ pub unsafe extern "C" fn ring_follower_new_etcd(
         let list: Vec<&str> = endpoints.split(',').collect();
         let follower =
             Follower::etcd(&list, prefix, options(timeout_ms, callback, userdata)).map_err(membership_error)?;
+        hand_out(follower, out_follower);
+        Ok(())
+    })
+}
+
+/// TLS files and an etcd user for `ring_follower_new_etcd_secure`. Every
+/// field is a NUL-terminated UTF-8 string, or NULL when not given.
+#[repr(C)]
+pub struct ring_etcd_security_t {
+    /// PEM CA bundle that signed etcd's server certificate (turns TLS on).
+    pub ca_file: *const c_char,
+    /// PEM client certificate, with `key_file` (mutual TLS).
+    pub cert_file: *const c_char,
+    /// PEM private key of `cert_file`, readable by its owner alone.
+    pub key_file: *const c_char,
+    /// etcd user (etcd's auth), with `password` or `password_file`.
+    pub user: *const c_char,
+    /// The user's password.
+    pub password: *const c_char,
+    /// A file holding the user's password (its first line), readable by
+    /// its owner alone.
+    pub password_file: *const c_char,
+}
+
+/// A NUL-terminated field of `ring_etcd_security_t`, or `None` for NULL.
+///
+/// # Safety
+/// `ptr` must be NULL or a NUL-terminated string.
+unsafe fn field<'a>(ptr: *const c_char, name: &str) -> Result<Option<&'a str>, ring_result> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: NUL-terminated by contract.
+    let raw = unsafe { std::ffi::CStr::from_ptr(ptr) };
+    raw.to_str()
+        .map(Some)
+        .map_err(|e| fail(RING_INVALID_UTF8, format_args!("`security->{name}` is not valid UTF-8: {e}")))
+}
+
+/// The credentials `security` gives.
+///
+/// # Safety
+/// As `ring_follower_new_etcd_secure`'s `security`.
+unsafe fn credentials(security: &ring_etcd_security_t) -> Result<EtcdCredentials, ring_result> {
+    // SAFETY: each field NULL or NUL-terminated by contract.
+    let path = |ptr, name| unsafe { field(ptr, name) }.map(|f| f.map(std::path::PathBuf::from));
+    // SAFETY: as above.
+    let user = unsafe { field(security.user, "user")? }.map(str::to_owned);
+    // SAFETY: as above.
+    let password = match unsafe { field(security.password, "password")? } {
+        Some(password) => Some(Secret::new(password).map_err(|e| membership_error(e.into()))?),
+        None => None,
+    };
+    Ok(EtcdCredentials {
+        ca_file: path(security.ca_file, "ca_file")?,
+        cert_file: path(security.cert_file, "cert_file")?,
+        key_file: path(security.key_file, "key_file")?,
+        user,
+        password,
+        password_file: path(security.password_file, "password_file")?,
+    })
+}
+
+/// As `ring_follower_new_etcd`, over TLS and with etcd's auth as
+/// `security` says (NULL: as `ring_follower_new_etcd`): TLS when an
+/// endpoint is `https://` or a CA or client certificate is given; the
+/// server's certificate is checked against `ca_file` (else the system's
+/// roots) and must name the endpoint's host; with `user`, the client
+/// authenticates and renews its token whenever etcd reports it expired.
+/// Errors, besides `ring_follower_new_etcd`'s: `RING_FILE` for a CA,
+/// certificate, key or password file that cannot be used (missing, no PEM
+/// block, a key or password file readable by group or others), naming it;
+/// `RING_INVALID_CONFIG` for a certificate without a key, a user without a
+/// password or the reverse, `http://` beside TLS settings; `RING_TIMEOUT`
+/// with the TLS or auth reason (an unknown issuer, an expired certificate,
+/// a wrong password, a permission denied) in `ring_last_error`. No
+/// password appears in any message.
+///
+/// # Safety
+/// As `ring_follower_new_etcd`; `security` NULL or pointing to a struct
+/// whose fields are NULL or NUL-terminated strings, read during the call
+/// only.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn ring_follower_new_etcd_secure(
+    endpoints: *const c_char,
+    endpoints_len: usize,
+    prefix: *const c_char,
+    prefix_len: usize,
+    security: *const ring_etcd_security_t,
+    timeout_ms: u32,
+    callback: ring_follower_callback,
+    userdata: *mut c_void,
+    out_follower: *mut *mut ring_follower_t,
+) -> ring_result {
+    boundary(|| {
+        non_null!(out_follower);
+        // SAFETY: readable for their lengths by contract.
+        let (endpoints, prefix) =
+            unsafe { (text(endpoints, endpoints_len, "endpoints")?, text(prefix, prefix_len, "prefix")?) };
+        let list: Vec<&str> = endpoints.split(',').collect();
+        let mut access = EtcdAccess::new(&list);
+        if !security.is_null() {
+            // SAFETY: a valid struct by contract.
+            let credentials = unsafe { credentials(&*security)? };
+            access = access.with_credentials(&credentials).map_err(membership_error)?;
+        }
+        let follower =
+            Follower::etcd(access, prefix, options(timeout_ms, callback, userdata)).map_err(membership_error)?;
         hand_out(follower, out_follower);
         Ok(())
     })

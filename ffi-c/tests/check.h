@@ -69,6 +69,7 @@ static inline ring_result check_no_panic(ring_result rc, const char *function, c
 #define ring_tracker_swap(...) RING_NO_PANIC(ring_tracker_swap, __VA_ARGS__)
 #define ring_tracker_load(...) RING_NO_PANIC(ring_tracker_load, __VA_ARGS__)
 #define ring_follower_new_etcd(...) RING_NO_PANIC(ring_follower_new_etcd, __VA_ARGS__)
+#define ring_follower_new_etcd_secure(...) RING_NO_PANIC(ring_follower_new_etcd_secure, __VA_ARGS__)
 #define ring_follower_new_file(...) RING_NO_PANIC(ring_follower_new_file, __VA_ARGS__)
 #define ring_follower_ring(...) RING_NO_PANIC(ring_follower_ring, __VA_ARGS__)
 #define ring_follower_transition(...) RING_NO_PANIC(ring_follower_transition, __VA_ARGS__)

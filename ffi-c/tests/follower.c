@@ -68,6 +68,66 @@ static void file_follower(void) {
     CHECK(system(command) == 0, "cleanup");
 }
 
+/* ring_follower_new_etcd_secure against a plain etcd: NULL security follows it as ring_follower_new_etcd
+ * does; TLS settings meet a server that does not speak TLS and fail with that reason; files that cannot
+ * be used fail before connecting, naming them. (TLS against a real TLS etcd: py/tests/test_etcd_security.py.) */
+static void secure_against_plain(const etcd_server *etcd) {
+    ring_follower_t *follower = NULL;
+    CHECK(ring_follower_new_etcd_secure(etcd->url, strlen(etcd->url), PREFIX, strlen(PREFIX), NULL, 5000, NULL, NULL,
+                                        &follower) == RING_OK,
+          "NULL security: %s", ring_last_error());
+    CHECK(node_count_of(follower, NULL) == 2, "follows the plain etcd");
+    ring_follower_free(follower);
+    char dir[] = "/tmp/shardring-pki-XXXXXX", ca[64], password[64], command[512];
+    CHECK(mkdtemp(dir) != NULL, "temp dir");
+    snprintf(ca, sizeof ca, "%s/ca.crt", dir);
+    snprintf(command, sizeof command,
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=test-ca "
+             "-keyout %s/ca.key -out %s >/dev/null 2>&1",
+             dir, ca);
+    CHECK(system(command) == 0, "openssl made a CA");
+    const char *port = strrchr(etcd->url, ':');
+    char https[64];
+    snprintf(https, sizeof https, "https://127.0.0.1%s", port);
+    ring_etcd_security_t security = {.ca_file = ca};
+    CHECK(ring_follower_new_etcd_secure(https, strlen(https), PREFIX, strlen(PREFIX), &security, 2000, NULL, NULL,
+                                        &follower) == RING_TIMEOUT,
+          "TLS to a plain etcd");
+    CHECK(strstr(ring_last_error(), "does not speak TLS") != NULL, "says why: %s", ring_last_error());
+    CHECK(ring_follower_new_etcd_secure(etcd->url, strlen(etcd->url), PREFIX, strlen(PREFIX), &security, 2000, NULL,
+                                        NULL, &follower) == RING_INVALID_CONFIG &&
+              strstr(ring_last_error(), "use https://") != NULL,
+          "http:// beside a CA: %s", ring_last_error());
+    ring_etcd_security_t missing = {.ca_file = "/nonexistent/ca.pem"};
+    CHECK(ring_follower_new_etcd_secure(https, strlen(https), PREFIX, strlen(PREFIX), &missing, 2000, NULL, NULL,
+                                        &follower) == RING_FILE &&
+              strstr(ring_last_error(), "/nonexistent/ca.pem") != NULL,
+          "a missing CA file, named: %s", ring_last_error());
+    snprintf(password, sizeof password, "%s/password", dir);
+    FILE *file = fopen(password, "w");
+    CHECK(file != NULL && fputs("Pw-in-a-file-0x5e\n", file) >= 0 && fclose(file) == 0, "password file");
+    ring_etcd_security_t open_file = {.user = "follower", .password_file = password};
+    CHECK(ring_follower_new_etcd_secure(etcd->url, strlen(etcd->url), PREFIX, strlen(PREFIX), &open_file, 2000, NULL,
+                                        NULL, &follower) == RING_FILE &&
+              strstr(ring_last_error(), "readable by group or others") != NULL &&
+              strstr(ring_last_error(), "Pw-in-a-file") == NULL,
+          "a password file others can read, named, its content not shown: %s", ring_last_error());
+    ring_etcd_security_t no_password = {.user = "follower"};
+    CHECK(ring_follower_new_etcd_secure(etcd->url, strlen(etcd->url), PREFIX, strlen(PREFIX), &no_password, 2000,
+                                        NULL, NULL, &follower) == RING_INVALID_CONFIG &&
+              strstr(ring_last_error(), "\"follower\"") != NULL,
+          "a user without a password: %s", ring_last_error());
+    ring_etcd_security_t bad_utf8 = {.user = "\xff"};
+    CHECK(ring_follower_new_etcd_secure(etcd->url, strlen(etcd->url), PREFIX, strlen(PREFIX), &bad_utf8, 2000, NULL,
+                                        NULL, &follower) == RING_INVALID_UTF8,
+          "a user that is not UTF-8");
+    CHECK(ring_follower_new_etcd_secure(etcd->url, strlen(etcd->url), PREFIX, strlen(PREFIX), NULL, 2000, NULL, NULL,
+                                        NULL) == RING_NULL_ARGUMENT,
+          "NULL out");
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    CHECK(system(command) == 0, "cleanup");
+}
+
 static void etcd_follower(void) {
     static etcd_server etcd; /* static: the atexit handler stops it */
     etcd_start(&etcd);
@@ -122,6 +182,7 @@ static void etcd_follower(void) {
     int64_t held = 0;
     CHECK(ring_follower_wait(follower, revision, 1000, &held) == RING_OK && held >= revision, "wait for a held revision");
     ring_follower_free(follower);
+    secure_against_plain(&etcd);
     etcd_stop();
 }
 

@@ -490,6 +490,16 @@ static void follower() {
     } catch (const shardring::Error &e) {
         CHECK(e.code() == RING_INVALID_CONFIG, "RING_INVALID_CONFIG: %s", e.name());
     }
+    shardring::Follower::Security security;
+    security.user = "follower";
+    security.password_file = "/nonexistent/password";
+    try {
+        shardring::Follower::etcd("http://127.0.0.1:1", "/p", security);
+        CHECK(false, "a missing password file throws");
+    } catch (const shardring::Error &e) {
+        CHECK(e.code() == RING_FILE && std::string(e.what()).find("/nonexistent/password") != std::string::npos,
+              "RING_FILE naming the file: %s", e.what());
+    }
     std::remove(path.c_str());
     rmdir(dir);
 }

@@ -26,6 +26,20 @@ pub enum MembershipError {
         reason: String,
     },
 
+    /// A user name etcd cannot have (empty).
+    #[error("invalid etcd user {user:?}: {reason}")]
+    InvalidUser {
+        /// The user given.
+        user: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A password or private key file that cannot be used (readable by group
+    /// or others, unreadable, empty), named, never its content.
+    #[error(transparent)]
+    Secret(#[from] crate::secret::SecretError),
+
     /// etcd did not answer, or answered with an error.
     #[error("etcd at {endpoints}: {message}")]
     Etcd {

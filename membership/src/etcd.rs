@@ -10,36 +10,40 @@ use etcd_client::{Client, ConnectOptions, EventType, GetOptions, WatchOptions, W
 use futures_util::FutureExt;
 use shardring::Transition;
 
-use crate::error::MembershipError;
+use crate::access::EtcdAccess;
 use crate::records::{Layout, Records, Rejected};
 use crate::state::{Context, FollowerState};
 
 /// Time allowed for one unary request (connect, range read).
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// Endpoints as the client takes them: `http://host:port`. A bare
-/// `host:port` gets `http://`.
-///
-/// Errors: [`MembershipError::InvalidEndpoint`] for an empty list or an
-/// endpoint without a port.
-pub(crate) fn endpoints<E: AsRef<str>>(list: &[E]) -> Result<Vec<String>, MembershipError> {
-    if list.is_empty() {
-        return Err(MembershipError::InvalidEndpoint { endpoint: String::new(), reason: "no endpoint given".into() });
+/// Messages of the transport layers that only say something failed below
+/// them; dropped when a cause below says what.
+const GENERIC: [&str; 3] = ["transport error", "operation was canceled", "Unknown error"];
+
+/// An etcd client error as one line: etcd's own message (`etcdserver:
+/// permission denied`, `... authentication failed, invalid user ID or
+/// password`), or the transport's causes down to the one that says what
+/// went wrong (the TLS alert, the certificate check that failed), by their
+/// `Display` (tonic's own text embeds the causes' `Debug`).
+pub(crate) fn describe(error: &etcd_client::Error) -> String {
+    use std::error::Error;
+    let (first, mut source): (String, Option<&(dyn Error + 'static)>) = match error {
+        etcd_client::Error::GRpcStatus(status) => (status.message().to_owned(), status.source()),
+        other => (other.to_string(), other.source()),
+    };
+    let mut parts = vec![first];
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !parts.iter().any(|part| part.contains(&text)) {
+            parts.push(text);
+        }
+        source = cause.source();
     }
-    list.iter()
-        .map(|endpoint| {
-            let endpoint = endpoint.as_ref().trim();
-            let address = endpoint.strip_prefix("http://").unwrap_or(endpoint);
-            let port = address.rsplit_once(':').map(|(_, port)| port);
-            if address.is_empty() || !port.is_some_and(|p| p.parse::<u16>().is_ok_and(|p| p > 0)) {
-                return Err(MembershipError::InvalidEndpoint {
-                    endpoint: endpoint.to_owned(),
-                    reason: "expected http://host:port or host:port".into(),
-                });
-            }
-            Ok(format!("http://{address}"))
-        })
-        .collect()
+    if parts.len() > 1 {
+        parts.retain(|part| !GENERIC.contains(&part.as_str()));
+    }
+    parts.join(": ")
 }
 
 /// Quiet time on a connection after which the client pings etcd (HTTP/2
@@ -75,14 +79,16 @@ const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// every ping as a strike unless 2 h passed since the last (gRPC-Go's
 /// `PermitWithoutStream: false`). (An `Admin` drives its connection only
 /// during a call, so it is silent between calls either way.)
-pub(crate) async fn connect(endpoints: &[String]) -> Result<Client, String> {
-    let options = ConnectOptions::new()
-        .with_connect_timeout(REQUEST_TIMEOUT)
-        .with_keep_alive(KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT)
-        .with_keep_alive_while_idle(false);
+pub(crate) async fn connect(endpoints: &[String], access: &EtcdAccess) -> Result<Client, String> {
+    let options = access.apply(
+        ConnectOptions::new()
+            .with_connect_timeout(REQUEST_TIMEOUT)
+            .with_keep_alive(KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT)
+            .with_keep_alive_while_idle(false),
+    );
     match tokio::time::timeout(REQUEST_TIMEOUT, Client::connect(endpoints, Some(options))).await {
         Ok(Ok(client)) => Ok(client),
-        Ok(Err(error)) => Err(error.to_string()),
+        Ok(Err(error)) => Err(describe(&error)),
         Err(_) => Err(format!("no answer within {REQUEST_TIMEOUT:?}")),
     }
 }
@@ -113,7 +119,7 @@ struct Position {
 }
 
 /// Follows `layout` in etcd until stopped.
-pub(crate) async fn follow(endpoints: Vec<String>, layout: Layout, mut context: Context) {
+pub(crate) async fn follow(endpoints: Vec<String>, access: EtcdAccess, layout: Layout, mut context: Context) {
     let shared = Arc::clone(&context.shared);
     let mut position = Position {
         records: Records::new(layout),
@@ -128,11 +134,11 @@ pub(crate) async fn follow(endpoints: Vec<String>, layout: Layout, mut context: 
         if *context.stop.borrow() {
             return;
         }
-        match session(&endpoints, &mut position, &mut context, &mut backoff).await {
+        match session(&endpoints, &access, &mut position, &mut context, &mut backoff).await {
             Ended::Stop => return,
             Ended::Resync => position.resume = None,
             Ended::Failed(message) => {
-                shared.disconnected(message);
+                shared.disconnected(access.explain(message));
                 tokio::select! {
                     _ = context.stop.changed() => return,
                     () = tokio::time::sleep(backoff) => {}
@@ -149,7 +155,7 @@ async fn read_prefix(client: &mut Client, position: &mut Position, shared: &Foll
     let read = client.get(layout.root(), Some(GetOptions::new().with_prefix()));
     let response = match tokio::time::timeout(REQUEST_TIMEOUT, read).await {
         Ok(Ok(response)) => response,
-        Ok(Err(error)) => return Err(error.to_string()),
+        Ok(Err(error)) => return Err(describe(&error)),
         Err(_) => return Err(format!("range read of {} took longer than {REQUEST_TIMEOUT:?}", layout.root())),
     };
     let revision = response.header().map_or(0, |h| h.revision());
@@ -197,12 +203,13 @@ fn settle(
 
 async fn session(
     endpoints: &[String],
+    access: &EtcdAccess,
     position: &mut Position,
     context: &mut Context,
     backoff: &mut std::time::Duration,
 ) -> Ended {
     let shared = Arc::clone(&context.shared);
-    let mut client = match connect(endpoints).await {
+    let mut client = match connect(endpoints, access).await {
         Ok(client) => client,
         Err(message) => return Ended::Failed(message),
     };
@@ -232,7 +239,7 @@ async fn session(
     let root = position.records.layout().root();
     let mut stream = match tokio::time::timeout(REQUEST_TIMEOUT, client.watch(root, Some(options))).await {
         Ok(Ok(stream)) => stream,
-        Ok(Err(error)) => return Ended::Failed(error.to_string()),
+        Ok(Err(error)) => return Ended::Failed(describe(&error)),
         Err(_) => return Ended::Failed(format!("watch not created within {REQUEST_TIMEOUT:?}")),
     };
     shared.connected(position.revision);
@@ -252,7 +259,7 @@ async fn session(
         let first = match message {
             Ok(Some(message)) => message,
             Ok(None) => return lost(position, "etcd closed the watch".into()),
-            Err(error) => return lost(position, error.to_string()),
+            Err(error) => return lost(position, describe(&error)),
         };
         // Coalesce: every response already received becomes one ring.
         let mut batch = vec![first];
@@ -277,7 +284,7 @@ async fn confirm(client: &mut Client, position: &mut Position, shared: &Follower
     let read = client.get(root, Some(GetOptions::new().with_prefix().with_keys_only()));
     let response = match tokio::time::timeout(REQUEST_TIMEOUT, read).await {
         Ok(Ok(response)) => response,
-        Ok(Err(error)) => return Err(error.to_string()),
+        Ok(Err(error)) => return Err(describe(&error)),
         Err(_) => return Err(format!("keys-only read took longer than {REQUEST_TIMEOUT:?}")),
     };
     let revision = response.header().map_or(0, |h| h.revision());
@@ -301,7 +308,7 @@ async fn replaced(client: &mut Client, position: &Position) -> Result<Option<Str
     let read = client.get(root.clone(), Some(GetOptions::new().with_prefix().with_keys_only()));
     let response = match tokio::time::timeout(REQUEST_TIMEOUT, read).await {
         Ok(Ok(response)) => response,
-        Ok(Err(error)) => return Err(error.to_string()),
+        Ok(Err(error)) => return Err(describe(&error)),
         Err(_) => return Err(format!("keys-only read took longer than {REQUEST_TIMEOUT:?}")),
     };
     let Some(header) = response.header() else { return Ok(None) };

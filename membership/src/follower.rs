@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use shardring::Ring;
 use tokio::sync::{mpsc as async_mpsc, watch};
 
+use crate::access::EtcdAccess;
 use crate::error::MembershipError;
 use crate::records::Layout;
 use crate::state::{Context, Epoch, EpochHook, Event, FollowerState, Hook, Status};
@@ -71,24 +72,28 @@ impl std::fmt::Debug for Follower {
 }
 
 impl Follower {
-    /// Follows the ring under `prefix` in the etcd cluster at `endpoints`
-    /// (`http://127.0.0.1:2379` or `127.0.0.1:2379`): reads every record of
-    /// the prefix, builds the ring at that revision, then watches from the
-    /// next revision. Returns once the first ring is built.
+    /// Follows the ring under `prefix` in the etcd cluster `access` names
+    /// (endpoints such as `&["127.0.0.1:2379"]`, or an [`EtcdAccess`] with
+    /// TLS and a user): reads every record of the prefix, builds the ring at
+    /// that revision, then watches from the next revision. Returns once the
+    /// first ring is built. A follower that etcd refuses later (a revoked
+    /// permission, a certificate that expired) keeps its last ring and
+    /// reports why ([`Event::Disconnected`](crate::Event::Disconnected)).
     ///
     /// Errors: [`MembershipError::InvalidPrefix`],
     /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Timeout`]
     /// when no ring could be read within `options.initial_timeout` (etcd
     /// unreachable, or an invalid `P/config`).
-    pub fn etcd<E: AsRef<str>>(
-        endpoints: &[E],
+    pub fn etcd(
+        access: impl Into<EtcdAccess>,
         prefix: &str,
         options: FollowerOptions,
     ) -> Result<Follower, MembershipError> {
+        let access = access.into();
         let layout = Layout::new(prefix)?;
-        let endpoints = crate::etcd::endpoints(endpoints)?;
+        let endpoints = access.urls()?;
         let name = format!("etcd {} {}", endpoints.join(","), layout.prefix());
-        Follower::start(name, options, move |context| crate::etcd::follow(endpoints, layout, context))
+        Follower::start(name, options, move |context| crate::etcd::follow(endpoints, access, layout, context))
     }
 
     /// Follows a local JSON ring config file (`docs/config.schema.json`),

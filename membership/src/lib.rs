@@ -31,17 +31,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod access;
 mod error;
 mod etcd;
 mod file;
 mod follower;
 mod member;
 mod records;
+mod secret;
 mod state;
 
+pub use access::{EtcdAccess, EtcdCredentials};
 pub use error::MembershipError;
 pub use follower::{Follower, FollowerOptions};
 pub use member::{Admin, Member, MemberEntry, MemberState as AgentState};
 pub use records::{Change, KeyKind, Layout, MemberRecord, ParamsRecord, Records, Rejected};
+pub use secret::{Secret, SecretError, read_private};
 pub use shardring::NodeState;
 pub use state::{Epoch, EpochHook, Event, Hook, Status};

@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 use tokio::sync::watch;
 
+use crate::access::EtcdAccess;
 use crate::error::MembershipError;
-use crate::etcd::{REQUEST_TIMEOUT, connect, endpoints};
+use crate::etcd::{REQUEST_TIMEOUT, connect};
 use crate::records::{Layout, MemberRecord, ParamsRecord};
 
 /// The state of a member agent.
@@ -64,25 +65,35 @@ fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
         .block_on(future)
 }
 
-/// `Err` as a membership error naming the endpoints.
-fn etcd_error(endpoints: &[String]) -> impl Fn(etcd_client::Error) -> MembershipError + '_ {
-    move |error| MembershipError::etcd(endpoints, error)
+/// The cluster an agent or admin talks to: its endpoints (as the client
+/// takes them) and how it proves who it is.
+struct Target {
+    endpoints: Vec<String>,
+    access: EtcdAccess,
+}
+
+impl Target {
+    /// A membership error naming the endpoints, `message` explained for
+    /// this access ([`EtcdAccess::explain`]).
+    fn error(&self, message: String) -> MembershipError {
+        MembershipError::etcd(&self.endpoints, self.access.explain(message))
+    }
 }
 
 async fn timed<T>(
-    endpoints: &[String],
+    target: &Target,
     future: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
 ) -> Result<T, MembershipError> {
     match tokio::time::timeout(REQUEST_TIMEOUT, future).await {
-        Ok(result) => result.map_err(etcd_error(endpoints)),
-        Err(_) => Err(MembershipError::etcd(endpoints, format!("no answer within {REQUEST_TIMEOUT:?}"))),
+        Ok(result) => result.map_err(|error| target.error(crate::etcd::describe(&error))),
+        Err(_) => Err(target.error(format!("no answer within {REQUEST_TIMEOUT:?}"))),
     }
 }
 
 /// Grants a lease of `ttl` and writes the record under it.
 async fn register(
     client: &mut Client,
-    endpoints: &[String],
+    endpoints: &Target,
     key: &str,
     record: &MemberRecord,
     ttl: Duration,
@@ -102,26 +113,27 @@ impl Member {
     /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Record`] for
     /// an empty id or an invalid record, [`MembershipError::Etcd`] when etcd
     /// does not answer.
-    pub fn join<E: AsRef<str>>(
-        endpoints: &[E],
+    pub fn join(
+        access: impl Into<EtcdAccess>,
         prefix: &str,
         id: &str,
         record: MemberRecord,
         ttl: Duration,
     ) -> Result<Member, MembershipError> {
+        let access = access.into();
         let layout = Layout::new(prefix)?;
-        let endpoints = crate::etcd::endpoints(endpoints)?;
+        let target = Target { endpoints: access.urls()?, access };
         check_member(&layout, id, &record)?;
         let key = layout.member_key(id);
         let (lease, client) = block_on(async {
-            let mut client = connect(&endpoints).await.map_err(|e| MembershipError::etcd(&endpoints, e))?;
-            let lease = register(&mut client, &endpoints, &key, &record, ttl).await?;
+            let mut client = connect(&target.endpoints, &target.access).await.map_err(|e| target.error(e))?;
+            let lease = register(&mut client, &target, &key, &record, ttl).await?;
             Ok::<_, MembershipError>((lease, client))
         })?;
         drop(client);
         let state = Arc::new(Mutex::new(MemberState::Registered { lease }));
         let (stop, stop_receiver) = watch::channel(false);
-        let agent = Agent { endpoints, key, record, ttl, state: Arc::clone(&state), lease };
+        let agent = Agent { target, key, record, ttl, state: Arc::clone(&state), lease };
         let thread = std::thread::Builder::new()
             .name("shardring-member".into())
             .spawn(move || block_on(agent.run(stop_receiver)))
@@ -177,7 +189,7 @@ fn check_member(layout: &Layout, id: &str, record: &MemberRecord) -> Result<(), 
 
 /// The agent's thread: keep-alives, re-registration, revocation on stop.
 struct Agent {
-    endpoints: Vec<String>,
+    target: Target,
     key: String,
     record: MemberRecord,
     ttl: Duration,
@@ -202,7 +214,7 @@ impl Agent {
                 Outcome::Stop => {
                     // Leave at once: revoke the lease (best effort; else it expires).
                     let _ = tokio::time::timeout(REQUEST_TIMEOUT, async {
-                        if let Ok(mut client) = connect(&self.endpoints).await {
+                        if let Ok(mut client) = connect(&self.target.endpoints, &self.target.access).await {
                             let _ = client.lease_revoke(self.lease).await;
                         }
                     })
@@ -215,6 +227,7 @@ impl Agent {
                     return;
                 }
                 Outcome::Failed(message) => {
+                    let message = self.target.access.explain(message);
                     self.set(MemberState::Disconnected { message });
                     tokio::select! {
                         _ = stop.changed() => {
@@ -238,11 +251,11 @@ impl Agent {
         interval: Duration,
         confirmed: &mut Instant,
     ) -> Outcome {
-        let mut client = match connect(&self.endpoints).await {
+        let mut client = match connect(&self.target.endpoints, &self.target.access).await {
             Ok(client) => client,
             Err(message) => return Outcome::Failed(message),
         };
-        let alive = match timed(&self.endpoints, client.lease_time_to_live(self.lease, None)).await {
+        let alive = match timed(&self.target, client.lease_time_to_live(self.lease, None)).await {
             Ok(response) => response.ttl() > 0,
             Err(error) => return Outcome::Failed(error.to_string()),
         };
@@ -251,14 +264,14 @@ impl Agent {
                 return Outcome::Removed;
             }
             // Cut off longer than the TTL: the record expired; register again.
-            match register(&mut client, &self.endpoints, &self.key, &self.record, self.ttl).await {
+            match register(&mut client, &self.target, &self.key, &self.record, self.ttl).await {
                 Ok(lease) => self.lease = lease,
                 Err(error) => return Outcome::Failed(error.to_string()),
             }
         }
         *confirmed = Instant::now();
         self.set(MemberState::Registered { lease: self.lease });
-        let (mut keeper, mut responses) = match timed(&self.endpoints, client.lease_keep_alive(self.lease)).await {
+        let (mut keeper, mut responses) = match timed(&self.target, client.lease_keep_alive(self.lease)).await {
             Ok(pair) => pair,
             Err(error) => return Outcome::Failed(error.to_string()),
         };
@@ -268,7 +281,7 @@ impl Agent {
                 _ = stop.changed() => return Outcome::Stop,
                 _ = tick.tick() => {
                     if let Err(error) = keeper.keep_alive().await {
-                        return Outcome::Failed(error.to_string());
+                        return Outcome::Failed(crate::etcd::describe(&error));
                     }
                 }
                 response = responses.message() => match response {
@@ -276,7 +289,7 @@ impl Agent {
                     // TTL 0: the lease is gone although we kept it alive: revoked.
                     Ok(Some(_)) => return Outcome::Removed,
                     Ok(None) => return Outcome::Failed("etcd closed the keep-alive stream".into()),
-                    Err(error) => return Outcome::Failed(error.to_string()),
+                    Err(error) => return Outcome::Failed(crate::etcd::describe(&error)),
                 },
             }
         }
@@ -305,7 +318,7 @@ pub struct MemberEntry {
 /// One-shot operations on a ring in etcd: each call connects, acts, and
 /// returns (blocking), for the CLI and for tools.
 pub struct Admin {
-    endpoints: Vec<String>,
+    target: Target,
     layout: Layout,
     runtime: tokio::runtime::Runtime,
     client: Client,
@@ -313,7 +326,7 @@ pub struct Admin {
 
 impl std::fmt::Debug for Admin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Admin").field("endpoints", &self.endpoints).field("prefix", &self.layout.prefix()).finish()
+        f.debug_struct("Admin").field("access", &self.target.access).field("prefix", &self.layout.prefix()).finish()
     }
 }
 
@@ -322,15 +335,16 @@ impl Admin {
     ///
     /// Errors: [`MembershipError::InvalidPrefix`],
     /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Etcd`].
-    pub fn connect<E: AsRef<str>>(endpoint_list: &[E], prefix: &str) -> Result<Admin, MembershipError> {
+    pub fn connect(access: impl Into<EtcdAccess>, prefix: &str) -> Result<Admin, MembershipError> {
+        let access = access.into();
         let layout = Layout::new(prefix)?;
-        let endpoints = endpoints(endpoint_list)?;
+        let target = Target { endpoints: access.urls()?, access };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| MembershipError::etcd(&endpoints, e))?;
-        let client = runtime.block_on(connect(&endpoints)).map_err(|e| MembershipError::etcd(&endpoints, e))?;
-        Ok(Admin { endpoints, layout, runtime, client })
+            .map_err(|e| target.error(e.to_string()))?;
+        let client = runtime.block_on(connect(&target.endpoints, &target.access)).map_err(|e| target.error(e))?;
+        Ok(Admin { target, layout, runtime, client })
     }
 
     /// The layout of the ring's keys.
@@ -349,7 +363,7 @@ impl Admin {
             .check()
             .and_then(|()| probe.build())
             .map_err(|error| MembershipError::Record { key: key.clone(), error })?;
-        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let (endpoints, client) = (&self.target, &mut self.client);
         let response = self.runtime.block_on(timed(endpoints, client.put(key, params.to_json(), None)))?;
         Ok(response.header().map_or(0, |h| h.revision()))
     }
@@ -357,7 +371,7 @@ impl Admin {
     /// The members under the prefix, in id order.
     pub fn members(&mut self) -> Result<Vec<MemberEntry>, MembershipError> {
         let prefix = self.layout.members_prefix();
-        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let (endpoints, client) = (&self.target, &mut self.client);
         let response = self
             .runtime
             .block_on(timed(endpoints, client.get(prefix.clone(), Some(GetOptions::new().with_prefix()))))?;
@@ -381,7 +395,7 @@ impl Admin {
     pub fn put_member(&mut self, id: &str, record: &MemberRecord) -> Result<i64, MembershipError> {
         check_member(&self.layout, id, record)?;
         let key = self.layout.member_key(id);
-        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let (endpoints, client) = (&self.target, &mut self.client);
         let response = self.runtime.block_on(timed(endpoints, client.put(key, record.to_json(), None)))?;
         Ok(response.header().map_or(0, |h| h.revision()))
     }
@@ -397,7 +411,7 @@ impl Admin {
             check_member(&self.layout, id, record)?;
             operations.push(TxnOp::put(self.layout.member_key(id), record.to_json(), None));
         }
-        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let (endpoints, client) = (&self.target, &mut self.client);
         let response = self.runtime.block_on(timed(endpoints, client.txn(Txn::new().and_then(operations))))?;
         Ok(response.header().map_or(0, |h| h.revision()))
     }
@@ -408,7 +422,7 @@ impl Admin {
     pub fn leave(&mut self, id: &str) -> Result<i64, MembershipError> {
         let entry = self.member(id)?;
         let key = self.layout.member_key(id);
-        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let (endpoints, client) = (&self.target, &mut self.client);
         self.runtime.block_on(async {
             if entry.lease != 0 {
                 let _ = timed(endpoints, client.lease_revoke(entry.lease)).await;
@@ -451,7 +465,7 @@ impl Admin {
         let txn = Txn::new()
             .when([Compare::mod_revision(key.clone(), CompareOp::Equal, entry.mod_revision)])
             .and_then([TxnOp::put(key, record.to_json(), Some(put))]);
-        let (endpoints, client) = (&self.endpoints, &mut self.client);
+        let (endpoints, client) = (&self.target, &mut self.client);
         let response = self.runtime.block_on(timed(endpoints, client.txn(txn)))?;
         if !response.succeeded() {
             return Err(MembershipError::Conflict { id: id.to_owned() });

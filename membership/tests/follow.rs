@@ -376,7 +376,7 @@ fn bad_endpoints_and_prefixes_are_typed_errors() {
         Err(MembershipError::InvalidEndpoint { .. })
     ));
     assert!(matches!(
-        Follower::etcd::<&str>(&[], PREFIX, FollowerOptions::default()),
+        Follower::etcd(&[] as &[&str], PREFIX, FollowerOptions::default()),
         Err(MembershipError::InvalidEndpoint { .. })
     ));
     assert!(matches!(

@@ -2,12 +2,12 @@
 // 'change' events carry what moved, bad records are reported by key.
 import { test, after, before } from 'node:test'
 import assert from 'node:assert/strict'
-import { writeFileSync, renameSync, mkdtempSync, mkdirSync, unlinkSync } from 'node:fs'
+import { chmodSync, writeFileSync, renameSync, mkdtempSync, mkdirSync, rmSync, unlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { Follower, LoadTracker, Ring } from '../shardring.js'
-import { Etcd } from './servers.mjs'
+import { Etcd, makePki } from './servers.mjs'
 
 const PREFIX = '/shardring/test'
 let etcd
@@ -64,6 +64,47 @@ test('an unreachable etcd rejects with RING_TIMEOUT; bad endpoints with RING_INV
   await assert.rejects(Follower.etcd('http://127.0.0.1:1', PREFIX, { timeout: 0.5 }), { code: 'RING_TIMEOUT', message: /127\.0\.0\.1:1/ })
   await assert.rejects(Follower.etcd('nowhere', PREFIX), { code: 'RING_INVALID_CONFIG' })
   await assert.rejects(Follower.etcd('http://127.0.0.1:1', PREFIX, { timeout: 'soon' }), TypeError)
+})
+
+test('over TLS with a client certificate and etcd auth, a follower follows; bad credentials are typed', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'shardring-pki-'))
+  const pki = makePki(dir)
+  const secure = await Etcd.start(pki)
+  try {
+    secure.ctl(['user', 'add', 'root:root-Pw-9d2f', '--interactive=false'])
+    secure.ctl(['user', 'grant-role', 'root', 'root'])
+    secure.ctl(['role', 'add', 'reader'])
+    secure.ctl(['role', 'grant-permission', '--prefix=true', 'reader', 'read', `${PREFIX}-tls/`])
+    secure.ctl(['user', 'add', 'follower:follower-Pw-7c1e', '--interactive=false'])
+    secure.ctl(['user', 'grant-role', 'follower', 'reader'])
+    secure.ctl(['auth', 'enable'])
+    secure.put(`${PREFIX}-tls/members/a`, '{"weight": 1}')
+    const passwordFile = join(dir, 'password')
+    writeFileSync(passwordFile, 'follower-Pw-7c1e\n', { mode: 0o600 })
+    const options = { caFile: pki.ca, certFile: pki.cert, keyFile: pki.key, user: 'follower', passwordFile, timeout: 10 }
+    const follower = await Follower.etcd(secure.url, `${PREFIX}-tls`, options)
+    assert.deepEqual([...follower.ring], ['a'])
+    follower.close()
+    const wrong = { ...options, passwordFile: undefined, password: 'not-the-Pw-0000', timeout: 2 }
+    await assert.rejects(Follower.etcd(secure.url, `${PREFIX}-tls`, wrong), (error) => {
+      assert.equal(error.code, 'RING_TIMEOUT')
+      assert.match(error.message, /authentication failed/)
+      assert.doesNotMatch(error.message, /not-the-Pw/)
+      return true
+    })
+    await assert.rejects(Follower.etcd(secure.url, `${PREFIX}-tls`, { ...options, caFile: undefined, timeout: 2 }),
+      { code: 'RING_TIMEOUT', message: /UnknownIssuer/ })
+    chmodSync(passwordFile, 0o644)
+    await assert.rejects(Follower.etcd(secure.url, `${PREFIX}-tls`, options),
+      { code: 'RING_FILE', message: /readable by group or others \(mode 644\)/ })
+    await assert.rejects(Follower.etcd(secure.url, `${PREFIX}-tls`, { ...options, passwordFile: undefined }),
+      { code: 'RING_INVALID_CONFIG', message: /"follower".*no password/ })
+    assert.throws(() => Follower.etcd(secure.url, PREFIX, { cafile: pki.ca }), TypeError)
+    assert.throws(() => Follower.etcd(secure.url, PREFIX, { caFile: 7 }), TypeError)
+  } finally {
+    secure.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test('the file follower', async () => {

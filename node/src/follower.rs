@@ -13,7 +13,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, Result, Status, Task, Unknown, ValueType};
 use napi_derive::napi;
 
-use shardring_membership::{Event, Follower, FollowerOptions, MembershipError};
+use shardring_membership::{EtcdAccess, EtcdCredentials, Event, Follower, FollowerOptions, MembershipError, Secret};
 
 use crate::analysis::Flow;
 use crate::errors::{js_type, number, text, type_error};
@@ -97,12 +97,48 @@ impl FollowerEvent {
     }
 }
 
+/// TLS files and an etcd user for `Follower.etcd` (all optional): TLS when
+/// an endpoint is `https://` or a CA or client certificate is given (PEM
+/// files; the key file must be its owner's alone); etcd's auth with `user`
+/// and its password (a string, or the first line of an owner-only file),
+/// the token renewed when it expires.
+#[napi(object)]
+pub struct EtcdSecurity {
+    /// PEM CA bundle that signed etcd's server certificate.
+    pub ca_file: Option<String>,
+    /// PEM client certificate (with `keyFile`).
+    pub cert_file: Option<String>,
+    /// PEM private key of `certFile`, mode 600.
+    pub key_file: Option<String>,
+    /// etcd user.
+    pub user: Option<String>,
+    /// The user's password.
+    pub password: Option<String>,
+    /// A file holding the user's password (first line), mode 600.
+    pub password_file: Option<String>,
+}
+
+impl EtcdSecurity {
+    fn access(self, endpoints: &[String]) -> std::result::Result<EtcdAccess, MembershipError> {
+        let password = self.password.map(Secret::new).transpose()?;
+        let credentials = EtcdCredentials {
+            ca_file: self.ca_file.map(Into::into),
+            cert_file: self.cert_file.map(Into::into),
+            key_file: self.key_file.map(Into::into),
+            user: self.user,
+            password,
+            password_file: self.password_file.map(Into::into),
+        };
+        EtcdAccess::new(endpoints).with_credentials(&credentials)
+    }
+}
+
 /// The JS callback events go to.
 type Listener = ThreadsafeFunction<FollowerEvent, (), FollowerEvent, Status, false>;
 
 /// Where a follower reads its ring from.
 enum Source {
-    Etcd { endpoints: Vec<String>, prefix: String },
+    Etcd { endpoints: Vec<String>, prefix: String, security: Option<EtcdSecurity> },
     File { path: String },
 }
 
@@ -128,7 +164,13 @@ impl Task for Starting {
             ..FollowerOptions::default()
         };
         let started = match self.source.take().expect("started once") {
-            Source::Etcd { endpoints, prefix } => Follower::etcd(&endpoints, &prefix, options),
+            Source::Etcd { endpoints, prefix, security } => {
+                let access = match security {
+                    Some(security) => security.access(&endpoints),
+                    None => Ok(EtcdAccess::new(&endpoints)),
+                };
+                access.and_then(|access| Follower::etcd(access, &prefix, options))
+            }
             Source::File { path } => Follower::file(path, options),
         };
         started.map_err(|e| Error::new(Status::GenericFailure, describe(&e)))
@@ -150,9 +192,10 @@ fn describe(error: &MembershipError) -> String {
         MembershipError::Timeout { .. } => "RING_TIMEOUT",
         MembershipError::InvalidPrefix { .. }
         | MembershipError::InvalidEndpoint { .. }
-        | MembershipError::Record { .. } => "RING_INVALID_CONFIG",
+        | MembershipError::Record { .. }
+        | MembershipError::InvalidUser { .. } => "RING_INVALID_CONFIG",
         MembershipError::Stopped => "RING_STOPPED",
-        MembershipError::File { .. } => "RING_FILE",
+        MembershipError::File { .. } | MembershipError::Secret(_) => "RING_FILE",
         _ => "RING_ETCD",
     };
     format!("{code}: {error}")
@@ -160,7 +203,8 @@ fn describe(error: &MembershipError) -> String {
 
 /// Starts a follower (see `Follower.etcd` and `Follower.file` in
 /// `shardring.js`): `kind` `"etcd"` with `source` the endpoints
-/// (comma-separated) and `prefix`, or `"file"` with `source` the path.
+/// (comma-separated), `prefix` and `security` (or undefined), or `"file"`
+/// with `source` the path.
 #[napi(js_name = "_startFollower", skip_typescript)]
 pub fn start_follower(
     env: Env,
@@ -168,6 +212,7 @@ pub fn start_follower(
     source: Unknown<'_>,
     prefix: Unknown<'_>,
     timeout: Unknown<'_>,
+    security: Option<EtcdSecurity>,
     listener: Function<'_, FollowerEvent, ()>,
 ) -> Result<AsyncTask<Starting>> {
     let kind = text(&env, kind, "kind")?;
@@ -183,6 +228,7 @@ pub fn start_follower(
         "etcd" => Source::Etcd {
             endpoints: source_text.split(',').map(str::to_owned).collect(),
             prefix: text(&env, prefix, "prefix")?,
+            security,
         },
         "file" => Source::File { path: source_text },
         other => return Err(type_error(&env, format!("unknown follower source {other:?}"))),

@@ -4,6 +4,7 @@
 //! readers never see a torn ring) and then calls `on_change` callbacks;
 //! `events()` iterates over everything the follower reports.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -15,7 +16,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use shardring::Transition;
-use shardring_membership::{Epoch, Event, Follower, FollowerOptions, MembershipError};
+use shardring_membership::{
+    Epoch, EtcdAccess, EtcdCredentials, Event, Follower, FollowerOptions, MembershipError, Secret,
+};
 
 use crate::errors::{Argument, number_argument, out_of_range, raise, whole_argument};
 
@@ -33,9 +36,10 @@ fn membership_error(py: Python<'_>, error: MembershipError) -> PyErr {
         MembershipError::Timeout { .. } => ("FollowerTimeoutError", "RING_TIMEOUT"),
         MembershipError::Record { .. }
         | MembershipError::InvalidPrefix { .. }
-        | MembershipError::InvalidEndpoint { .. } => ("InvalidConfigError", "RING_INVALID_CONFIG"),
+        | MembershipError::InvalidEndpoint { .. }
+        | MembershipError::InvalidUser { .. } => ("InvalidConfigError", "RING_INVALID_CONFIG"),
         MembershipError::Stopped => ("FollowerClosedError", "RING_STOPPED"),
-        MembershipError::File { .. } => ("SourceError", "RING_FILE"),
+        MembershipError::File { .. } | MembershipError::Secret(_) => ("SourceError", "RING_FILE"),
         _ => ("SourceError", "RING_ETCD"),
     };
     raise(py, class, code, error.to_string())
@@ -214,17 +218,41 @@ fn endpoint_list(endpoints: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
 
 #[pymethods]
 impl PyFollower {
-    /// Follower.etcd(endpoints, prefix, *, timeout=5.0) -> Follower: follows
-    /// the ring under `prefix` (e.g. "/shardring/cache") in etcd at
-    /// `endpoints` ("http://127.0.0.1:2379", comma-separated, or a list).
-    /// Raises TimeoutError when no ring is read within `timeout` seconds,
-    /// InvalidConfigError for a bad endpoint or prefix.
+    /// Follower.etcd(endpoints, prefix, *, timeout=5.0, ca_file=None,
+    /// cert_file=None, key_file=None, user=None, password=None,
+    /// password_file=None) -> Follower: follows the ring under `prefix`
+    /// (e.g. "/shardring/cache") in etcd at `endpoints`
+    /// ("http://127.0.0.1:2379", comma-separated, or a list). TLS when an
+    /// endpoint is https:// or a CA or client certificate is given (PEM
+    /// files; the key file must be its owner's alone); etcd's auth with
+    /// `user` and its password (a str, or the first line of an owner-only
+    /// file), the token renewed when it expires. Raises TimeoutError when no
+    /// ring is read within `timeout` seconds (the last error, such as a TLS
+    /// or permission reason, in the message), InvalidConfigError for a bad
+    /// endpoint, prefix or user, SourceError (RING_FILE) for a TLS or
+    /// password file that cannot be used, naming it.
     #[staticmethod]
-    #[pyo3(signature = (endpoints, prefix, *, timeout = Argument::Absent), text_signature = "(endpoints, prefix, *, timeout=5.0)")]
-    fn etcd(py: Python<'_>, endpoints: &Bound<'_, PyAny>, prefix: &str, timeout: Argument<'_>) -> PyResult<PyFollower> {
+    #[pyo3(signature = (endpoints, prefix, *, timeout = Argument::Absent, ca_file = None, cert_file = None, key_file = None, user = None, password = None, password_file = None),
+           text_signature = "(endpoints, prefix, *, timeout=5.0, ca_file=None, cert_file=None, key_file=None, user=None, password=None, password_file=None)")]
+    #[allow(clippy::too_many_arguments)]
+    fn etcd(
+        py: Python<'_>,
+        endpoints: &Bound<'_, PyAny>,
+        prefix: &str,
+        timeout: Argument<'_>,
+        ca_file: Option<PathBuf>,
+        cert_file: Option<PathBuf>,
+        key_file: Option<PathBuf>,
+        user: Option<String>,
+        password: Option<String>,
+        password_file: Option<PathBuf>,
+    ) -> PyResult<PyFollower> {
         let endpoints = endpoint_list(endpoints)?;
+        let password = password.map(Secret::new).transpose().map_err(|e| membership_error(py, e.into()))?;
+        let credentials = EtcdCredentials { ca_file, cert_file, key_file, user, password, password_file };
+        let access = EtcdAccess::new(&endpoints).with_credentials(&credentials).map_err(|e| membership_error(py, e))?;
         let prefix = prefix.to_owned();
-        PyFollower::start(py, timeout, move |options| Follower::etcd(&endpoints, &prefix, options))
+        PyFollower::start(py, timeout, move |options| Follower::etcd(access, &prefix, options))
     }
 
     /// Follower.file(path, *, timeout=5.0) -> Follower: follows a JSON ring

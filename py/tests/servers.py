@@ -38,14 +38,24 @@ def free_loopback_host(port):
 class Etcd:
     """An etcd server on loopback. `url` is its client URL."""
 
+    scheme = "http"
+
     def __init__(self):
         if shutil.which("etcd") is None:
             raise RuntimeError("etcd is not installed (Debian package etcd-server)")
         self.dir = tempfile.mkdtemp(prefix="shardring-etcd-")
         self.client_port, self.peer_port = free_port(), free_port()
-        self.url = f"http://127.0.0.1:{self.client_port}"
+        self.url = f"{self.scheme}://127.0.0.1:{self.client_port}"
         self.process = None
         self.start()
+
+    def server_args(self):
+        """Flags beyond the listeners and the data dir."""
+        return []
+
+    def ctl_args(self):
+        """etcdctl's flags beyond the endpoint."""
+        return []
 
     def start(self):
         peer = f"http://127.0.0.1:{self.peer_port}"
@@ -54,7 +64,7 @@ class Etcd:
             ["etcd", "--name", "t", "--data-dir", os.path.join(self.dir, "data"),
              "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
              "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-             "--initial-cluster", f"t={peer}"],
+             "--initial-cluster", f"t={peer}", *self.server_args()],
             stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -71,7 +81,7 @@ class Etcd:
 
     def ctl(self, *args, check=True):
         """Runs etcdctl against this server."""
-        result = subprocess.run(["etcdctl", "--endpoints", self.url, "--dial-timeout", "1s", *args],
+        result = subprocess.run(["etcdctl", "--endpoints", self.url, "--dial-timeout", "1s", *self.ctl_args(), *args],
                                 env={**os.environ, "ETCDCTL_API": "3"}, capture_output=True, text=True)
         if check and result.returncode != 0:
             raise RuntimeError(f"etcdctl {args}: {result.stderr}")
@@ -97,6 +107,28 @@ class Etcd:
     def close(self):
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class EtcdTls(Etcd):
+    """An etcd that speaks TLS only, with `pki`'s server certificate, and
+    requires a client certificate from `pki.ca` (`--client-cert-auth`).
+    etcdctl authenticates with the `root` client certificate (CN root: the
+    root user once auth is enabled). `token_ttl` is `--auth-token-ttl`."""
+
+    scheme = "https"
+
+    def __init__(self, pki, token_ttl=300):
+        self.pki, self.token_ttl = pki, token_ttl
+        super().__init__()
+
+    def server_args(self):
+        cert, key = self.pki.server
+        return ["--cert-file", cert, "--key-file", key, "--trusted-ca-file", self.pki.ca.cert, "--client-cert-auth",
+                "--auth-token-ttl", str(self.token_ttl)]
+
+    def ctl_args(self):
+        cert, key = self.pki.root
+        return ["--cacert", self.pki.ca.cert, "--cert", cert, "--key", key]
 
 
 class Process:
@@ -153,8 +185,16 @@ class Process:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _ask(port, request, end, host="127.0.0.1"):
-    with socket.create_connection((host, port), timeout=1) as s:
+def _ask(port, request, end, host="127.0.0.1", pki=None):
+    """Sends `request` and reads until `end`; over TLS with `pki`'s CA and
+    client certificate when `pki` is given."""
+    with socket.create_connection((host, port), timeout=1) as plain:
+        s = plain
+        if pki is not None:
+            import ssl
+            context = ssl.create_default_context(cafile=pki.ca.cert)
+            context.load_cert_chain(*pki.client)
+            s = context.wrap_socket(plain, server_hostname=host)
         s.sendall(request)
         reply = b""
         while not reply.endswith(end):
@@ -214,6 +254,44 @@ class RedisAcl(Redis):
 
     def answers(self):
         return _ask(self.port, b"PING\r\n", b"\r\n").startswith(b"-NOAUTH")
+
+
+class MemcachedTls(Memcached):
+    """A memcached that speaks TLS only (`-Z`) with `pki`'s server
+    certificate and requires a client certificate from `pki.ca`."""
+
+    def __init__(self, pki, **kwargs):
+        self.pki = pki
+        super().__init__(**kwargs)
+
+    def command(self):
+        cert, key = self.pki.server
+        return [*super().command(), "-Z", "-o",
+                f"ssl_chain_cert={cert},ssl_key={key},ssl_ca_cert={self.pki.ca.cert},ssl_verify_mode=2"]
+
+    def answers(self):
+        return _ask(self.port, b"version\r\n", b"\r\n", self.host, pki=self.pki).startswith(b"VERSION")
+
+
+class RedisTls(RedisAcl):
+    """A redis-server on a TLS port alone (`--port 0`) with `pki`'s server
+    certificate, requiring a client certificate from `pki.ca`
+    (`--tls-auth-clients yes`), whose only user is `user`; it MIGRATEs over
+    TLS too (`--tls-cluster yes`, presenting its certificate as a client)."""
+
+    def __init__(self, pki, user, password, **kwargs):
+        self.pki = pki
+        super().__init__(user, password, **kwargs)
+
+    def command(self):
+        cert, key = self.pki.server
+        command = super().command()
+        command[command.index("--port") + 1] = "0"
+        return [*command, "--tls-port", str(self.port), "--tls-cert-file", cert, "--tls-key-file", key,
+                "--tls-ca-cert-file", self.pki.ca.cert, "--tls-auth-clients", "yes", "--tls-cluster", "yes"]
+
+    def answers(self):
+        return _ask(self.port, b"PING\r\n", b"\r\n", pki=self.pki).startswith(b"-NOAUTH")
 
 
 def free_cluster_port():

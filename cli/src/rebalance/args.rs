@@ -100,8 +100,26 @@ pub(crate) struct Args {
     pub(super) redis_user: Option<String>,
     /// Redis: a file holding the password (its first line), readable by its
     /// owner alone (mode 600); refused otherwise, naming the file.
-    #[arg(long, value_name = "PATH", value_parser = crate::secret::parse_file)]
-    pub(super) redis_password_file: Option<crate::secret::Secret>,
+    #[arg(long, value_name = "PATH", value_parser = crate::etcd::password_file)]
+    pub(super) redis_password_file: Option<shardring_membership::Secret>,
+    /// Speak TLS to the servers (Redis `--tls-port`, memcached `-Z`),
+    /// checking their certificates against --tls-ca or the system's roots.
+    /// With --migrate, the servers themselves must MIGRATE over TLS too
+    /// (Redis `tls-cluster yes`, each with a client certificate).
+    #[arg(long)]
+    pub(super) tls: bool,
+    /// PEM CA bundle that signed the servers' certificates (implies --tls).
+    #[arg(long, value_name = "PATH")]
+    pub(super) tls_ca: Option<PathBuf>,
+    /// PEM client certificate for servers that ask for one (Redis
+    /// `tls-auth-clients yes`), with --tls-key (implies --tls).
+    #[arg(long, value_name = "PATH", requires = "tls_key")]
+    pub(super) tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert, readable by its owner alone (mode 600).
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    pub(super) tls_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub(super) etcd_security: crate::etcd::EtcdSecurity,
 }
 
 /// The environment variable a Redis password may come from instead of

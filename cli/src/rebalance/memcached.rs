@@ -17,6 +17,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use super::backend::{Backend, Deletion, Failure, Key, Outcome};
+use super::tls::{ServerTls, Stream};
 
 /// A value read with `gets`: its bytes, flags and CAS unique.
 type Item = (Vec<u8>, u32, u64);
@@ -51,20 +52,37 @@ fn connect(server: &str) -> Result<TcpStream, String> {
 #[derive(Default)]
 pub(crate) struct Memcached {
     /// One text-protocol connection per server, requests pipelined on it.
-    pipes: HashMap<String, BufReader<TcpStream>>,
+    pipes: HashMap<String, BufReader<Stream>>,
     /// The metadump under way on each server being listed, on its own connection.
-    dumps: HashMap<String, BufReader<TcpStream>>,
+    dumps: HashMap<String, BufReader<Stream>>,
+    /// TLS to every server (memcached's `-Z`), or plain TCP.
+    tls: Option<std::sync::Arc<ServerTls>>,
 }
 
 impl Memcached {
-    /// The connection to `server`, opened on first use.
-    fn pipe(&mut self, server: &str) -> Result<&mut BufReader<TcpStream>, String> {
+    /// A backend that speaks TLS to every server when `tls` is given.
+    pub(crate) fn new(tls: Option<std::sync::Arc<ServerTls>>) -> Memcached {
+        Memcached { tls, ..Memcached::default() }
+    }
+
+    /// A connection to `server` with `timeout` on reads and writes, TLS
+    /// when the run asks for it (the handshake done here).
+    fn open(&self, server: &str, timeout: Duration) -> Result<Stream, String> {
         let io = |e: std::io::Error| format!("{server}: {e}");
+        let stream = connect(server)?;
+        stream.set_nodelay(true).map_err(io)?;
+        stream.set_read_timeout(Some(timeout)).map_err(io)?;
+        stream.set_write_timeout(Some(timeout)).map_err(io)?;
+        match &self.tls {
+            Some(tls) => tls.wrap(server, stream),
+            None => Ok(Stream::Plain(stream)),
+        }
+    }
+
+    /// The connection to `server`, opened on first use.
+    fn pipe(&mut self, server: &str) -> Result<&mut BufReader<Stream>, String> {
         if !self.pipes.contains_key(server) {
-            let stream = connect(server)?;
-            stream.set_nodelay(true).map_err(io)?;
-            stream.set_read_timeout(Some(Duration::from_secs(10))).map_err(io)?;
-            stream.set_write_timeout(Some(Duration::from_secs(10))).map_err(io)?;
+            let stream = self.open(server, Duration::from_secs(10))?;
             self.pipes.insert(server.to_owned(), BufReader::new(stream));
         }
         Ok(self.pipes.get_mut(server).expect("inserted above"))
@@ -233,8 +251,7 @@ impl Backend for Memcached {
     fn page(&mut self, server: &str, cursor: u64) -> Result<(u64, Vec<Key>), Failure> {
         let io = |e: std::io::Error| Failure::source(format!("{server}: {e}"));
         if cursor == 0 {
-            let stream = connect(server).map_err(Failure::source)?;
-            stream.set_read_timeout(Some(Duration::from_secs(30))).map_err(io)?;
+            let stream = self.open(server, Duration::from_secs(30)).map_err(Failure::source)?;
             let mut reader = BufReader::new(stream);
             reader.get_mut().write_all(b"lru_crawler metadump all\r\n").map_err(io)?;
             self.dumps.insert(server.to_owned(), reader);

@@ -19,6 +19,7 @@ mod plan;
 mod rate;
 mod redis;
 mod report;
+mod tls;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -45,7 +46,7 @@ use report::{report, report_plan};
 /// [`credentials`]).
 pub(super) fn backend(args: &Args, credentials: &redis::Credentials) -> Box<dyn Backend> {
     match args.backend {
-        BackendName::Memcached => Box::new(memcached::Memcached::default()),
+        BackendName::Memcached => Box::new(memcached::Memcached::new(credentials.tls.clone())),
         BackendName::Redis => Box::new(redis::Redis::new(credentials.clone())),
     }
 }
@@ -56,12 +57,16 @@ pub(super) fn credentials(args: &Args) -> Result<redis::Credentials, CliError> {
     if args.backend != BackendName::Redis && (args.redis_user.is_some() || args.redis_password_file.is_some()) {
         return Err(CliError::Rebalance("--redis-user and --redis-password-file are for --backend redis".into()));
     }
+    let tls =
+        tls::ServerTls::from_flags(args.tls, args.tls_ca.as_ref(), args.tls_cert.as_ref(), args.tls_key.as_ref())?
+            .map(std::sync::Arc::new);
     if args.backend != BackendName::Redis {
-        return Ok(redis::Credentials::default());
+        return Ok(redis::Credentials { tls, ..Default::default() });
     }
     let password = match &args.redis_password_file {
         Some(secret) => Some(secret.clone()),
-        None => crate::secret::from_env(args::REDIS_PASSWORD_ENV).map_err(|e| CliError::Rebalance(e.to_string()))?,
+        None => shardring_membership::Secret::from_env(args::REDIS_PASSWORD_ENV)
+            .map_err(|e| CliError::Rebalance(e.to_string()))?,
     };
     if args.redis_user.is_some() && password.is_none() {
         return Err(CliError::Rebalance(format!(
@@ -69,7 +74,7 @@ pub(super) fn credentials(args: &Args) -> Result<redis::Credentials, CliError> {
             args::REDIS_PASSWORD_ENV
         )));
     }
-    Ok(redis::Credentials { user: args.redis_user.clone(), password })
+    Ok(redis::Credentials { user: args.redis_user.clone(), password, tls })
 }
 
 /// Runs `shardring rebalance`; `Ok(false)` when a server failed (exit code 1).
@@ -187,7 +192,8 @@ fn run(
 fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
     let prefix = args.prefix.as_deref().expect("settle requires --prefix with --etcd");
     let membership = |e: shardring_membership::MembershipError| CliError::Membership(e.to_string());
-    let follower = Follower::etcd(&args.etcd, prefix, FollowerOptions::default()).map_err(membership)?;
+    let follower = Follower::etcd(args.etcd_security.access(&args.etcd)?, prefix, FollowerOptions::default())
+        .map_err(membership)?;
     let events = follower.subscribe();
     let credentials = credentials(args)?;
     let mut store = backend(args, &credentials);
@@ -227,7 +233,7 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
         if args.dry_run {
             return Ok(healthy);
         }
-        let mut admin = Admin::connect(&args.etcd, prefix).map_err(membership)?;
+        let mut admin = Admin::connect(args.etcd_security.access(&args.etcd)?, prefix).map_err(membership)?;
         let mut finished = 0;
         for node in transition.old_ring().nodes().iter().chain(transition.new_ring().nodes()) {
             match transition.state(node.id()) {

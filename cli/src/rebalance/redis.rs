@@ -12,14 +12,16 @@ use redis::{Connection, ConnectionLike, IntoConnectionInfo, RedisError, Value};
 use shardring::handoff::MARK_PREFIX;
 
 use super::backend::{Backend, Deletion, Failure, Key, Outcome};
-use crate::secret::Secret;
+use shardring_membership::Secret;
 
-/// Whom the rebalancer authenticates as on every Redis server: an ACL user
-/// (`AUTH user password`) or, without one, the `default` user's password.
-#[derive(Clone, Debug, Default)]
+/// How the rebalancer reaches every server: whom it authenticates as on
+/// Redis (an ACL user, `AUTH user password`, or without one the `default`
+/// user's password), and TLS (Redis and memcached).
+#[derive(Clone, Default)]
 pub(crate) struct Credentials {
     pub(crate) user: Option<String>,
     pub(crate) password: Option<Secret>,
+    pub(crate) tls: Option<std::sync::Arc<super::tls::ServerTls>>,
 }
 
 /// Redis servers by address (`host:port`, the node ids).
@@ -42,10 +44,24 @@ impl Redis {
     fn connection(&mut self, server: &str) -> Result<&mut Connection, String> {
         if !self.connections.contains_key(server) {
             // Built field by field: the info's Debug shows the password, so it is never printed.
-            let mut info = format!("redis://{server}/").into_connection_info().map_err(|e| failed(server, e))?;
+            let scheme = if self.credentials.tls.is_some() { "rediss" } else { "redis" };
+            let mut info = format!("{scheme}://{server}/").into_connection_info().map_err(|e| failed(server, e))?;
             info.redis.username = self.credentials.user.clone();
             info.redis.password = self.credentials.password.as_ref().map(|p| p.expose().to_owned());
-            let client = redis::Client::open(info).map_err(|e| failed(server, e))?;
+            let client = match &self.credentials.tls {
+                Some(tls) => {
+                    let certificates = redis::TlsCertificates {
+                        client_tls: tls.identity.as_ref().map(|(cert, key)| redis::ClientTlsConfig {
+                            client_cert: cert.clone(),
+                            client_key: key.clone(),
+                        }),
+                        root_cert: tls.ca.clone(),
+                    };
+                    redis::Client::build_with_tls(info, certificates)
+                }
+                None => redis::Client::open(info),
+            }
+            .map_err(|e| failed(server, e))?;
             let connection =
                 client.get_connection_with_timeout(std::time::Duration::from_secs(5)).map_err(|e| failed(server, e))?;
             self.connections.insert(server.to_owned(), connection);

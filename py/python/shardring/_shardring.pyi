@@ -6,7 +6,7 @@ same text (``help(shardring.Ring)``).
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from os import PathLike
-from typing import Any, ClassVar, Final, Literal, Union, final
+from typing import Any, ClassVar, Final, Literal, Optional, Union, final
 
 from ._node import Node
 
@@ -377,11 +377,26 @@ class Follower:
     call close()."""
 
     @staticmethod
-    def etcd(endpoints: Union[str, Sequence[str]], prefix: str, *, timeout: float = ...) -> Follower:
+    def etcd(
+        endpoints: Union[str, Sequence[str]],
+        prefix: str,
+        *,
+        timeout: float = ...,
+        ca_file: Optional[Union[str, PathLike[str]]] = None,
+        cert_file: Optional[Union[str, PathLike[str]]] = None,
+        key_file: Optional[Union[str, PathLike[str]]] = None,
+        user: Optional[str] = None,
+        password: Optional[str] = None,
+        password_file: Optional[Union[str, PathLike[str]]] = None,
+    ) -> Follower:
         """Follows ``prefix`` in etcd at ``endpoints`` ("http://127.0.0.1:2379",
         comma-separated or a list); returns once the first ring is read.
-        Raises TimeoutError after ``timeout`` seconds (default 5), InvalidConfigError
-        for a bad endpoint or prefix."""
+        TLS when an endpoint is https:// or ``ca_file``/``cert_file`` is given
+        (PEM; ``key_file`` owner-only); etcd auth with ``user`` and ``password``
+        or ``password_file`` (owner-only), the token renewed when it expires.
+        Raises TimeoutError after ``timeout`` seconds (default 5) with the last
+        error (a TLS or permission reason), InvalidConfigError for a bad
+        endpoint, prefix or user, SourceError (RING_FILE) for an unusable file."""
     @staticmethod
     def file(path: Union[str, PathLike[str]], *, timeout: float = ...) -> Follower:
         """Follows a JSON ring config file, re-read when it is replaced or written.

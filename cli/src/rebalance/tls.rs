@@ -1,0 +1,136 @@
+//! TLS to the data servers (`--tls`, `--tls-ca`, `--tls-cert`,
+//! `--tls-key`): Redis through the `redis` crate's rustls support
+//! (`rediss://`), memcached (`-Z`) through rustls around our own text
+//! protocol connection. The server's certificate is checked against the CA
+//! given, else the system's roots, and must name the host the node's
+//! address gives (an IP address needs an IP SAN).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use shardring_membership::read_private;
+
+use crate::error::CliError;
+
+/// The TLS settings of a run, read once at start.
+pub(crate) struct ServerTls {
+    /// The CA bundle (PEM), if given.
+    pub(crate) ca: Option<Vec<u8>>,
+    /// The client certificate and key (PEM), if given.
+    pub(crate) identity: Option<(Vec<u8>, Vec<u8>)>,
+    /// rustls's configuration (memcached).
+    config: Arc<ClientConfig>,
+}
+
+fn refused(path: &Path, message: impl std::fmt::Display) -> CliError {
+    CliError::Rebalance(format!("{}: {message}", path.display()))
+}
+
+impl ServerTls {
+    /// The settings the flags give: `None` without `--tls` and its files.
+    ///
+    /// Errors: a file that cannot be read or holds no PEM certificate or
+    /// key (naming it), a key others can read, a certificate without its key.
+    pub(crate) fn from_flags(
+        tls: bool,
+        ca: Option<&PathBuf>,
+        cert: Option<&PathBuf>,
+        key: Option<&PathBuf>,
+    ) -> Result<Option<ServerTls>, CliError> {
+        if !tls && ca.is_none() && cert.is_none() {
+            return Ok(None);
+        }
+        let mut roots = RootCertStore::empty();
+        let ca_pem = match ca {
+            Some(path) => {
+                let pem = std::fs::read(path).map_err(|e| refused(path, e))?;
+                let certificates: Vec<CertificateDer> =
+                    CertificateDer::pem_slice_iter(&pem).collect::<Result<_, _>>().map_err(|e| refused(path, e))?;
+                if certificates.is_empty() {
+                    return Err(refused(path, "no PEM CERTIFICATE block in it"));
+                }
+                roots.add_parsable_certificates(certificates);
+                Some(pem)
+            }
+            None => {
+                roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+                None
+            }
+        };
+        let builder = ClientConfig::builder().with_root_certificates(roots);
+        let (config, identity) = match (cert, key) {
+            (Some(cert), Some(key)) => {
+                let cert_pem = std::fs::read(cert).map_err(|e| refused(cert, e))?;
+                let chain: Vec<CertificateDer> = CertificateDer::pem_slice_iter(&cert_pem)
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| refused(cert, e))?;
+                if chain.is_empty() {
+                    return Err(refused(cert, "no PEM CERTIFICATE block in it"));
+                }
+                let key_pem = read_private(key).map_err(|e| CliError::Rebalance(e.to_string()))?;
+                let private = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| refused(key, e))?;
+                let config = builder.with_client_auth_cert(chain, private).map_err(|e| refused(cert, e))?;
+                (config, Some((cert_pem, key_pem)))
+            }
+            (None, None) => (builder.with_no_client_auth(), None),
+            _ => return Err(CliError::Rebalance("--tls-cert and --tls-key go together".into())),
+        };
+        let mut config = config;
+        // No session resumption: every server is named by the same host
+        // (127.0.0.1:11211 and 127.0.0.1:11212 share a ticket cache entry),
+        // and memcached's OpenSSL set to verify clients answers a resumption
+        // attempt without a session id context with an internal-error alert.
+        config.resumption = rustls::client::Resumption::disabled();
+        Ok(Some(ServerTls { ca: ca_pem, identity, config: Arc::new(config) }))
+    }
+
+    /// A TLS session over `stream` to `server` (`host:port`).
+    pub(crate) fn wrap(&self, server: &str, stream: TcpStream) -> Result<Stream, String> {
+        let host = server.rsplit_once(':').map_or(server, |(host, _)| host);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let name = ServerName::try_from(host.to_owned()).map_err(|e| format!("{server}: {e}"))?;
+        let connection = ClientConnection::new(Arc::clone(&self.config), name).map_err(|e| format!("{server}: {e}"))?;
+        let mut tls = StreamOwned::new(connection, stream);
+        // Handshake now, so a refused certificate is reported as such, not as a failed command.
+        while tls.conn.is_handshaking() {
+            tls.conn.complete_io(&mut tls.sock).map_err(|e| format!("{server}: TLS handshake: {e}"))?;
+        }
+        Ok(Stream::Tls(Box::new(tls)))
+    }
+}
+
+/// A connection to a memcached server: plain TCP or TLS.
+pub(crate) enum Stream {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(stream) => stream.read(buffer),
+            Stream::Tls(tls) => tls.read(buffer),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(stream) => stream.write(buffer),
+            Stream::Tls(tls) => tls.write(buffer),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(stream) => stream.flush(),
+            Stream::Tls(tls) => tls.flush(),
+        }
+    }
+}
