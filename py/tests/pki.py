@@ -20,6 +20,8 @@ DAY = datetime.timedelta(days=1)
 
 
 def _name(common_name):
+    if common_name is None:
+        return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "shardring tests")])
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
@@ -78,8 +80,9 @@ class Pki:
     """Everything the TLS tests need, in `directory`: `ca` (trusted by the
     servers and clients), `server` (cert, key), `root` (a client certificate
     with CN root, for etcdctl), `client` (CN shardring-client), `other`
-    (a client certificate from `other_ca`, which nobody trusts) and
-    `expired` (from `ca`, expired yesterday)."""
+    (a client certificate from `other_ca`, which nobody trusts),
+    `expired` (from `ca`, expired yesterday) and `anonymous` (no common
+    name)."""
 
     def __init__(self, directory):
         self.directory = str(directory)
@@ -91,6 +94,8 @@ class Pki:
         self.client = self.ca.issue("client", "shardring-client")
         self.other = self.other_ca.issue("other", "shardring-client")
         self.expired = self.ca.issue("expired", "shardring-client", expired=True)
+        # No common name: etcd's JSON gateway refuses a client certificate with one.
+        self.anonymous = self.ca.issue("anonymous", None)
 
 
 if __name__ == "__main__":

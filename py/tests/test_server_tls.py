@@ -124,21 +124,25 @@ def test_a_redis_refusal_over_tls_names_the_server_and_the_reason(tls_redises, p
 
 
 def test_memcached_copies_over_tls(tls_memcacheds, pki, tmp_path):
+    """5,000 keys of 100 bytes: the copy batches grow past 16 KiB, where
+    memcached 1.6's TLS reader stalls on a write that ends mid-command
+    (tls.rs, TLS_COMMANDS)."""
     ids = [s.address for s in tls_memcacheds]
     old, new = shardring.Ring(ids[:4]), shardring.Ring(ids)
     by_address = {s.address: s for s in tls_memcacheds}
+    value = lambda i: (f"v{i}:" * 40)[:100]  # noqa: E731
     for node in old:
         client = memcached_client(by_address[node], pki)
-        for i in range(3000):
+        for i in range(5000):
             if old.get(f"k{i}") == node:
-                assert client.set(f"k{i}", f"v{i}", noreply=False)
+                assert client.set(f"k{i}", value(i), noreply=False)
         client.close()
     code, stdout, stderr = rebalance(tmp_path, ids, "memcached", *tls_flags(pki))
     assert code == 0, stdout + stderr
-    moving = sum(old.get(f"k{i}") != new.get(f"k{i}") for i in range(3000))
+    moving = sum(old.get(f"k{i}") != new.get(f"k{i}") for i in range(5000))
     assert json.loads(stdout.strip().splitlines()[-1])["copied"] == moving > 0
     clients = {a: memcached_client(s, pki) for a, s in by_address.items()}
-    assert all(clients[new.get(f"k{i}")].get(f"k{i}") == f"v{i}".encode() for i in range(3000))
+    assert all(clients[new.get(f"k{i}")].get(f"k{i}") == value(i).encode() for i in range(5000))
     # Without a client certificate memcached refuses the handshake: named, per server.
     code, stdout, stderr = rebalance(tmp_path, ids, "memcached", *tls_flags(pki, cert=False))
     assert code == 1, stdout + stderr

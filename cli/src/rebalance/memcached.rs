@@ -113,7 +113,7 @@ impl Memcached {
         request.extend_from_slice(b"\r\n");
         let pipe = self.pipe(server)?;
         let read = (|| -> Result<HashMap<String, Item>, String> {
-            pipe.get_mut().write_all(&request).map_err(|e| e.to_string())?;
+            pipe.get_mut().send(&request, None).map_err(|e| e.to_string())?;
             let mut items = HashMap::with_capacity(names.len());
             let mut ended = 0;
             while ended < commands {
@@ -153,12 +153,18 @@ impl Memcached {
         })
     }
 
-    /// Sends `commands` (text protocol) to `server` on its pipeline
-    /// connection and reads `replies` one-line replies.
-    fn pipeline(&mut self, server: &str, commands: &[u8], replies: usize) -> Result<Vec<String>, String> {
+
+
+    fn pipeline(
+        &mut self,
+        server: &str,
+        commands: &[u8],
+        ends: Option<&[usize]>,
+        replies: usize,
+    ) -> Result<Vec<String>, String> {
         let io = |e: std::io::Error| format!("{server}: {e}");
         let pipe = self.pipe(server)?;
-        let sent = pipe.get_mut().write_all(commands);
+        let sent = pipe.get_mut().send(commands, ends);
         let mut lines = Vec::with_capacity(replies);
         let read = sent.and_then(|()| {
             for _ in 0..replies {
@@ -202,7 +208,7 @@ impl Memcached {
             return Ok(());
         }
         let deletes: Vec<u8> = changed.iter().flat_map(|&i| format!("delete {}\r\n", names[i]).into_bytes()).collect();
-        let replies = self.pipeline(target, &deletes, changed.len()).map_err(Failure::target)?;
+        let replies = self.pipeline(target, &deletes, None, changed.len()).map_err(Failure::target)?;
         for (&i, reply) in changed.iter().zip(replies) {
             if reply != "DELETED" && reply != "NOT_FOUND" {
                 return Err(Failure::target(format!("{target}: delete {:?}: {reply}", names[i])));
@@ -317,6 +323,7 @@ impl Backend for Memcached {
         let present = self.gets(target, &names).map_err(Failure::target)?;
         let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(keys.len());
         let mut adds = Vec::new();
+        let mut ends = Vec::new();
         let mut pending = Vec::new();
         for (i, (key, name)) in keys.iter().zip(&names).enumerate() {
             match (values.get(*name), present.contains_key(*name)) {
@@ -329,13 +336,14 @@ impl Backend for Memcached {
                     adds.extend_from_slice(format!("add {name} {flags} {expiration} {}\r\n", value.len()).as_bytes());
                     adds.extend_from_slice(value);
                     adds.extend_from_slice(b"\r\n");
+                    ends.push(adds.len());
                     pending.push((i, value.len() as u64));
                     outcomes.push(None);
                 }
             }
         }
         if !pending.is_empty() {
-            let replies = self.pipeline(target, &adds, pending.len()).map_err(Failure::target)?;
+            let replies = self.pipeline(target, &adds, Some(&ends), pending.len()).map_err(Failure::target)?;
             for ((i, bytes), reply) in pending.into_iter().zip(replies) {
                 outcomes[i] = Some(match reply.as_str() {
                     "STORED" => Outcome::Copied { bytes },
@@ -369,7 +377,7 @@ impl Backend for Memcached {
             })
             .collect();
         if !deleting.is_empty() {
-            let replies = self.pipeline(source, &deletes, deleting.len()).map_err(Failure::source)?;
+            let replies = self.pipeline(source, &deletes, None, deleting.len()).map_err(Failure::source)?;
             for (name, reply) in deleting.iter().zip(replies) {
                 if reply != "DELETED" && reply != "NOT_FOUND" {
                     return Err(Failure::source(format!("{source}: delete {name:?}: {reply}")));
