@@ -12,6 +12,7 @@
 //   node handoff-writer.mjs ETCD_URL PREFIX WRITER_ID KEYS SEED
 //
 // Not a test file itself (node --test runs *.test.mjs only).
+import { readFileSync } from 'node:fs'
 import { createClient, ErrorReply } from 'redis'
 import { Follower, MOVED_REPLY, REDIS_GUARD, REDIS_GUARD_SHA1 } from '../shardring.js'
 
@@ -57,7 +58,14 @@ async function client(node) {
   if (!clients.has(node)) {
     const [host, port] = [node.slice(0, node.lastIndexOf(':')), Number(node.slice(node.lastIndexOf(':') + 1))]
     // No reconnection and no offline queue: a command is sent once or fails.
-    const c = createClient({ socket: { host, port, reconnectStrategy: false }, disableOfflineQueue: true })
+    const socket = { host, port, reconnectStrategy: false }
+    // TLS with a client certificate and an ACL user, when the test's servers want them.
+    const given = JSON.parse(process.env.SHARDRING_TEST_REDIS ?? 'null')
+    const security = given === null ? {} : { username: given.user, password: given.password }
+    if (given !== null) {
+      Object.assign(socket, { tls: true, ca: readFileSync(given.ca), cert: readFileSync(given.cert), key: readFileSync(given.key) })
+    }
+    const c = createClient({ socket, disableOfflineQueue: true, ...security })
     c.on('error', () => {})
     clients.set(node, c.connect())
   }

@@ -14,6 +14,7 @@ off), and its key is not used again.
 Runs until SIGTERM, then prints "done" and exits 0."""
 
 import json
+import os
 import random
 import signal
 import sys
@@ -48,11 +49,17 @@ def main():
 
     signal.signal(signal.SIGTERM, on_term)
     clients = {}
+    # TLS with a client certificate and an ACL user, when the test's servers want them.
+    given = json.loads(os.environ.get("SHARDRING_TEST_REDIS", "null"))
+    security = {} if given is None else {
+        "ssl": True, "ssl_ca_certs": given["ca"], "ssl_certfile": given["cert"], "ssl_keyfile": given["key"],
+        "username": given["user"], "password": given["password"]}
 
     def client(node):
         if node not in clients:
             host, port = node.rsplit(":", 1)
-            clients[node] = redis.Redis(host=host, port=int(port), socket_timeout=10, retry=Retry(NoBackoff(), 0))
+            clients[node] = redis.Redis(host=host, port=int(port), socket_timeout=10, retry=Retry(NoBackoff(), 0),
+                                        **security)
         return clients[node]
 
     def guarded(node, mark, key, command, args):

@@ -11,6 +11,7 @@ not own. Also: the guard itself against a real Redis, and a run killed
 mid-move and run again."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -21,10 +22,40 @@ import pytest
 import redis
 
 import shardring
+from pki import Pki
+from servers import RedisTls
 from test_readme import run
 from test_rebalance import CLI, ROOT, config, redises  # noqa: F401 (redises is a fixture)
 
 PREFIX = "/shardring/handoff"
+TLS_USER, TLS_PASSWORD = "writer", "handoff-Pw-2e7a"
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    return Pki(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture
+def tls_redises(pki):
+    servers = []
+    try:
+        servers.extend(RedisTls(pki, TLS_USER, TLS_PASSWORD) for _ in range(5))
+        yield servers
+    finally:
+        for server in servers:
+            server.close()
+
+
+def client_tls(env):
+    """redis-py's keyword arguments for the servers `env` describes (as the
+    writers read SHARDRING_TEST_REDIS): TLS with a client certificate and
+    an ACL user, or nothing for plain servers."""
+    if not env:
+        return {}
+    given = json.loads(env["SHARDRING_TEST_REDIS"])
+    return {"ssl": True, "ssl_ca_certs": given["ca"], "ssl_certfile": given["cert"], "ssl_keyfile": given["key"],
+            "username": given["user"], "password": given["password"]}
 
 
 def test_the_guard_runs_a_command_where_the_key_is_and_else_says_it_moved(redises):
@@ -170,16 +201,26 @@ def held(connection, key):
 
 
 @pytest.mark.parametrize("change,fault", [("join", None), ("drain", None), ("join", "kill"), ("join", "restart target"),
-                                          ("join", "restart source")])
-def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change, fault):
+                                          ("join", "restart source"), ("join", "tls")])
+def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change, fault):
     """4 -> 5 (the 5th joins warming) or 5 -> 4 (the 5th drains) under 4
     writer processes; with "kill", the rebalancer is SIGKILLed mid-move and
     run again; with "restart target" the joining server, with "restart
     source" an old owner (each with an append-only file) is SIGKILLed
     mid-move and started again: the run fails naming it or completes, and a
-    run after it completes. A writer's command whose
+    run after it completes; with "tls" the servers speak TLS alone, require
+    client certificates and an ACL user, and MIGRATE to each other over TLS,
+    and every writer and the mover connect so. A writer's command whose
     connection failed has an unknown outcome: its key must hold the value
     with or without it."""
+    redises, writer_env, mover_flags = request.getfixturevalue("redises"), {}, []
+    if fault == "tls":
+        redises = request.getfixturevalue("tls_redises")
+        pki = request.getfixturevalue("pki")
+        cert, key = pki.client
+        writer_env = {"SHARDRING_TEST_REDIS": json.dumps({"ca": pki.ca.cert, "cert": cert, "key": key, "user": TLS_USER,
+                                                          "password": TLS_PASSWORD})}
+        mover_flags = ["--tls-ca", pki.ca.cert, "--tls-cert", cert, "--tls-key", key, "--redis-user", TLS_USER]
     ids = [s.address for s in redises]
     restarted = {"restart target": redises[4], "restart source": redises[0]}.get(fault)
     if restarted is not None:
@@ -187,7 +228,7 @@ def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change
         restarted.appendonly = True
         restarted.start()
     before, after = (ids[:4], ids) if change == "join" else (ids, ids[:4])
-    connections = {s.address: redis.Redis(host="127.0.0.1", port=s.port) for s in redises}
+    connections = {s.address: redis.Redis(host="127.0.0.1", port=s.port, **client_tls(writer_env)) for s in redises}
     agents, writers, rebalancers = [], [], []
 
     def join(node, state="active"):
@@ -199,8 +240,9 @@ def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change
 
     def rebalance(*extra):
         process = subprocess.Popen([str(CLI), "rebalance", "--etcd", etcd.url, "--prefix", PREFIX, "--backend",
-                                    "redis", "--migrate", "--once", "--grace", "1", "--json", *extra],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                    "redis", "--migrate", "--once", "--grace", "1", "--json", *mover_flags, *extra],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env={**os.environ, "SHARDRING_REDIS_PASSWORD": TLS_PASSWORD})
         rebalancers.append(process)
         return process
 
@@ -226,7 +268,7 @@ def test_every_command_survives_a_migrating_move(etcd, redises, tmp_path, change
                 ["node", str(ROOT / "node/__test__/handoff-writer.mjs")]
             log = open(tmp_path / f"writer-{w}.log", "w")
             writers.append((subprocess.Popen([*program, etcd.url, PREFIX, f"w{w}", "2000", str(w)], stdout=log,
-                                             stderr=subprocess.STDOUT), log))
+                                             stderr=subprocess.STDOUT, env={**os.environ, **writer_env}), log))
         deadline = time.monotonic() + 20
         while not all((tmp_path / f"writer-{w}.log").read_text().startswith("ready") for w in range(4)):
             assert time.monotonic() < deadline, "the writers did not start"
