@@ -138,7 +138,7 @@ pub(crate) async fn follow(endpoints: Vec<String>, access: EtcdAccess, layout: L
             Ended::Stop => return,
             Ended::Resync => position.resume = None,
             Ended::Failed(message) => {
-                shared.disconnected(access.explain(message));
+                shared.disconnected(message);
                 tokio::select! {
                     _ = context.stop.changed() => return,
                     () = tokio::time::sleep(backoff) => {}
@@ -211,8 +211,11 @@ async fn session(
     let shared = Arc::clone(&context.shared);
     let mut client = match connect(endpoints, access).await {
         Ok(client) => client,
-        Err(message) => return Ended::Failed(message),
+        Err(message) => return Ended::Failed(access.explain(message)),
     };
+    // Until the watch runs, a failure is most likely the connection's own
+    // (a TLS handshake, a refused certificate): explained for this access.
+    // A watch that breaks later was connected; its failure is not explained.
     if position.resume.is_some() {
         match replaced(&mut client, position).await {
             Ok(None) => {}
@@ -221,7 +224,7 @@ async fn session(
                 shared.replaced(reason);
                 position.resume = None;
             }
-            Err(message) => return Ended::Failed(message),
+            Err(message) => return Ended::Failed(access.explain(message)),
         }
     }
     let start = match position.resume {
@@ -232,14 +235,14 @@ async fn session(
                 shared.connected(revision);
                 revision + 1
             }
-            Err(message) => return Ended::Failed(message),
+            Err(message) => return Ended::Failed(access.explain(message)),
         },
     };
     let options = WatchOptions::new().with_prefix().with_start_revision(start);
     let root = position.records.layout().root();
     let mut stream = match tokio::time::timeout(REQUEST_TIMEOUT, client.watch(root, Some(options))).await {
         Ok(Ok(stream)) => stream,
-        Ok(Err(error)) => return Ended::Failed(describe(&error)),
+        Ok(Err(error)) => return Ended::Failed(access.explain(describe(&error))),
         Err(_) => return Ended::Failed(format!("watch not created within {REQUEST_TIMEOUT:?}")),
     };
     shared.connected(position.revision);

@@ -30,6 +30,21 @@
 //! member.leave();
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! A secured etcd ([`EtcdAccess`], `docs/security.md`): TLS with a CA and
+//! a client certificate, and an etcd user whose password comes from an
+//! owner-only file; the token is renewed when etcd says it expired.
+//!
+//! ```no_run
+//! use shardring_membership::{EtcdAccess, Follower, FollowerOptions, Secret};
+//!
+//! let access = EtcdAccess::new(&["https://10.0.0.5:2379"])
+//!     .with_ca_file("/etc/shardring/etcd-ca.pem")?
+//!     .with_client_cert("/etc/shardring/client.pem", "/etc/shardring/client.key")?
+//!     .with_user("cache-follower", Secret::from_file("/run/secrets/etcd-password")?)?;
+//! let follower = Follower::etcd(access, "/shardring/cache", FollowerOptions::default())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod access;
 mod error;

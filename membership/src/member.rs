@@ -227,7 +227,6 @@ impl Agent {
                     return;
                 }
                 Outcome::Failed(message) => {
-                    let message = self.target.access.explain(message);
                     self.set(MemberState::Disconnected { message });
                     tokio::select! {
                         _ = stop.changed() => {
@@ -253,7 +252,7 @@ impl Agent {
     ) -> Outcome {
         let mut client = match connect(&self.target.endpoints, &self.target.access).await {
             Ok(client) => client,
-            Err(message) => return Outcome::Failed(message),
+            Err(message) => return Outcome::Failed(self.target.access.explain(message)),
         };
         let alive = match timed(&self.target, client.lease_time_to_live(self.lease, None)).await {
             Ok(response) => response.ttl() > 0,

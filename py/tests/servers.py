@@ -258,19 +258,28 @@ class RedisAcl(Redis):
 
 class MemcachedTls(Memcached):
     """A memcached that speaks TLS only (`-Z`) with `pki`'s server
-    certificate and requires a client certificate from `pki.ca`."""
+    certificate and requires a client certificate from `pki.ca`; with
+    `users` ({user: password}) it also requires its text-protocol
+    authentication (`-Y`)."""
 
-    def __init__(self, pki, **kwargs):
-        self.pki = pki
+    def __init__(self, pki, users=None, **kwargs):
+        self.pki, self.users = pki, users
         super().__init__(**kwargs)
 
     def command(self):
         cert, key = self.pki.server
+        auth = []
+        if self.users:
+            path = os.path.join(self.dir, "users")
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+                out.writelines(f"{user}:{password}\n" for user, password in self.users.items())
+            auth = ["-Y", path]
         return [*super().command(), "-Z", "-o",
-                f"ssl_chain_cert={cert},ssl_key={key},ssl_ca_cert={self.pki.ca.cert},ssl_verify_mode=2"]
+                f"ssl_chain_cert={cert},ssl_key={key},ssl_ca_cert={self.pki.ca.cert},ssl_verify_mode=2", *auth]
 
     def answers(self):
-        return _ask(self.port, b"version\r\n", b"\r\n", self.host, pki=self.pki).startswith(b"VERSION")
+        reply = _ask(self.port, b"version\r\n", b"\r\n", self.host, pki=self.pki)
+        return reply.startswith(b"CLIENT_ERROR unauthenticated" if self.users else b"VERSION")
 
 
 class RedisTls(RedisAcl):

@@ -148,3 +148,42 @@ def test_memcached_copies_over_tls(tls_memcacheds, pki, tmp_path):
     assert code == 1, stdout + stderr
     errors = " ".join(s["error"] or "" for s in json.loads(stdout.strip().splitlines()[-1])["servers"].values())
     assert "TLS handshake" in errors or "alert" in errors, errors
+
+
+def test_memcached_authenticates_as_its_user_over_tls(pki, tmp_path):
+    """memcached's text-protocol authentication (`-Y`) over TLS: the user
+    from --memcached-user, its password from an owner-only file; a wrong
+    password and a missing user are reported naming each server."""
+    users = {"mover": "mc-Pw-8a1b"}
+    servers = []
+    try:
+        servers.extend(MemcachedTls(pki, users) for _ in range(5))
+        ids = [s.address for s in servers]
+        old, new = shardring.Ring(ids[:4]), shardring.Ring(ids)
+        for server in servers[:4]:
+            client = memcached_client(server, pki)
+            client.raw_command(b"set shardring-auth 0 0 16\r\nmover mc-Pw-8a1b", b"\r\n")
+            for i in range(2000):
+                if old.get(f"k{i}") == server.address:
+                    assert client.set(f"k{i}", f"v{i}", noreply=False)
+            client.close()
+        secret = tmp_path / "password"
+        secret.write_text("mc-Pw-8a1b\n")
+        secret.chmod(0o600)
+        code, stdout, stderr = rebalance(tmp_path, ids, "memcached", *tls_flags(pki), "--memcached-user", "mover",
+                                         "--memcached-password-file", str(secret))
+        assert code == 0, stdout + stderr
+        moving = sum(old.get(f"k{i}") != new.get(f"k{i}") for i in range(2000))
+        assert json.loads(stdout.strip().splitlines()[-1])["copied"] == moving > 0
+        assert "mc-Pw-8a1b" not in stdout + stderr
+        for env, want in [({"SHARDRING_MEMCACHED_PASSWORD": "not-the-Pw-0000"}, "authentication failure"),
+                          ({}, "unauthenticated")]:
+            extra = ["--memcached-user", "mover"] if env else []
+            code, stdout, stderr = rebalance(tmp_path, ids, "memcached", *tls_flags(pki), *extra, env=env)
+            assert code == 1, stdout + stderr
+            errors = " ".join(s["error"] or "" for s in json.loads(stdout.strip().splitlines()[-1])["servers"].values())
+            assert want in errors and any(i in errors for i in ids), errors
+            assert "not-the-Pw-0000" not in stdout + stderr
+    finally:
+        for server in servers:
+            server.close()

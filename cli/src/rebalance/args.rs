@@ -102,6 +102,16 @@ pub(crate) struct Args {
     /// owner alone (mode 600); refused otherwise, naming the file.
     #[arg(long, value_name = "PATH", value_parser = crate::etcd::password_file)]
     pub(super) redis_password_file: Option<shardring_membership::Secret>,
+    /// memcached: the user of memcached's text-protocol authentication
+    /// (`memcached -Y FILE`, lines `user:password`), on every server; its
+    /// password comes from --memcached-password-file or the
+    /// SHARDRING_MEMCACHED_PASSWORD environment variable, never a flag.
+    #[arg(long, value_name = "USER")]
+    pub(super) memcached_user: Option<String>,
+    /// memcached: a file holding the password (its first line), readable by
+    /// its owner alone (mode 600); refused otherwise, naming the file.
+    #[arg(long, value_name = "PATH", value_parser = crate::etcd::password_file)]
+    pub(super) memcached_password_file: Option<shardring_membership::Secret>,
     /// Speak TLS to the servers (Redis `--tls-port`, memcached `-Z`),
     /// checking their certificates against --tls-ca or the system's roots.
     /// With --migrate, the servers themselves must MIGRATE over TLS too
@@ -125,6 +135,10 @@ pub(crate) struct Args {
 /// The environment variable a Redis password may come from instead of
 /// `--redis-password-file`.
 pub(crate) const REDIS_PASSWORD_ENV: &str = "SHARDRING_REDIS_PASSWORD";
+
+/// The environment variable a memcached password may come from instead of
+/// `--memcached-password-file`.
+pub(crate) const MEMCACHED_PASSWORD_ENV: &str = "SHARDRING_MEMCACHED_PASSWORD";
 
 /// `--address ID=HOST:PORT`, its host and port checked ([`Address::parse`]).
 fn parse_address(text: &str) -> Result<(String, Address), String> {

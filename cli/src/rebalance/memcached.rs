@@ -17,7 +17,9 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use super::backend::{Backend, Deletion, Failure, Key, Outcome};
-use super::tls::{ServerTls, Stream};
+use super::redis::Credentials;
+use super::tls::Stream;
+use shardring_membership::Secret;
 
 /// A value read with `gets`: its bytes, flags and CAS unique.
 type Item = (Vec<u8>, u32, u64);
@@ -55,14 +57,41 @@ pub(crate) struct Memcached {
     pipes: HashMap<String, BufReader<Stream>>,
     /// The metadump under way on each server being listed, on its own connection.
     dumps: HashMap<String, BufReader<Stream>>,
-    /// TLS to every server (memcached's `-Z`), or plain TCP.
-    tls: Option<std::sync::Arc<ServerTls>>,
+    /// TLS to every server (memcached's `-Z`) or plain TCP, and the user
+    /// of memcached's text-protocol authentication (`-Y`), if any.
+    access: Credentials,
 }
 
 impl Memcached {
-    /// A backend that speaks TLS to every server when `tls` is given.
-    pub(crate) fn new(tls: Option<std::sync::Arc<ServerTls>>) -> Memcached {
-        Memcached { tls, ..Memcached::default() }
+    /// A backend that speaks TLS to every server when `access` has TLS
+    /// settings, and authenticates as its user when it has one.
+    pub(crate) fn new(access: Credentials) -> Memcached {
+        Memcached { access, ..Memcached::default() }
+    }
+
+    /// memcached's text-protocol authentication (`memcached -Y`): the first
+    /// command is a `set` whose value is `user password`; `STORED` says the
+    /// connection may go on. The error names the server and memcached's
+    /// answer, never the password.
+    fn authenticate(server: &str, stream: &mut Stream, user: &str, password: &Secret) -> Result<(), String> {
+        let io = |e: std::io::Error| format!("{server}: {e}");
+        let value = format!("{user} {}", password.expose());
+        let mut request = format!("set shardring-auth 0 0 {}\r\n", value.len()).into_bytes();
+        request.extend_from_slice(value.as_bytes());
+        request.extend_from_slice(b"\r\n");
+        stream.send(&request, None).map_err(io)?;
+        let mut reply = Vec::new();
+        let mut byte = [0u8; 1];
+        while !reply.ends_with(b"\r\n") {
+            if stream.read(&mut byte).map_err(io)? == 0 {
+                return Err(format!("{server}: the connection closed during authentication"));
+            }
+            reply.push(byte[0]);
+        }
+        match String::from_utf8_lossy(&reply).trim_end() {
+            "STORED" => Ok(()),
+            other => Err(format!("{server}: memcached authentication as {user:?} failed: {other}")),
+        }
     }
 
     /// A connection to `server` with `timeout` on reads and writes, TLS
@@ -73,10 +102,14 @@ impl Memcached {
         stream.set_nodelay(true).map_err(io)?;
         stream.set_read_timeout(Some(timeout)).map_err(io)?;
         stream.set_write_timeout(Some(timeout)).map_err(io)?;
-        match &self.tls {
-            Some(tls) => tls.wrap(server, stream),
-            None => Ok(Stream::Plain(stream)),
+        let mut stream = match &self.access.tls {
+            Some(tls) => tls.wrap(server, stream)?,
+            None => Stream::Plain(stream),
+        };
+        if let (Some(user), Some(password)) = (&self.access.user, &self.access.password) {
+            Memcached::authenticate(server, &mut stream, user, password)?;
         }
+        Ok(stream)
     }
 
     /// The connection to `server`, opened on first use.
@@ -152,8 +185,6 @@ impl Memcached {
             format!("{server}: {error}")
         })
     }
-
-
 
     fn pipeline(
         &mut self,

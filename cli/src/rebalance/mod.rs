@@ -46,35 +46,50 @@ use report::{report, report_plan};
 /// [`credentials`]).
 pub(super) fn backend(args: &Args, credentials: &redis::Credentials) -> Box<dyn Backend> {
     match args.backend {
-        BackendName::Memcached => Box::new(memcached::Memcached::new(credentials.tls.clone())),
+        BackendName::Memcached => Box::new(memcached::Memcached::new(credentials.clone())),
         BackendName::Redis => Box::new(redis::Redis::new(credentials.clone())),
     }
 }
 
-/// The Redis credentials of `args`: `--redis-user`, and the password from
-/// `--redis-password-file` or else `SHARDRING_REDIS_PASSWORD`.
+/// How `args` reaches the servers: TLS (`--tls*`), and the user with its
+/// password: Redis `--redis-user` with `--redis-password-file` or
+/// `SHARDRING_REDIS_PASSWORD` (a password alone is the `default` user's),
+/// memcached `--memcached-user` (its `-Y` authentication) with
+/// `--memcached-password-file` or `SHARDRING_MEMCACHED_PASSWORD`. The other
+/// backend's options are refused.
 pub(super) fn credentials(args: &Args) -> Result<redis::Credentials, CliError> {
-    if args.backend != BackendName::Redis && (args.redis_user.is_some() || args.redis_password_file.is_some()) {
-        return Err(CliError::Rebalance("--redis-user and --redis-password-file are for --backend redis".into()));
+    let (user, file, env, other) = match args.backend {
+        BackendName::Redis => (&args.redis_user, &args.redis_password_file, args::REDIS_PASSWORD_ENV, "memcached"),
+        BackendName::Memcached => {
+            (&args.memcached_user, &args.memcached_password_file, args::MEMCACHED_PASSWORD_ENV, "redis")
+        }
+    };
+    let foreign = match args.backend {
+        BackendName::Redis => args.memcached_user.is_some() || args.memcached_password_file.is_some(),
+        BackendName::Memcached => args.redis_user.is_some() || args.redis_password_file.is_some(),
+    };
+    if foreign {
+        return Err(CliError::Rebalance(format!(
+            "--{other}-user and --{other}-password-file are for --backend {other}"
+        )));
     }
     let tls =
         tls::ServerTls::from_flags(args.tls, args.tls_ca.as_ref(), args.tls_cert.as_ref(), args.tls_key.as_ref())?
             .map(std::sync::Arc::new);
-    if args.backend != BackendName::Redis {
-        return Ok(redis::Credentials { tls, ..Default::default() });
-    }
-    let password = match &args.redis_password_file {
+    let password = match file {
         Some(secret) => Some(secret.clone()),
-        None => shardring_membership::Secret::from_env(args::REDIS_PASSWORD_ENV)
-            .map_err(|e| CliError::Rebalance(e.to_string()))?,
+        None => shardring_membership::Secret::from_env(env).map_err(|e| CliError::Rebalance(e.to_string()))?,
     };
-    if args.redis_user.is_some() && password.is_none() {
+    let flag = if args.backend == BackendName::Redis { "redis" } else { "memcached" };
+    if user.is_some() && password.is_none() {
+        return Err(CliError::Rebalance(format!("--{flag}-user needs a password: --{flag}-password-file or {env}")));
+    }
+    if args.backend == BackendName::Memcached && password.is_some() && user.is_none() {
         return Err(CliError::Rebalance(format!(
-            "--redis-user needs a password: --redis-password-file or {}",
-            args::REDIS_PASSWORD_ENV
+            "a memcached password needs --memcached-user (from {env} or the file)"
         )));
     }
-    Ok(redis::Credentials { user: args.redis_user.clone(), password, tls })
+    Ok(redis::Credentials { user: user.clone(), password, tls })
 }
 
 /// Runs `shardring rebalance`; `Ok(false)` when a server failed (exit code 1).

@@ -14,9 +14,9 @@ use shardring::handoff::MARK_PREFIX;
 use super::backend::{Backend, Deletion, Failure, Key, Outcome};
 use shardring_membership::Secret;
 
-/// How the rebalancer reaches every server: whom it authenticates as on
-/// Redis (an ACL user, `AUTH user password`, or without one the `default`
-/// user's password), and TLS (Redis and memcached).
+/// How the rebalancer reaches every server: whom it authenticates as (on
+/// Redis an ACL user, `AUTH user password`, or without one the `default`
+/// user's password; on memcached the `-Y` user), and TLS.
 #[derive(Clone, Default)]
 pub(crate) struct Credentials {
     pub(crate) user: Option<String>,
