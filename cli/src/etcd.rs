@@ -42,10 +42,15 @@ pub(crate) fn settle(
     prefix: &mut Option<String>,
 ) -> Result<(), clap::Error> {
     if let Some(file) = files.iter().find(|id| given(matches, id)) {
-        if let Some(flag) = ["etcd", "prefix"].into_iter().find(|id| given(matches, id)) {
+        let etcd_only = ["etcd", "prefix", "etcd_ca", "etcd_cert", "etcd_key", "etcd_user", "etcd_password_file"];
+        if let Some(flag) = etcd_only.into_iter().find(|id| given(matches, id)) {
             return Err(command.error(
                 ErrorKind::ArgumentConflict,
-                format!("the argument '--{}' cannot be used with '--{flag}'", file.replace('_', "-")),
+                format!(
+                    "the argument '--{}' cannot be used with '--{}'",
+                    file.replace('_', "-"),
+                    flag.replace('_', "-")
+                ),
             ));
         }
         etcd.clear();
@@ -116,6 +121,11 @@ impl EtcdSecurity {
     pub(crate) fn access(&self, endpoints: &[String]) -> Result<EtcdAccess, CliError> {
         let password = match (&self.etcd_user, &self.etcd_password_file) {
             (Some(_), None) => Secret::from_env(PASSWORD_ENV).map_err(|e| CliError::Membership(e.to_string()))?,
+            (None, _) if std::env::var_os(PASSWORD_ENV).is_some() => {
+                return Err(CliError::Membership(format!(
+                    "{PASSWORD_ENV} is set but no etcd user is given (--etcd-user or SHARDRING_ETCD_USER)"
+                )));
+            }
             (_, file) => file.clone(),
         };
         let credentials = EtcdCredentials {
@@ -127,6 +137,11 @@ impl EtcdSecurity {
             password_file: None,
         };
         let access = EtcdAccess::new(endpoints).with_credentials(&credentials);
+        if let (Ok(access), Some(user)) = (&access, &self.etcd_user)
+            && !access.uses_tls()
+        {
+            crate::complain(format!("warning: etcd user {user:?}'s password goes to etcd over plain TCP (no TLS)"));
+        }
         access.map_err(|e| match (&self.etcd_user, &credentials.password) {
             (Some(user), None) => CliError::Membership(format!(
                 "--etcd-user {user:?} needs a password: --etcd-password-file or {PASSWORD_ENV}"

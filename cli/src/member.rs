@@ -21,7 +21,7 @@ use crate::report::counted;
 #[derive(Args, Clone)]
 pub(crate) struct Target {
     /// etcd endpoints, `http://host:port`, comma-separated.
-    #[arg(long, value_delimiter = ',', required = true, env = ENDPOINTS_ENV)]
+    #[arg(long, value_delimiter = ',', required = true, env = ENDPOINTS_ENV, hide_env_values = true)]
     etcd: Vec<String>,
     /// The ring's key prefix in etcd, e.g. `/shardring/cache`.
     #[arg(long, env = PREFIX_ENV)]
@@ -263,7 +263,7 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
 #[derive(Args)]
 pub(crate) struct WatchArgs {
     /// etcd endpoints, `http://host:port`, comma-separated.
-    #[arg(long, value_delimiter = ',', env = ENDPOINTS_ENV)]
+    #[arg(long, value_delimiter = ',', env = ENDPOINTS_ENV, hide_env_values = true)]
     etcd: Vec<String>,
     /// The ring's key prefix in etcd.
     #[arg(long, env = PREFIX_ENV)]

@@ -19,48 +19,50 @@ fn quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// The role names' stem: the prefix's segments joined by `-`
-/// (`/shardring/cache` gives `shardring-cache`), so the rings of one etcd
-/// keep apart.
-pub(crate) fn stem(layout: &Layout) -> String {
-    layout.prefix().split('/').filter(|s| !s.is_empty()).collect::<Vec<_>>().join("-")
+/// The role of `kind` over `range` (a prefix or a key):
+/// `shardring-KIND@RANGE`. The name holds the range itself, so no two rings
+/// (or members) share a role: `KIND` holds no `@`, and a member id holds no
+/// `/`, so `P/members/ID` splits one way only.
+fn role(kind: &str, range: &str) -> String {
+    format!("shardring-{kind}@{range}")
 }
 
 /// Writes the `etcdctl` commands creating the roles for the ring under
-/// `layout`: `STEM-follower` reads `P/` (followers, `watch`, `route`);
-/// `STEM-operator` reads and writes `P/` (`member config`, `set-state`,
-/// `leave`, `rebalance --etcd`); `STEM-member-ID` per member id reads and
-/// writes `P/members/ID` alone (`member join --id ID`: its lease grant and
-/// keep-alives need no key permission, its revoke needs write on the key).
+/// `layout`: `shardring-follower@P/` reads `P/` (followers, `watch`);
+/// `shardring-operator@P/` reads and writes `P/` (`member config`,
+/// `set-state`, `leave`, `rebalance --etcd`); `shardring-member@P/members/ID`
+/// per member id reads and writes `P/members/ID` alone (`member join --id
+/// ID`: its lease grant and keep-alives need no key permission, its revoke
+/// needs write on the key).
 ///
-/// Errors: an empty member id, or one holding `/` (it would name another
-/// member's key range).
+/// Errors: an empty member id or one holding `/` (it would name another
+/// member's key range); a prefix or id holding a control character (a line
+/// break would end a command of the script).
 pub(crate) fn print(layout: &Layout, members: &[String], out: &mut impl Write) -> Result<(), CliError> {
-    if let Some(bad) = members.iter().find(|id| id.is_empty() || id.contains('/')) {
-        return Err(CliError::Membership(format!("--member {bad:?}: a member id is non-empty and holds no '/'")));
+    if layout.prefix().chars().any(char::is_control) {
+        return Err(CliError::Membership(format!(
+            "--prefix {:?}: a prefix for roles holds no control characters",
+            layout.prefix()
+        )));
     }
-    let stem = stem(layout);
+    if let Some(bad) = members.iter().find(|id| id.is_empty() || id.contains('/') || id.chars().any(char::is_control)) {
+        return Err(CliError::Membership(format!(
+            "--member {bad:?}: a member id is non-empty and holds no '/' and no control character"
+        )));
+    }
     let root = layout.root();
+    let (follower, operator) = (quoted(&role("follower", &root)), quoted(&role("operator", &root)));
     writeln!(out, "# Roles of least privilege for the ring under {root} (etcd v3 auth).")?;
     writeln!(out, "# Run with etcdctl's connection flags as the root user (--endpoints, --cacert, --cert, --key).")?;
-    writeln!(out, "etcdctl role add {}", quoted(&format!("{stem}-follower")))?;
-    writeln!(
-        out,
-        "etcdctl role grant-permission --prefix=true {} read {}",
-        quoted(&format!("{stem}-follower")),
-        quoted(&root)
-    )?;
-    writeln!(out, "etcdctl role add {}", quoted(&format!("{stem}-operator")))?;
-    writeln!(
-        out,
-        "etcdctl role grant-permission --prefix=true {} readwrite {}",
-        quoted(&format!("{stem}-operator")),
-        quoted(&root)
-    )?;
+    writeln!(out, "etcdctl role add {follower}")?;
+    writeln!(out, "etcdctl role grant-permission --prefix=true {follower} read {}", quoted(&root))?;
+    writeln!(out, "etcdctl role add {operator}")?;
+    writeln!(out, "etcdctl role grant-permission --prefix=true {operator} readwrite {}", quoted(&root))?;
     for id in members {
-        let role = quoted(&format!("{stem}-member-{id}"));
-        writeln!(out, "etcdctl role add {role}")?;
-        writeln!(out, "etcdctl role grant-permission {role} readwrite {}", quoted(&layout.member_key(id)))?;
+        let key = layout.member_key(id);
+        let member = quoted(&role("member", &key));
+        writeln!(out, "etcdctl role add {member}")?;
+        writeln!(out, "etcdctl role grant-permission {member} readwrite {}", quoted(&key))?;
     }
     writeln!(out, "# Then one user per client, given its role (with client certificates and no password,")?;
     writeln!(out, "# etcd takes the certificate's common name as the user):")?;
@@ -83,16 +85,36 @@ mod tests {
         assert_eq!(
             commands,
             [
-                "etcdctl role add shardring-cache-follower",
-                "etcdctl role grant-permission --prefix=true shardring-cache-follower read /shardring/cache/",
-                "etcdctl role add shardring-cache-operator",
-                "etcdctl role grant-permission --prefix=true shardring-cache-operator readwrite /shardring/cache/",
-                "etcdctl role add shardring-cache-member-10.0.0.1:11211",
-                "etcdctl role grant-permission shardring-cache-member-10.0.0.1:11211 readwrite /shardring/cache/members/10.0.0.1:11211",
-                r"etcdctl role add 'shardring-cache-member-it'\''s'",
-                r"etcdctl role grant-permission 'shardring-cache-member-it'\''s' readwrite '/shardring/cache/members/it'\''s'",
+                "etcdctl role add shardring-follower@/shardring/cache/",
+                "etcdctl role grant-permission --prefix=true shardring-follower@/shardring/cache/ read /shardring/cache/",
+                "etcdctl role add shardring-operator@/shardring/cache/",
+                "etcdctl role grant-permission --prefix=true shardring-operator@/shardring/cache/ readwrite \
+                 /shardring/cache/",
+                "etcdctl role add shardring-member@/shardring/cache/members/10.0.0.1:11211",
+                "etcdctl role grant-permission shardring-member@/shardring/cache/members/10.0.0.1:11211 readwrite \
+                 /shardring/cache/members/10.0.0.1:11211",
+                r"etcdctl role add 'shardring-member@/shardring/cache/members/it'\''s'",
+                r"etcdctl role grant-permission 'shardring-member@/shardring/cache/members/it'\''s' readwrite '/shardring/cache/members/it'\''s'",
             ]
         );
         assert!(print(&layout, &["a/b".into()], &mut Vec::new()).is_err());
+        assert!(print(&layout, &["a\nb".into()], &mut Vec::new()).is_err());
+        let broken = Layout::new("/x\ntouch /tmp/pwned #").unwrap();
+        assert!(print(&broken, &[], &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn no_two_rings_or_members_share_a_role() {
+        let roles = |prefix: &str, id: &str| {
+            let mut out = Vec::new();
+            print(&Layout::new(prefix).unwrap(), &[id.to_owned()], &mut out).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            text.lines().filter(|l| l.starts_with("etcdctl role add")).map(str::to_owned).collect::<Vec<_>>()
+        };
+        // Joining the prefix's segments with '-' gave these pairs one role each.
+        for ((p1, m1), (p2, m2)) in [(("/a-b", "m"), ("/a/b", "m")), (("/a", "b-member-c"), ("/a/member/b", "c"))] {
+            let (first, second) = (roles(p1, m1), roles(p2, m2));
+            assert!(first.iter().all(|role| !second.contains(role)), "{first:?} {second:?}");
+        }
     }
 }

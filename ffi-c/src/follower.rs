@@ -191,9 +191,8 @@ unsafe fn field<'a>(ptr: *const c_char, name: &str) -> Result<Option<&'a str>, r
     }
     // SAFETY: NUL-terminated by contract.
     let raw = unsafe { std::ffi::CStr::from_ptr(ptr) };
-    raw.to_str()
-        .map(Some)
-        .map_err(|e| fail(RING_INVALID_UTF8, format_args!("`security->{name}` is not valid UTF-8: {e}")))
+    // The position of the bad byte would tell something of a password: not given.
+    raw.to_str().map(Some).map_err(|_| fail(RING_INVALID_UTF8, format_args!("`security->{name}` is not valid UTF-8")))
 }
 
 /// The credentials `security` gives.
@@ -227,10 +226,13 @@ unsafe fn credentials(security: &ring_etcd_security_t) -> Result<EtcdCredentials
 /// roots) and must name the endpoint's host; with `user`, the client
 /// authenticates and renews its token whenever etcd reports it expired.
 /// Errors, besides `ring_follower_new_etcd`'s: `RING_FILE` for a CA,
-/// certificate, key or password file that cannot be used (missing, no PEM
-/// block, a key or password file readable by group or others), naming it;
-/// `RING_INVALID_CONFIG` for a certificate without a key, a user without a
-/// password or the reverse, `http://` beside TLS settings; `RING_TIMEOUT`
+/// certificate, key or password file that cannot be used (missing, not a
+/// regular file, no PEM block, a key that is not the certificate's, an
+/// expired certificate, a key or password file readable by group or
+/// others), a certificate without its key or a key without its
+/// certificate, an empty password, naming the file; `RING_INVALID_CONFIG`
+/// for a user without a password or the reverse, `http://` beside TLS
+/// settings, an endpoint with user information; `RING_TIMEOUT`
 /// with the TLS or auth reason (an unknown issuer, an expired certificate,
 /// a wrong password, a permission denied) in `ring_last_error`. No
 /// password appears in any message.

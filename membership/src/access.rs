@@ -2,12 +2,13 @@
 //! the endpoints, TLS (a CA bundle, a client certificate) and a user.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use etcd_client::{Certificate, ConnectOptions, Identity, TlsOptions};
 
 use crate::error::MembershipError;
-use crate::secret::{Secret, read_private};
+use crate::pem::{ClientIdentity, utc};
+use crate::secret::Secret;
 
 /// The endpoints of an etcd cluster and how to prove who we are to it.
 ///
@@ -38,8 +39,9 @@ pub struct EtcdAccess {
 
 impl std::fmt::Debug for EtcdAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let endpoints: Vec<String> = self.endpoints.iter().map(|e| redacted(e)).collect();
         f.debug_struct("EtcdAccess")
-            .field("endpoints", &self.endpoints)
+            .field("endpoints", &endpoints)
             .field("tls", &self.uses_tls())
             .field("client_cert", &self.identity.is_some())
             .field("user", &self.user.as_ref().map(|(user, _)| user))
@@ -71,19 +73,19 @@ impl From<&EtcdAccess> for EtcdAccess {
     }
 }
 
-fn unreadable(path: &Path, message: impl std::fmt::Display) -> MembershipError {
-    MembershipError::File { path: path.display().to_string(), message: message.to_string() }
+/// `endpoint` with any user information (`user:password@`) replaced, for
+/// messages: such an endpoint is refused, and never echoed whole.
+fn redacted(endpoint: &str) -> String {
+    let (scheme, rest) = endpoint.split_once("://").map_or(("", endpoint), |(s, r)| (s, r));
+    match rest.rsplit_once('@') {
+        Some((_, host)) if scheme.is_empty() => format!("<redacted>@{host}"),
+        Some((_, host)) => format!("{scheme}://<redacted>@{host}"),
+        None => endpoint.to_owned(),
+    }
 }
 
-/// The PEM file at `path`, which must hold at least one `what` block
-/// (`CERTIFICATE`, `PRIVATE KEY`).
-fn pem(path: &Path, bytes: Vec<u8>, what: &str) -> Result<Vec<u8>, MembershipError> {
-    let text = String::from_utf8_lossy(&bytes);
-    let found = text.lines().any(|line| line.starts_with("-----BEGIN ") && line.contains(what));
-    if !found {
-        return Err(unreadable(path, format!("no PEM {what} block in it")));
-    }
-    Ok(bytes)
+fn unreadable(path: &Path, message: impl std::fmt::Display) -> MembershipError {
+    MembershipError::File { path: path.display().to_string(), message: message.to_string() }
 }
 
 /// TLS files and a user as the bindings and the CLI take them, applied
@@ -104,32 +106,6 @@ pub struct EtcdCredentials {
     /// A file holding the user's password (its first line), readable by its
     /// owner alone.
     pub password_file: Option<PathBuf>,
-}
-
-/// The end of the validity of the first certificate in `pem_bytes`.
-fn not_after(path: &Path, pem_bytes: &[u8]) -> Result<SystemTime, MembershipError> {
-    let (_, pem) =
-        x509_parser::pem::parse_x509_pem(pem_bytes).map_err(|e| unreadable(path, format!("not PEM: {e}")))?;
-    let certificate = pem.parse_x509().map_err(|e| unreadable(path, format!("not an X.509 certificate: {e}")))?;
-    let seconds = certificate.validity().not_after.timestamp();
-    Ok(UNIX_EPOCH + Duration::from_secs(u64::try_from(seconds).unwrap_or(0)))
-}
-
-/// `time` as `YYYY-MM-DD HH:MM:SS UTC`.
-fn utc(time: SystemTime) -> String {
-    let seconds = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", rest / 3600, rest % 3600 / 60, rest % 60)
 }
 
 impl EtcdAccess {
@@ -179,37 +155,31 @@ impl EtcdAccess {
     /// (and turns TLS on).
     ///
     /// Errors: [`MembershipError::File`] naming the file when it cannot be
-    /// read or holds no certificate.
+    /// read, holds no certificate or a block that is not one.
     pub fn with_ca_file(mut self, path: impl AsRef<Path>) -> Result<EtcdAccess, MembershipError> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| unreadable(path, e))?;
-        self.ca = Some(pem(path, bytes, "CERTIFICATE")?);
+        let (pem, _) = crate::pem::certificates(path.as_ref())?;
+        self.ca = Some(pem);
         self.tls = true;
         Ok(self)
     }
 
     /// Presents the PEM client certificate at `cert` with the private key
     /// at `key` (mutual TLS; turns TLS on). The key file must be its
-    /// owner's alone, as ssh requires of a key.
+    /// owner's alone, as ssh requires of a key; the key must be the
+    /// certificate's, and the certificate not expired.
     ///
     /// Errors: [`MembershipError::File`] naming the file that cannot be
-    /// read, holds no such PEM block, or (the certificate) has expired;
-    /// [`MembershipError::Secret`] naming the key file when group or others
-    /// may read it.
+    /// read, holds no such PEM block, is not the certificate's key, or (the
+    /// certificate) has expired; [`MembershipError::Secret`] naming the key
+    /// file when group or others may read it.
     pub fn with_client_cert(
         mut self,
         cert: impl AsRef<Path>,
         key: impl AsRef<Path>,
     ) -> Result<EtcdAccess, MembershipError> {
-        let (cert, key) = (cert.as_ref(), key.as_ref());
-        let cert_pem = pem(cert, std::fs::read(cert).map_err(|e| unreadable(cert, e))?, "CERTIFICATE")?;
-        let key_pem = read_private(key)?;
-        let not_after = not_after(cert, &cert_pem)?;
-        if not_after < SystemTime::now() {
-            return Err(unreadable(cert, format!("the client certificate expired at {}", utc(not_after))));
-        }
-        self.identity = Some((cert_pem, pem(key, key_pem, "PRIVATE KEY")?));
-        self.client_expiry = Some((cert.to_owned(), not_after));
+        let identity = ClientIdentity::load(cert.as_ref(), key.as_ref())?;
+        self.client_expiry = Some((identity.cert_path.clone(), identity.not_after));
+        self.identity = Some((identity.cert_pem, identity.key_pem));
         self.tls = true;
         Ok(self)
     }
@@ -249,9 +219,15 @@ impl EtcdAccess {
             .iter()
             .map(|endpoint| {
                 let invalid = |reason: &str| MembershipError::InvalidEndpoint {
-                    endpoint: endpoint.clone(),
+                    endpoint: redacted(endpoint),
                     reason: reason.to_owned(),
                 };
+                if endpoint.contains('@') {
+                    return Err(invalid(
+                        "user information in an endpoint is not used: give the user as the etcd user setting and its \
+                         password from a file or the environment",
+                    ));
+                }
                 let address = match endpoint.split_once("://") {
                     Some(("http", _)) if tls => {
                         return Err(invalid(
@@ -350,6 +326,10 @@ mod tests {
         for bad in ["ftp://h:1", "h", "h:0", "https://h:x"] {
             assert!(EtcdAccess::new(&[bad]).urls().is_err(), "{bad}");
         }
+        let with_password = EtcdAccess::new(&["https://root:hunter2@127.0.0.1:2379"]);
+        let error = with_password.urls().unwrap_err().to_string();
+        assert!(error.contains("https://<redacted>@127.0.0.1:2379") && !error.contains("hunter2"), "{error}");
+        assert!(!format!("{with_password:?}").contains("hunter2"));
         assert!(EtcdAccess::new::<&str>(&[]).urls().is_err());
     }
 

@@ -30,6 +30,8 @@ pub(crate) fn describe(error: &etcd_client::Error) -> String {
     use std::error::Error;
     let (first, mut source): (String, Option<&(dyn Error + 'static)>) = match error {
         etcd_client::Error::GRpcStatus(status) => (status.message().to_owned(), status.source()),
+        // etcd-client's own error has no source(): start from the transport's.
+        etcd_client::Error::TransportError(transport) => (transport.to_string(), transport.source()),
         other => (other.to_string(), other.source()),
     };
     let mut parts = vec![first];

@@ -108,8 +108,39 @@ pub enum SecretError {
     },
 }
 
+/// The most a credential, key or certificate file may hold: 1 MiB (a CA
+/// bundle of a few hundred certificates); `/dev/zero` is refused, not read
+/// until memory runs out.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// The bytes of a regular file of at most [`MAX_FILE_BYTES`]: a FIFO, a
+/// device or a directory is refused at once instead of blocking or
+/// reading forever.
+///
+/// Errors: [`SecretError::Unreadable`] naming the file and why.
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>, SecretError> {
+    let unreadable = |message: String| SecretError::Unreadable { path: path.to_owned(), message };
+    let metadata = std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
+    if !metadata.is_file() {
+        return Err(unreadable("not a regular file".into()));
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(unreadable(format!("{} bytes, more than the {MAX_FILE_BYTES} allowed", metadata.len())));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    use std::io::Read;
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| unreadable(e.to_string()))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(unreadable(format!("more than the {MAX_FILE_BYTES} bytes allowed")));
+    }
+    Ok(bytes)
+}
+
 /// The bytes of a file that holds a secret (a password, a TLS private
-/// key), refused when group or others may read it.
+/// key), refused when group or others may read it, and as
+/// [`read_bounded`] refuses.
 ///
 /// Errors: [`SecretError::Exposed`] or [`SecretError::Unreadable`], naming
 /// the file.
@@ -120,7 +151,7 @@ pub fn read_private(path: &Path) -> Result<Vec<u8>, SecretError> {
     if mode & 0o077 != 0 {
         return Err(SecretError::Exposed { path: path.to_owned(), mode });
     }
-    std::fs::read(path).map_err(unreadable)
+    read_bounded(path)
 }
 
 #[cfg(test)]

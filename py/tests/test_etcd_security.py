@@ -21,6 +21,7 @@ from shardring import Follower
 from test_rebalance import CLI
 
 PREFIX = "/shardring/secure"
+FOLLOWER_ROLE = f"shardring-follower@{PREFIX}/"
 PASSWORDS = {"root": "root-Pw-9d2f", "follower": "follower-Pw-7c1e", "operator": "operator-Pw-31aa",
              "m1": "member-Pw-c0de"}
 # The etcd server's connect timeout on our side is 3 s; a refusal comes well within it.
@@ -40,10 +41,10 @@ def fleet(tmp_path_factory):
         for line in roles.stdout.splitlines():
             if line and not line.startswith("#"):
                 etcd.ctl(*shlex.split(line)[1:])
-        for user, role in [("root", "root"), ("follower", "secure-follower"), ("operator", "secure-operator"),
-                           ("m1", "secure-member-m1")]:
+        for user, role in [("root", "root"), ("follower", FOLLOWER_ROLE), ("operator", f"shardring-operator@{PREFIX}/"),
+                           ("m1", f"shardring-member@{PREFIX}/members/m1")]:
             etcd.ctl("user", "add", f"{user}:{PASSWORDS[user]}", "--interactive=false")
-            etcd.ctl("user", "grant-role", user, "shardring-" + role if user != "root" else "root")
+            etcd.ctl("user", "grant-role", user, role)
         etcd.ctl("auth", "enable")
         files = {}
         for user, password in PASSWORDS.items():
@@ -169,7 +170,7 @@ def test_a_follower_renews_its_token_and_keeps_its_ring_when_its_permission_is_r
         assert follower.status()["connected"] and follower.status()["last_error"] is None, follower.status()
         # The follower role loses its permission, and the connection drops.
         fingerprint = follower.fingerprint
-        etcd.ctl("role", "revoke-permission", "shardring-secure-follower", f"{PREFIX}/", "--prefix=true")
+        etcd.ctl("role", "revoke-permission", FOLLOWER_ROLE, f"{PREFIX}/", "--prefix=true")
         etcd.stop()
         etcd.start()
         for event in events:
@@ -179,7 +180,7 @@ def test_a_follower_renews_its_token_and_keeps_its_ring_when_its_permission_is_r
             raise AssertionError("no disconnection naming the denied permission")
         assert list(follower.ring) == ["m0"] and follower.fingerprint == fingerprint
         assert "permission denied" in follower.status()["last_error"], follower.status()
-        etcd.ctl("role", "grant-permission", "shardring-secure-follower", "read", f"{PREFIX}/", "--prefix=true")
+        etcd.ctl("role", "grant-permission", FOLLOWER_ROLE, "read", f"{PREFIX}/", "--prefix=true")
         etcd.ctl("put", f"{PREFIX}/members/m9", '{"weight": 1}')
         deadline = time.monotonic() + 20
         while sorted(follower.ring) != ["m0", "m9"] and time.monotonic() < deadline:

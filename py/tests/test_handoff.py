@@ -213,7 +213,7 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
     and every writer and the mover connect so. A writer's command whose
     connection failed has an unknown outcome: its key must hold the value
     with or without it."""
-    redises, writer_env, mover_flags = request.getfixturevalue("redises"), {}, []
+    redises, writer_env, mover_flags, mover_env = None, {}, [], {}
     if fault == "tls":
         redises = request.getfixturevalue("tls_redises")
         pki = request.getfixturevalue("pki")
@@ -221,6 +221,9 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
         writer_env = {"SHARDRING_TEST_REDIS": json.dumps({"ca": pki.ca.cert, "cert": cert, "key": key, "user": TLS_USER,
                                                           "password": TLS_PASSWORD})}
         mover_flags = ["--tls-ca", pki.ca.cert, "--tls-cert", cert, "--tls-key", key, "--redis-user", TLS_USER]
+        mover_env = {"SHARDRING_REDIS_PASSWORD": TLS_PASSWORD}
+    else:
+        redises = request.getfixturevalue("redises")
     ids = [s.address for s in redises]
     restarted = {"restart target": redises[4], "restart source": redises[0]}.get(fault)
     if restarted is not None:
@@ -242,7 +245,7 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
         process = subprocess.Popen([str(CLI), "rebalance", "--etcd", etcd.url, "--prefix", PREFIX, "--backend",
                                     "redis", "--migrate", "--once", "--grace", "1", "--json", *mover_flags, *extra],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env={**os.environ, "SHARDRING_REDIS_PASSWORD": TLS_PASSWORD})
+                                   env={**os.environ, **mover_env})
         rebalancers.append(process)
         return process
 

@@ -184,6 +184,14 @@ def test_memcached_authenticates_as_its_user_over_tls(pki, tmp_path):
             errors = " ".join(s["error"] or "" for s in json.loads(stdout.strip().splitlines()[-1])["servers"].values())
             assert want in errors and any(i in errors for i in ids), errors
             assert "not-the-Pw-0000" not in stdout + stderr
+        # A memcached without -Y would store the password as an item: it is never sent there.
+        plain = MemcachedTls(pki)
+        servers.append(plain)
+        code, stdout, stderr = rebalance(tmp_path, [*ids[:4], plain.address], "memcached", *tls_flags(pki),
+                                         "--memcached-user", "mover", "--memcached-password-file", str(secret))
+        assert code == 1 and "does not require authentication" in stdout, stdout + stderr
+        client = memcached_client(plain, pki)
+        assert client.get("shardring-auth") is None and client.stats()[b"cmd_set"] == 0
     finally:
         for server in servers:
             server.close()

@@ -32,7 +32,7 @@ pub(crate) struct Args {
     /// Follow the ring in etcd instead: when members turn warming or
     /// draining, copy their keys, then make the warming ones active and
     /// remove the draining ones. Endpoints comma-separated.
-    #[arg(long, value_delimiter = ',', env = ENDPOINTS_ENV)]
+    #[arg(long, value_delimiter = ',', env = ENDPOINTS_ENV, hide_env_values = true)]
     pub(super) etcd: Vec<String>,
     /// The ring's key prefix in etcd.
     #[arg(long, env = PREFIX_ENV)]

@@ -69,26 +69,43 @@ impl Memcached {
         Memcached { access, ..Memcached::default() }
     }
 
+    /// One reply line from `stream`, read byte by byte (before the
+    /// connection gets its buffered reader).
+    fn line(server: &str, stream: &mut Stream) -> Result<String, String> {
+        let mut reply = Vec::new();
+        let mut byte = [0u8; 1];
+        while !reply.ends_with(b"\r\n") {
+            if stream.read(&mut byte).map_err(|e| format!("{server}: {e}"))? == 0 {
+                return Err(format!("{server}: the connection closed during authentication"));
+            }
+            reply.push(byte[0]);
+        }
+        Ok(String::from_utf8_lossy(&reply).trim_end().to_owned())
+    }
+
     /// memcached's text-protocol authentication (`memcached -Y`): the first
     /// command is a `set` whose value is `user password`; `STORED` says the
-    /// connection may go on. The error names the server and memcached's
-    /// answer, never the password.
+    /// connection may go on. A `version` goes first: a server that answers
+    /// it does not require authentication, and would store the password as
+    /// an ordinary item for every client to read, so it is refused instead.
+    /// The errors name the server and memcached's answer, never the password.
     fn authenticate(server: &str, stream: &mut Stream, user: &str, password: &Secret) -> Result<(), String> {
         let io = |e: std::io::Error| format!("{server}: {e}");
+        stream.send(b"version\r\n", None).map_err(io)?;
+        let probe = Memcached::line(server, stream)?;
+        if probe != "CLIENT_ERROR unauthenticated" {
+            return Err(format!(
+                "{server}: memcached does not require authentication (it answered {probe:?}, not \
+                 \"CLIENT_ERROR unauthenticated\"): the password is not sent; start it with -Y, or drop \
+                 --memcached-user"
+            ));
+        }
         let value = format!("{user} {}", password.expose());
         let mut request = format!("set shardring-auth 0 0 {}\r\n", value.len()).into_bytes();
         request.extend_from_slice(value.as_bytes());
         request.extend_from_slice(b"\r\n");
         stream.send(&request, None).map_err(io)?;
-        let mut reply = Vec::new();
-        let mut byte = [0u8; 1];
-        while !reply.ends_with(b"\r\n") {
-            if stream.read(&mut byte).map_err(io)? == 0 {
-                return Err(format!("{server}: the connection closed during authentication"));
-            }
-            reply.push(byte[0]);
-        }
-        match String::from_utf8_lossy(&reply).trim_end() {
+        match Memcached::line(server, stream)?.as_str() {
             "STORED" => Ok(()),
             other => Err(format!("{server}: memcached authentication as {user:?} failed: {other}")),
         }

@@ -89,6 +89,9 @@ pub(super) fn credentials(args: &Args) -> Result<redis::Credentials, CliError> {
             "a memcached password needs --memcached-user (from {env} or the file)"
         )));
     }
+    if password.is_some() && tls.is_none() {
+        crate::complain(format!("warning: the {flag} password goes to the servers over plain TCP (no --tls)"));
+    }
     Ok(redis::Credentials { user: user.clone(), password, tls })
 }
 

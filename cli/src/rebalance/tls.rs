@@ -7,13 +7,12 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
-use shardring_membership::read_private;
+use shardring_membership::pem::{self, ClientIdentity};
 
 use crate::error::CliError;
 
@@ -27,15 +26,14 @@ pub(crate) struct ServerTls {
     config: Arc<ClientConfig>,
 }
 
-fn refused(path: &Path, message: impl std::fmt::Display) -> CliError {
-    CliError::Rebalance(format!("{}: {message}", path.display()))
-}
-
 impl ServerTls {
     /// The settings the flags give: `None` without `--tls` and its files.
+    /// The files are checked now (`shardring_membership::pem`): every CA
+    /// block a certificate, the key the certificate's, the certificate not
+    /// expired.
     ///
-    /// Errors: a file that cannot be read or holds no PEM certificate or
-    /// key (naming it), a key others can read, a certificate without its key.
+    /// Errors: a file that cannot be read or fails a check (naming it), a
+    /// key others can read, a certificate without its key.
     pub(crate) fn from_flags(
         tls: bool,
         ca: Option<&PathBuf>,
@@ -45,16 +43,16 @@ impl ServerTls {
         if !tls && ca.is_none() && cert.is_none() {
             return Ok(None);
         }
+        let failed = |e: shardring_membership::MembershipError| CliError::Rebalance(e.to_string());
         let mut roots = RootCertStore::empty();
         let ca_pem = match ca {
             Some(path) => {
-                let pem = std::fs::read(path).map_err(|e| refused(path, e))?;
-                let certificates: Vec<CertificateDer> =
-                    CertificateDer::pem_slice_iter(&pem).collect::<Result<_, _>>().map_err(|e| refused(path, e))?;
-                if certificates.is_empty() {
-                    return Err(refused(path, "no PEM CERTIFICATE block in it"));
+                let (pem, certificates) = pem::certificates(path).map_err(failed)?;
+                for certificate in certificates {
+                    roots.add(certificate).map_err(|e| {
+                        CliError::Rebalance(format!("{}: not a CA certificate TLS can use: {e}", path.display()))
+                    })?;
                 }
-                roots.add_parsable_certificates(certificates);
                 Some(pem)
             }
             None => {
@@ -65,17 +63,11 @@ impl ServerTls {
         let builder = ClientConfig::builder().with_root_certificates(roots);
         let (config, identity) = match (cert, key) {
             (Some(cert), Some(key)) => {
-                let cert_pem = std::fs::read(cert).map_err(|e| refused(cert, e))?;
-                let chain: Vec<CertificateDer> = CertificateDer::pem_slice_iter(&cert_pem)
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| refused(cert, e))?;
-                if chain.is_empty() {
-                    return Err(refused(cert, "no PEM CERTIFICATE block in it"));
-                }
-                let key_pem = read_private(key).map_err(|e| CliError::Rebalance(e.to_string()))?;
-                let private = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| refused(key, e))?;
-                let config = builder.with_client_auth_cert(chain, private).map_err(|e| refused(cert, e))?;
-                (config, Some((cert_pem, key_pem)))
+                let identity = ClientIdentity::load(cert, key).map_err(failed)?;
+                let config = builder
+                    .with_client_auth_cert(identity.chain, identity.key)
+                    .map_err(|e| CliError::Rebalance(format!("{}: {e}", cert.display())))?;
+                (config, Some((identity.cert_pem, identity.key_pem)))
             }
             (None, None) => (builder.with_no_client_auth(), None),
             _ => return Err(CliError::Rebalance("--tls-cert and --tls-key go together".into())),
