@@ -83,10 +83,14 @@ fn a_follower_reads_a_wiped_etcd_again() {
             before.number,
             after.number
         );
-        let heard: Vec<u64> = subscriber
-            .try_iter()
-            .filter_map(|e| if let Event::Epoch { epoch, .. } = e { Some(epoch) } else { None })
-            .collect();
+        // The follower swaps the epoch in before it tells subscribers: wait for the event.
+        let mut heard: Vec<u64> = Vec::new();
+        let deadline = std::time::Instant::now() + WAIT;
+        while !heard.contains(&after.number) && std::time::Instant::now() < deadline {
+            if let Ok(Event::Epoch { epoch, .. }) = subscriber.recv_timeout(Duration::from_millis(50)) {
+                heard.push(epoch);
+            }
+        }
         assert!(heard.contains(&after.number), "round {round}: the subscriber heard {heard:?}, not {}", after.number);
         assert!(
             reasons.iter().any(|m| m.contains("reading /shardring/test/ again")),
