@@ -254,9 +254,8 @@ impl EtcdAccess {
     /// handshake is done, so the client often sees only the connection
     /// closing); a plain connection closed at once may be a TLS-only etcd.
     pub(crate) fn explain(&self, message: String) -> String {
-        let closed = ["broken pipe", "connection closed", "connection reset", "received fatal alert"]
-            .iter()
-            .any(|words| message.contains(words));
+        let lower = message.to_lowercase();
+        let closed = ["broken pipe", "connection closed", "received fatal alert"].iter().any(|w| lower.contains(w));
         let hint = if message.contains("UnknownIssuer") {
             "etcd's certificate is not signed by the CA given (or, without one, by the system's roots)".to_owned()
         } else if message.contains("NotValidForName") {
@@ -264,9 +263,14 @@ impl EtcdAccess {
         } else if message.contains("invalid peer certificate: Expired") {
             "etcd's certificate has expired".to_owned()
         } else if self.uses_tls()
-            && ["tls handshake eof", "InvalidContentType", "corrupt message"].iter().any(|w| message.contains(w))
+            && ["tls handshake eof", "invalidcontenttype", "corrupt message"].iter().any(|w| lower.contains(w))
         {
             "the server does not speak TLS: use an http:// endpoint".to_owned()
+        } else if self.uses_tls() && lower.contains("connection reset") {
+            // A plain server resets a ClientHello; a TLS one may reset a refused client too.
+            "the server reset the connection: if it does not speak TLS, use an http:// endpoint; if it does, it \
+             refused our client certificate"
+                .to_owned()
         } else if self.uses_tls() && closed {
             match &self.client_expiry {
                 None => "etcd ended the TLS connection: it requires a client certificate, and none was given".into(),
@@ -282,7 +286,7 @@ impl EtcdAccess {
                     path.display()
                 ),
             }
-        } else if !self.uses_tls() && closed {
+        } else if !self.uses_tls() && (closed || lower.contains("connection reset")) {
             "if etcd speaks TLS only, use an https:// endpoint with its CA".to_owned()
         } else {
             return message;

@@ -116,7 +116,9 @@ def test_a_wrong_credential_is_refused_with_its_reason_within_the_connect_timeou
     etcd, pki, files = fleet
     args = secure(etcd, pki, files, "follower")
     want = {
-        "no client certificate": "it requires a client certificate, and none was given",
+        # etcd may close (TLS 1.3 alert after the handshake) or reset the connection: both say why.
+        "no client certificate": ("it requires a client certificate, and none was given",
+                                  "if it does, it refused our client certificate"),
         "another CA's certificate": "it refused our client certificate",
         "an expired certificate": "the client certificate expired at",
         "a server from an unknown CA": "etcd's certificate is not signed by the CA given",
@@ -149,7 +151,7 @@ def test_a_wrong_credential_is_refused_with_its_reason_within_the_connect_timeou
     result = run("member", "list", *args, env=env)
     elapsed = time.monotonic() - start
     assert result.returncode == 2, result.stdout + result.stderr
-    assert want in result.stderr, result.stderr
+    assert any(w in result.stderr for w in ((want,) if isinstance(want, str) else want)), result.stderr
     assert (local[case] if case in local else etcd.url.split("//")[1]) in result.stderr, result.stderr
     assert elapsed < REFUSED_WITHIN, (elapsed, result.stderr)
     assert "not-the-Pw-0000" not in result.stderr
