@@ -58,6 +58,25 @@ class Etcd:
         return []
 
     def start(self):
+        """Starts etcd on its ports. A port another test process took
+        meanwhile (suites run side by side; a restart reuses this server's)
+        makes etcd exit with "address already in use": tried again for up
+        to 10 s."""
+        for _ in range(50):
+            logged = os.path.getsize(os.path.join(self.dir, "etcd.log")) if os.path.exists(
+                os.path.join(self.dir, "etcd.log")) else 0
+            try:
+                return self._start_once()
+            except RuntimeError:
+                with open(os.path.join(self.dir, "etcd.log"), "rb") as log:
+                    log.seek(logged)
+                    if b"address already in use" not in log.read():
+                        raise
+                self.log.close()
+                time.sleep(0.2)
+        raise RuntimeError(f"etcd's ports stayed taken for 10 s: {self.output()}")
+
+    def _start_once(self):
         peer = f"http://127.0.0.1:{self.peer_port}"
         self.log = open(os.path.join(self.dir, "etcd.log"), "ab")
         self.process = subprocess.Popen(

@@ -44,7 +44,26 @@ impl Etcd {
         format!("http://127.0.0.1:{}", self.client_port)
     }
 
+    /// Starts etcd on its ports. A port another test process took meanwhile
+    /// (`make test` runs suites side by side, each picking free ports; a
+    /// restart reuses this server's) makes etcd exit with "address already
+    /// in use": tried again for up to 10 s.
     fn spawn(&mut self) {
+        for _ in 0..50 {
+            let logged = std::fs::metadata(&self.log).map_or(0, |m| m.len());
+            self.spawn_once();
+            if self.wait_ready() {
+                return;
+            }
+            let log = std::fs::read(&self.log).unwrap_or_default();
+            let tail = String::from_utf8_lossy(&log[(logged as usize).min(log.len())..]).into_owned();
+            assert!(tail.contains("address already in use"), "etcd exited:\n{tail}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("etcd's ports stayed taken for 10 s:\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
+    }
+
+    fn spawn_once(&mut self) {
         let (client, peer) =
             (format!("http://127.0.0.1:{}", self.client_port), format!("http://127.0.0.1:{}", self.peer_port));
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).unwrap();
@@ -60,10 +79,10 @@ impl Etcd {
             .unwrap_or_else(|e| panic!("cannot start etcd (install Debian's etcd-server): {e}"));
         self.spawned = Instant::now();
         self.child = Some(child);
-        self.wait_ready();
     }
 
-    fn wait_ready(&mut self) {
+    /// Waits until etcd answers (true) or exits (false).
+    fn wait_ready(&mut self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let ok = Command::new("etcdctl")
@@ -73,10 +92,11 @@ impl Etcd {
                 .is_ok_and(|o| o.status.success());
             if ok {
                 self.ready = Instant::now();
-                return;
+                return true;
             }
-            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
-                panic!("etcd exited with {status}:\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
+            if self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()).is_some() {
+                self.child = None;
+                return false;
             }
             assert!(
                 Instant::now() < deadline,
