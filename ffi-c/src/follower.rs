@@ -149,17 +149,20 @@ pub unsafe extern "C" fn ring_follower_new_etcd(
     userdata: *mut c_void,
     out_follower: *mut *mut ring_follower_t,
 ) -> ring_result {
-    boundary(|| {
-        non_null!(out_follower);
-        // SAFETY: readable for their lengths by contract.
-        let (endpoints, prefix) =
-            unsafe { (text(endpoints, endpoints_len, "endpoints")?, text(prefix, prefix_len, "prefix")?) };
-        let list: Vec<&str> = endpoints.split(',').collect();
-        let follower =
-            Follower::etcd(&list, prefix, options(timeout_ms, callback, userdata)).map_err(membership_error)?;
-        hand_out(follower, out_follower);
-        Ok(())
-    })
+    // SAFETY: forwarded contract; NULL security is plain TCP without a user.
+    unsafe {
+        ring_follower_new_etcd_secure(
+            endpoints,
+            endpoints_len,
+            prefix,
+            prefix_len,
+            std::ptr::null(),
+            timeout_ms,
+            callback,
+            userdata,
+            out_follower,
+        )
+    }
 }
 
 /// TLS files and an etcd user for `ring_follower_new_etcd_secure`. Every

@@ -22,29 +22,11 @@ import pytest
 import redis
 
 import shardring
-from pki import Pki
-from servers import RedisTls
 from test_readme import run
 from test_rebalance import CLI, ROOT, config, redises  # noqa: F401 (redises is a fixture)
+from test_server_tls import PASSWORD, USER, pki, tls_redises  # noqa: F401 (pki, tls_redises are fixtures)
 
 PREFIX = "/shardring/handoff"
-TLS_USER, TLS_PASSWORD = "writer", "handoff-Pw-2e7a"
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory):
-    return Pki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture
-def tls_redises(pki):
-    servers = []
-    try:
-        servers.extend(RedisTls(pki, TLS_USER, TLS_PASSWORD) for _ in range(5))
-        yield servers
-    finally:
-        for server in servers:
-            server.close()
 
 
 def client_tls(env):
@@ -218,10 +200,10 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
         redises = request.getfixturevalue("tls_redises")
         pki = request.getfixturevalue("pki")
         cert, key = pki.client
-        writer_env = {"SHARDRING_TEST_REDIS": json.dumps({"ca": pki.ca.cert, "cert": cert, "key": key, "user": TLS_USER,
-                                                          "password": TLS_PASSWORD})}
-        mover_flags = ["--tls-ca", pki.ca.cert, "--tls-cert", cert, "--tls-key", key, "--redis-user", TLS_USER]
-        mover_env = {"SHARDRING_REDIS_PASSWORD": TLS_PASSWORD}
+        writer_env = {"SHARDRING_TEST_REDIS": json.dumps({"ca": pki.ca.cert, "cert": cert, "key": key, "user": USER,
+                                                          "password": PASSWORD})}
+        mover_flags = ["--tls-ca", pki.ca.cert, "--tls-cert", cert, "--tls-key", key, "--redis-user", USER]
+        mover_env = {"SHARDRING_REDIS_PASSWORD": PASSWORD}
     else:
         redises = request.getfixturevalue("redises")
     ids = [s.address for s in redises]
