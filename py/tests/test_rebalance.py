@@ -287,9 +287,11 @@ def test_a_source_that_dies_mid_run_is_reported_and_the_others_finish(memcached,
     ids = [s.address for s in memcached]
     old, new = shardring.Ring(ids[:4]), shardring.Ring(ids)
     store(clients, old, keys)
-    # Sources are listed and copied one after another in id order: kill the
-    # last source once the first has started, so it is gone when its turn comes.
-    victim = max(ids[:4])
+    # Sources are listed and copied one after another in the old ring's node
+    # order (the config's, not the ids' string order, which differs when the
+    # free ports differ in length): kill the last source once the first has
+    # started, so it is gone when its turn comes.
+    victim = ids[3]
     checkpoint = tmp_path / "checkpoint"
     run = subprocess.Popen([str(CLI), "rebalance", "--from", config(tmp_path / "old.json", ids[:4]),
                             "--to", config(tmp_path / "new.json", ids), "--backend", "memcached",
