@@ -3,7 +3,8 @@
 //! and keys (100 nodes; 100,000 distinct 30-byte keys, key hash included;
 //! the ring group runs again on 1,000 keys, a key set that stays in cache;
 //! jumpback at 10, 1,000 and 1,000,000 buckets; memento on 1,000 nodes
-//! after 0%, 10% and 50% random removals). `make bench` runs it and
+//! after 0%, 10% and 50% random removals; the ring again with lookups
+//! counted per node). `make bench` runs it and
 //! `bench/report.py` prints the ratios.
 
 use std::hint::black_box;
@@ -86,6 +87,23 @@ fn continuum_on(c: &mut Criterion, name: &str, keys: &[[u8; 30]]) {
     }
     bench(&mut group, "hashring", keys, |k| hashring.get(&k).unwrap().node);
     group.finish();
+}
+
+/// What counting lookups per node adds to a `get` (issue 34's goal: at
+/// most 2 ns): the same ring and keys without and with a
+/// [`shardring::LookupCounter`], on one thread and on the in-cache key set,
+/// where the added work is the largest share of a lookup.
+fn counting(c: &mut Criterion) {
+    let keys = keys(1_000);
+    let mut group = c.benchmark_group("counting, ring, 100 nodes, 1,000 keys");
+    group.throughput(Throughput::Elements(1));
+    let plain = ring(Algorithm::Ring);
+    bench(&mut group, "shardring ring", &keys, |k| plain.get_index(k).unwrap());
+    let counter = shardring::LookupCounter::new();
+    let counted = counter.count(ring(Algorithm::Ring));
+    bench(&mut group, "shardring ring, counted", &keys, |k| counted.get_index(k).unwrap());
+    group.finish();
+    assert!(counter.snapshot().total > 0, "the counted ring counted nothing");
 }
 
 fn alternatives(c: &mut Criterion) {
@@ -173,5 +191,5 @@ fn memento(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, continuum, alternatives, jumpback, memento);
+criterion_group!(benches, continuum, counting, alternatives, jumpback, memento);
 criterion_main!(benches);

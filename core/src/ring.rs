@@ -12,6 +12,7 @@ use std::ops::RangeInclusive;
 
 use crate::algorithm::Algorithm;
 use crate::algorithms::slots;
+use crate::counts::RingCounts;
 use crate::error::RingError;
 use crate::hash::{HashFunction, KeyHash, KeyRule};
 use crate::node::{Node, check_nodes, check_unit_weights, check_weight};
@@ -48,6 +49,8 @@ pub struct Ring {
     live_zones: usize,
     placement: Placement,
     point_hash: PointHash,
+    /// Where lookups are counted, when a [`crate::LookupCounter`] counts this ring.
+    counts: Option<RingCounts>,
 }
 
 impl Ring {
@@ -70,7 +73,25 @@ impl Ring {
             classes.len()
         };
         let live_nodes = live.iter().filter(|&&l| l).count();
-        Ring { nodes, algorithm, params, zone_class, live_nodes, live_zones, placement, point_hash }
+        Ring { nodes, algorithm, params, zone_class, live_nodes, live_zones, placement, point_hash, counts: None }
+    }
+
+    pub(crate) fn set_counts(&mut self, counts: Option<RingCounts>) {
+        self.counts = counts;
+    }
+
+    /// Whether a [`crate::LookupCounter`] counts this ring's lookups.
+    pub fn is_counted(&self) -> bool {
+        self.counts.is_some()
+    }
+
+    /// Counts a lookup that chose node `index`, when this ring is counted.
+    #[inline(always)]
+    pub(crate) fn tally(&self, index: usize) -> usize {
+        if let Some(counts) = &self.counts {
+            counts.add(index);
+        }
+        index
     }
 
     /// The nodes, in order (drained ones included).

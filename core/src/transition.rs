@@ -221,7 +221,7 @@ impl Transition {
     fn pair<'r>(first: &'r Ring, second: &'r Ring, key: &[u8]) -> Result<Vec<&'r Node>, RingError> {
         let owner = first.get(key)?;
         let mut nodes = vec![owner];
-        if let Ok(other) = second.get(key)
+        if let Ok(other) = second.get_uncounted(key)
             && other.id() != owner.id()
         {
             nodes.push(other);
@@ -240,11 +240,54 @@ impl Transition {
     /// Errors: [`RingError::EmptyRing`] when neither ring can own keys.
     pub fn route(&self, key: impl AsRef<[u8]>) -> Result<Route<'_>, RingError> {
         let key = key.as_ref();
-        match (self.old.get(key), self.new.get(key)) {
+        match (self.old.get(key), self.new.get_uncounted(key)) {
             (Ok(old), Ok(new)) => Ok(Route { old, new }),
             (Ok(only), Err(_)) | (Err(_), Ok(only)) => Ok(Route { old: only, new: only }),
             (Err(error), Err(_)) => Err(error),
         }
+    }
+
+    /// The distinct rings: the read ring, then the old and the new ring
+    /// where they are other rings.
+    pub(crate) fn rings(&self) -> Vec<&Arc<Ring>> {
+        let mut rings = vec![&self.read];
+        if !Arc::ptr_eq(&self.old, &self.read) {
+            rings.push(&self.old);
+        }
+        if !Arc::ptr_eq(&self.new, &self.read) && !Arc::ptr_eq(&self.new, &self.old) {
+            rings.push(&self.new);
+        }
+        rings
+    }
+
+    /// This transition with `change` applied to each of its distinct rings
+    /// (in [`Transition::rings`]'s order), sharing them as before; a ring
+    /// held elsewhere too is copied first.
+    pub(crate) fn map_rings(self, mut change: impl FnMut(&mut Ring)) -> Transition {
+        let Transition { read, old, new, states, fingerprint } = self;
+        let old_is_read = Arc::ptr_eq(&old, &read);
+        let new_is = if Arc::ptr_eq(&new, &read) {
+            Some(0)
+        } else if Arc::ptr_eq(&new, &old) {
+            Some(1)
+        } else {
+            None
+        };
+        let mut changed = |ring: Arc<Ring>| {
+            let mut ring = Arc::try_unwrap(ring).unwrap_or_else(|shared| (*shared).clone());
+            change(&mut ring);
+            Arc::new(ring)
+        };
+        let old = (!old_is_read).then_some(old);
+        let new = new_is.is_none().then_some(new);
+        let read = changed(read);
+        let old = old.map_or_else(|| Arc::clone(&read), &mut changed);
+        let new = match new_is {
+            Some(0) => Arc::clone(&read),
+            Some(_) => Arc::clone(&old),
+            None => new.map_or_else(|| Arc::clone(&read), &mut changed),
+        };
+        Transition { read, old, new, states, fingerprint }
     }
 
     /// The name of the mark key of this transition's handoff:

@@ -29,6 +29,13 @@ impl Ring {
     /// Errors: [`RingError::EmptyRing`] when no node can own keys.
     #[inline]
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<&Node, RingError> {
+        Ok(&self.nodes[self.tally(self.owner(self.hash_key(key))?)])
+    }
+
+    /// [`Ring::get`] without counting the lookup: the second ring a
+    /// transition asks.
+    #[inline]
+    pub(crate) fn get_uncounted(&self, key: &[u8]) -> Result<&Node, RingError> {
         Ok(&self.nodes[self.owner(self.hash_key(key))?])
     }
 
@@ -45,7 +52,7 @@ impl Ring {
     /// Index in [`Ring::nodes`] of the node owning `key`. Errors as [`Ring::get`].
     #[inline(always)]
     pub fn get_index(&self, key: impl AsRef<[u8]>) -> Result<usize, RingError> {
-        self.owner(self.hash_key(key))
+        Ok(self.tally(self.owner(self.hash_key(key))?))
     }
 
     /// Index in [`Ring::nodes`] of the node owning hash `hash`. Errors as
@@ -53,7 +60,7 @@ impl Ring {
     #[inline]
     pub fn index_by_hash(&self, hash: u64) -> Result<usize, RingError> {
         self.check_hash(hash)?;
-        self.owner(hash)
+        Ok(self.tally(self.owner(hash)?))
     }
 
     fn check_hash(&self, hash: u64) -> Result<(), RingError> {
@@ -104,6 +111,7 @@ impl Ring {
                 *slot = self.owner(self.hash_key(key))?;
                 placed += 1;
             }
+            self.tally_all(&out[..placed]);
             return Ok(placed);
         };
         let mut hashes = [0u64; BLOCK];
@@ -120,6 +128,7 @@ impl Ring {
                 break;
             }
         }
+        self.tally_all(&out[..placed]);
         Ok(placed)
     }
 
@@ -154,6 +163,7 @@ impl Ring {
                 hashes.iter().zip(out.iter_mut()).for_each(|(&h, slot)| *slot = lookup.owner(h));
             }
         }
+        self.tally_all(out);
         Ok(count)
     }
 
@@ -185,14 +195,29 @@ impl Ring {
     ///
     /// Errors: [`RingError::EmptyRing`] when no node can own keys.
     pub fn get_n_indices(&self, key: impl AsRef<[u8]>, out: &mut [usize]) -> Result<usize, RingError> {
-        self.preference(self.hash_key(key), out)
+        let found = self.preference(self.hash_key(key), out)?;
+        if found > 0 {
+            self.tally(out[0]);
+        }
+        Ok(found)
+    }
+
+    /// Counts one lookup per index, when this ring is counted.
+    fn tally_all(&self, indices: &[usize]) {
+        if let Some(counts) = &self.counts {
+            counts.add_all(indices);
+        }
     }
 
     /// [`Ring::get_n_indices`] for a caller that hashed the key itself.
     /// Errors as [`Ring::get_by_hash`].
     pub fn get_n_indices_by_hash(&self, hash: u64, out: &mut [usize]) -> Result<usize, RingError> {
         self.check_hash(hash)?;
-        self.preference(hash, out)
+        let found = self.preference(hash, out)?;
+        if found > 0 {
+            self.tally(out[0]);
+        }
+        Ok(found)
     }
 
     fn preference(&self, hash: u64, out: &mut [usize]) -> Result<usize, RingError> {

@@ -1,0 +1,254 @@
+//! Lookup counts per node: how many keys a client placed on each node.
+//!
+//! A [`LookupCounter`] hands out count tables to the rings it should count
+//! ([`LookupCounter::count`], [`LookupCounter::count_transition`]); each
+//! lookup on such a ring adds one to the owner's cell. A table has one row
+//! per thread (up to [`STRIPES`] threads at a time), written only by its
+//! thread with a plain load and store (no locked instruction, so no cache
+//! line bounces between threads); threads beyond that share one row with
+//! atomic adds. [`LookupCounter::snapshot`] sums the rows, and folds the
+//! tables no ring uses any more into per-id totals, so counts survive ring
+//! changes (a follower's epochs, a binding's in-place updates).
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Threads that count with plain stores, each in a row of its own; the
+/// others share one row with atomic adds.
+pub const STRIPES: usize = 64;
+
+const UNASSIGNED: usize = usize::MAX;
+
+thread_local! {
+    /// This thread's row, [`UNASSIGNED`] before its first count.
+    static STRIPE: Cell<usize> = const { Cell::new(UNASSIGNED) };
+    /// Gives the row back when the thread ends.
+    static HOLD: Cell<Option<StripeHold>> = const { Cell::new(None) };
+}
+
+/// Rows free for a new thread, and the next never-used one.
+static FREE: Mutex<(Vec<usize>, usize)> = Mutex::new((Vec::new(), 0));
+
+struct StripeHold(usize);
+
+impl Drop for StripeHold {
+    fn drop(&mut self) {
+        // A count made by a later destructor of this thread goes to the shared row.
+        let _ = STRIPE.try_with(|s| s.set(STRIPES));
+        FREE.lock().unwrap_or_else(|p| p.into_inner()).0.push(self.0);
+    }
+}
+
+#[cold]
+fn assign_stripe() -> usize {
+    let stripe = {
+        let mut free = FREE.lock().unwrap_or_else(|p| p.into_inner());
+        match free.0.pop() {
+            Some(stripe) => stripe,
+            None if free.1 < STRIPES => {
+                free.1 += 1;
+                free.1 - 1
+            }
+            None => STRIPES,
+        }
+    };
+    if stripe < STRIPES && HOLD.try_with(|h| h.set(Some(StripeHold(stripe)))).is_err() {
+        // The thread is ending: give the row back at once and share.
+        FREE.lock().unwrap_or_else(|p| p.into_inner()).0.push(stripe);
+        return STRIPES;
+    }
+    let _ = STRIPE.try_with(|s| s.set(stripe));
+    stripe
+}
+
+#[inline(always)]
+fn stripe() -> usize {
+    match STRIPE.try_with(Cell::get) {
+        Ok(UNASSIGNED) => assign_stripe(),
+        Ok(stripe) => stripe,
+        Err(_) => STRIPES,
+    }
+}
+
+/// One set of node ids and their counts, by thread row.
+#[derive(Debug)]
+struct CountTable {
+    ids: Vec<String>,
+    rows: Box<[OnceLock<Box<[AtomicU64]>>]>,
+}
+
+impl CountTable {
+    fn new(ids: Vec<String>) -> CountTable {
+        CountTable { ids, rows: (0..=STRIPES).map(|_| OnceLock::new()).collect() }
+    }
+
+    #[inline(always)]
+    fn row(&self, stripe: usize) -> &[AtomicU64] {
+        self.rows[stripe].get_or_init(|| (0..self.ids.len()).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    #[inline(always)]
+    fn add(row: &[AtomicU64], stripe: usize, cell: usize) {
+        let cell = &row[cell];
+        if stripe < STRIPES {
+            // Only this thread writes this row: a plain increment is exact.
+            cell.store(cell.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+        } else {
+            cell.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn sums(&self) -> impl Iterator<Item = (&str, u64)> {
+        (0..self.ids.len()).map(|i| {
+            let sum = self.rows.iter().filter_map(OnceLock::get).map(|row| row[i].load(Ordering::Relaxed)).sum();
+            (self.ids[i].as_str(), sum)
+        })
+    }
+}
+
+/// What a counting ring carries: the table and, per node of the ring, its
+/// cell in the table.
+#[derive(Debug, Clone)]
+pub(crate) struct RingCounts {
+    table: Arc<CountTable>,
+    cell_of: Arc<[u32]>,
+}
+
+impl RingCounts {
+    /// Counts one lookup that chose node `index` of the ring.
+    #[inline(always)]
+    pub(crate) fn add(&self, index: usize) {
+        let stripe = stripe();
+        CountTable::add(self.table.row(stripe), stripe, self.cell_of[index] as usize);
+    }
+
+    /// Counts one lookup for each index.
+    pub(crate) fn add_all(&self, indices: &[usize]) {
+        let stripe = stripe();
+        let row = self.table.row(stripe);
+        for &index in indices {
+            CountTable::add(row, stripe, self.cell_of[index] as usize);
+        }
+    }
+}
+
+/// Lookups per node id, summed over every ring a [`LookupCounter`] counted.
+/// `counts` is sorted by id; `total` is their sum.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LookupCounts {
+    /// `(node id, lookups that chose it)`, sorted by id. A node appears
+    /// once any counted ring held it, with 0 when no lookup chose it.
+    pub counts: Vec<(String, u64)>,
+    /// Every lookup counted.
+    pub total: u64,
+}
+
+impl LookupCounts {
+    /// The lookups that chose node `id` (0 for an id never seen).
+    pub fn get(&self, id: &str) -> u64 {
+        self.counts.binary_search_by(|(n, _)| n.as_str().cmp(id)).map_or(0, |i| self.counts[i].1)
+    }
+}
+
+#[derive(Debug, Default)]
+struct CounterState {
+    /// Counts of tables no ring holds any more.
+    folded: BTreeMap<String, u64>,
+    /// Tables rings may still count into.
+    live: Vec<Arc<CountTable>>,
+}
+
+/// Counts lookups per node over the rings it is given, across ring changes.
+///
+/// Every lookup on a ring returned by [`LookupCounter::count`] (or on the
+/// rings of a transition from [`LookupCounter::count_transition`]) adds one
+/// to the node it chose: [`Ring::get`] and its variants, each key of a
+/// batch ([`Ring::get_indices`], [`Ring::get_indices_by_hash`]), the first
+/// node of a preference list ([`Ring::get_n`]), and for a transition the
+/// owner under the active members ([`Transition::read_nodes`],
+/// [`Transition::write_nodes`]) or the old owner ([`Transition::route`]).
+/// Rings derived from a counting ring (`with_node`, ...) do not count until
+/// given to the counter. Cost: about a nanosecond per lookup (`make bench`,
+/// *counting*); a ring that does not count pays one predictable branch.
+/// `Clone` shares the counts; `Send + Sync`.
+///
+/// [`Ring::get`]: crate::Ring::get
+/// [`Ring::get_indices`]: crate::Ring::get_indices
+/// [`Ring::get_indices_by_hash`]: crate::Ring::get_indices_by_hash
+/// [`Ring::get_n`]: crate::Ring::get_n
+/// [`Transition::read_nodes`]: crate::Transition::read_nodes
+/// [`Transition::write_nodes`]: crate::Transition::write_nodes
+/// [`Transition::route`]: crate::Transition::route
+#[derive(Debug, Clone, Default)]
+pub struct LookupCounter {
+    state: Arc<Mutex<CounterState>>,
+}
+
+impl LookupCounter {
+    /// A counter with no counts.
+    pub fn new() -> LookupCounter {
+        LookupCounter::default()
+    }
+
+    fn table(&self, ids: Vec<String>) -> Arc<CountTable> {
+        let table = Arc::new(CountTable::new(ids));
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.live.push(Arc::clone(&table));
+        table
+    }
+
+    /// `ring`, counting its lookups into this counter (replacing any
+    /// counter it had).
+    pub fn count(&self, mut ring: crate::Ring) -> crate::Ring {
+        let ids: Vec<String> = ring.nodes().iter().map(|n| n.id().to_owned()).collect();
+        let cell_of: Arc<[u32]> = (0..ids.len() as u32).collect();
+        ring.set_counts(Some(RingCounts { table: self.table(ids), cell_of }));
+        ring
+    }
+
+    /// `transition`, its three rings counting into this counter through one
+    /// table (see the type's doc for which lookups count).
+    pub fn count_transition(&self, transition: crate::Transition) -> crate::Transition {
+        let mut ids: Vec<String> = Vec::new();
+        for ring in transition.rings() {
+            for node in ring.nodes() {
+                if !ids.iter().any(|id| id == node.id()) {
+                    ids.push(node.id().to_owned());
+                }
+            }
+        }
+        let cells = |ring: &crate::Ring| -> Arc<[u32]> {
+            ring.nodes().iter().map(|n| ids.iter().position(|id| id == n.id()).unwrap_or(0) as u32).collect()
+        };
+        let cell_maps: Vec<Arc<[u32]>> = transition.rings().iter().map(|r| cells(r)).collect();
+        let table = self.table(ids);
+        let mut maps = cell_maps.into_iter();
+        transition.map_rings(|ring| {
+            let cell_of = maps.next().unwrap_or_else(|| Arc::from(Vec::new()));
+            ring.set_counts(Some(RingCounts { table: Arc::clone(&table), cell_of }));
+        })
+    }
+
+    /// The lookups counted so far, per node id. Folds the tables that no
+    /// ring holds any more into totals (so memory stays bounded by the
+    /// rings in use and the ids ever seen).
+    pub fn snapshot(&self) -> LookupCounts {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let CounterState { folded, live } = &mut *state;
+        let mut sums = folded.clone();
+        live.retain(|table| {
+            let unused = Arc::strong_count(table) == 1;
+            for (id, count) in table.sums() {
+                *sums.entry(id.to_owned()).or_default() += count;
+                if unused {
+                    *folded.entry(id.to_owned()).or_default() += count;
+                }
+            }
+            !unused
+        });
+        let total = sums.values().sum();
+        LookupCounts { counts: sums.into_iter().collect(), total }
+    }
+}
