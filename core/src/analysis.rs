@@ -87,7 +87,41 @@ impl Spread {
     }
 }
 
+/// The arc a key falls in ([`Ring::arc_of`]), in 64-bit ring positions:
+/// a native hash `h` of `bits` bits sits at `h << (64 - bits)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyArc {
+    /// The key's position.
+    pub position: u64,
+    /// First position of the arc (inclusive). Greater than `end` when the
+    /// arc wraps past 2^64 - 1 to 0.
+    pub start: u64,
+    /// Last position of the arc (inclusive): the owning point.
+    pub end: u64,
+    /// Index in [`Ring::nodes`] of the arc's owner.
+    pub owner: usize,
+}
+
 impl Ring {
+    /// The arc holding `key`, for the algorithms whose placement is arcs
+    /// of the hash space (continuum algorithms, `slots`); `None` for the
+    /// others (`jump`, `rendezvous`, `maglev`, ...), whose keys have an
+    /// owner but no arc. Not counted as a lookup.
+    ///
+    /// Errors: [`RingError::EmptyRing`] when no node can own keys.
+    pub fn arc_of(&self, key: impl AsRef<[u8]>) -> Result<Option<KeyArc>, RingError> {
+        self.index_uncounted(key.as_ref())?;
+        let bits = self.algorithm().hash_bits();
+        let hash = self.hash_key(key);
+        let position = if bits >= 64 { hash } else { hash << (64 - bits) };
+        let Some(ends) = self.arc_ends() else { return Ok(None) };
+        let Some(&(last, _)) = ends.last() else { return Ok(None) };
+        let at = ends.partition_point(|&(end, _)| end < position);
+        let (end, owner) = ends[if at == ends.len() { 0 } else { at }];
+        let previous = if at == 0 || at == ends.len() { last } else { ends[at - 1].0 };
+        Ok(Some(KeyArc { position, start: previous.wrapping_add(1), end, owner }))
+    }
+
     /// Each node's share of the hash space (and so of uniformly hashed
     /// keys), parallel to [`Ring::nodes`]; drained nodes own 0. Exact for
     /// the algorithms with arcs (a continuum: point `i` owns the positions
@@ -214,7 +248,7 @@ impl Ring {
         let mut counts = vec![0u64; self.nodes().len()];
         let mut total = 0u64;
         for key in keys {
-            counts[self.get_index(key)?] += 1;
+            counts[self.index_uncounted(key.as_ref())?] += 1;
             total += 1;
         }
         if self.live_node_count() == 0 {

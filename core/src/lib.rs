@@ -55,7 +55,7 @@ pub use compat::{ketama, nginx, twemproxy};
 
 pub use algorithm::Algorithm;
 pub use algorithms::memento::MAX_BUCKETS as MAX_MEMENTO_BUCKETS;
-pub use analysis::{Balance, Flow, MovedArc, RingDiff, Spread};
+pub use analysis::{Balance, Flow, KeyArc, MovedArc, RingDiff, Spread};
 pub use batch::KeyBatch;
 pub use bounded::{Assignment, Lease, LoadTracker};
 pub use builder::RingBuilder;

@@ -155,3 +155,36 @@ fn a_transition_counts_one_node_per_call() {
     }
     assert_eq!(counter.snapshot().total, 2 * keys.len() as u64);
 }
+
+#[test]
+fn a_key_falls_in_the_arc_its_owner_ends() {
+    for algorithm in [Algorithm::Ring, Algorithm::Ketama, Algorithm::Nginx, Algorithm::Slots] {
+        let ring = ring(algorithm, &["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"]);
+        let ends: Vec<u64> = {
+            let bits = algorithm.hash_bits();
+            // A point `h` ends its arc at the last 64-bit position of `h`.
+            let shift = |h: u64| if bits >= 64 { h } else { (h << (64 - bits)) | (u64::MAX >> bits) };
+            ring.points().map(|(p, _)| shift(p)).collect()
+        };
+        for key in keys(300) {
+            let arc = ring.arc_of(&key).unwrap().expect("arcs");
+            assert_eq!(arc.owner, ring.get_index(&key).unwrap(), "{algorithm:?} {key}");
+            let inside = if arc.start <= arc.end {
+                (arc.start..=arc.end).contains(&arc.position)
+            } else {
+                arc.position >= arc.start || arc.position <= arc.end
+            };
+            assert!(inside, "{algorithm:?} {key}: {arc:?}");
+            if !ends.is_empty() {
+                // The arc is one gap between neighbouring points.
+                assert!(ends.contains(&arc.end), "{algorithm:?}: {arc:?} ends on no point");
+                assert!(ends.iter().all(|&p| !(if arc.start <= arc.end {
+                    p >= arc.start && p < arc.end
+                } else {
+                    p >= arc.start || p < arc.end
+                })));
+            }
+        }
+    }
+    assert_eq!(ring(Algorithm::Jump, &["a"]).arc_of("k").unwrap(), None);
+}

@@ -69,6 +69,11 @@ pub enum MembershipError {
         error: RingError,
     },
 
+    /// A follower's [`ClientReport`](crate::ClientReport) has a bad client
+    /// id or interval (the message names it).
+    #[error("{0}")]
+    InvalidClientReport(String),
+
     /// A member id given to an operation is empty or has no record.
     #[error("no member {id:?} under {prefix}")]
     UnknownMember {

@@ -172,7 +172,9 @@ async fn read_prefix(client: &mut Client, position: &mut Position, shared: &Foll
             Err(rejected) => shared.reject(rejected),
         }
     }
+    let started = std::time::Instant::now();
     let (built, rejected) = records.advance(None, changes);
+    shared.rebuilt_in(started.elapsed());
     rejected.into_iter().for_each(|r| shared.reject(r));
     position.records = records;
     settle(position, shared, revision, built);
@@ -396,7 +398,9 @@ fn apply(position: &mut Position, shared: &FollowerState, batch: Vec<WatchRespon
         return None;
     }
     let previous = position.transition.clone();
+    let started = std::time::Instant::now();
     let (built, rejected) = position.records.advance(previous.as_deref(), changes);
+    shared.rebuilt_in(started.elapsed());
     rejected.into_iter().for_each(|r| shared.reject(r));
     settle(position, shared, revision, built);
     None

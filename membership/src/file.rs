@@ -148,7 +148,10 @@ fn reload(path: &Path, generation: &mut i64, last_bytes: &mut Vec<u8>, context: 
     if *last_bytes == bytes {
         return;
     }
-    match build(&bytes) {
+    let started = std::time::Instant::now();
+    let built = build(&bytes);
+    shared.rebuilt_in(started.elapsed());
+    match built {
         Ok(transition) => {
             *generation += 1;
             *last_bytes = bytes;

@@ -52,8 +52,10 @@ mod etcd;
 mod file;
 mod follower;
 mod member;
+mod metrics;
 pub mod pem;
 mod records;
+mod report;
 mod secret;
 mod state;
 
@@ -62,6 +64,7 @@ pub use error::MembershipError;
 pub use follower::{Follower, FollowerOptions};
 pub use member::{Admin, Member, MemberEntry, MemberState as AgentState};
 pub use records::{Change, KeyKind, Layout, MemberRecord, ParamsRecord, Records, Rejected};
+pub use report::{CLIENT_FORMAT, ClientRecord, ClientReport};
 pub use secret::{MAX_FILE_BYTES, Secret, SecretError, read_bounded, read_private};
 pub use shardring::NodeState;
 pub use state::{Epoch, EpochHook, Event, Hook, Status};

@@ -72,6 +72,16 @@ impl Layout {
         format!("{}/config", self.prefix)
     }
 
+    /// `P/clients/`: the followers' reports ([`crate::ClientRecord`]).
+    pub fn clients_prefix(&self) -> String {
+        format!("{}/clients/", self.prefix)
+    }
+
+    /// `P/clients/<id>`.
+    pub fn client_key(&self, id: &str) -> String {
+        format!("{}/clients/{id}", self.prefix)
+    }
+
     /// `P/members/`.
     pub fn members_prefix(&self) -> String {
         format!("{}/members/", self.prefix)

@@ -8,10 +8,11 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
-use shardring::{Ring, RingDiff, Transition};
+use shardring::{LookupCounter, Ring, RingDiff, Transition};
 use tokio::sync::{mpsc as async_mpsc, watch};
 
 use crate::error::MembershipError;
+use crate::metrics::Recorded;
 use crate::records::Rejected;
 
 /// A ring and the source revision it reflects.
@@ -140,6 +141,10 @@ pub(crate) struct FollowerState {
     /// Asks the source to confirm its revision (an etcd progress request).
     progress: async_mpsc::UnboundedSender<()>,
     pub(crate) source_name: String,
+    /// Counts the lookups on every ring this follower publishes, when it counts.
+    pub(crate) counter: Option<LookupCounter>,
+    /// Rebuild times, rejections and reconnections, for the metrics.
+    pub(crate) recorded: Recorded,
     pub(crate) min_backoff: Duration,
     pub(crate) max_backoff: Duration,
 }
@@ -191,6 +196,8 @@ impl FollowerState {
             on_epoch,
             progress,
             source_name,
+            counter: None,
+            recorded: Recorded::default(),
             min_backoff,
             max_backoff,
         }
@@ -295,7 +302,13 @@ impl FollowerState {
     pub(crate) fn publish(&self, revision: i64, transition: Option<Arc<Transition>>) {
         let previous = self.load();
         let (transition, changed) = match transition {
-            Some(transition) => (transition, true),
+            Some(transition) => match &self.counter {
+                Some(counter) => {
+                    let transition = Arc::try_unwrap(transition).unwrap_or_else(|shared| (*shared).clone());
+                    (Arc::new(counter.count_transition(transition)), true)
+                }
+                None => (transition, true),
+            },
             None => (Arc::clone(&previous.transition), false),
         };
         let fingerprint = transition.fingerprint();
@@ -325,7 +338,13 @@ impl FollowerState {
         self.emit(Event::Epoch { epoch: number, revision, fingerprint, changed, diff });
     }
 
+    /// Records how long building a ring took.
+    pub(crate) fn rebuilt_in(&self, took: Duration) {
+        self.recorded.rebuilds.observe(took.as_secs_f64());
+    }
+
     pub(crate) fn reject(&self, rejected: Rejected) {
+        self.recorded.rejected.inc();
         self.emit(Event::Rejected(rejected));
     }
 
@@ -372,9 +391,8 @@ impl FollowerState {
             }
             down_for
         };
-        {
-            self.emit(Event::Reconnected { revision, down_for });
-        }
+        self.recorded.reconnects.inc();
+        self.emit(Event::Reconnected { revision, down_for });
     }
 }
 

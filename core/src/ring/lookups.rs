@@ -32,6 +32,11 @@ impl Ring {
         Ok(&self.nodes[self.tally(self.owner(self.hash_key(key))?)])
     }
 
+    /// [`Ring::get_index`] without counting the lookup: a sample's key.
+    pub(crate) fn index_uncounted(&self, key: &[u8]) -> Result<usize, RingError> {
+        self.owner(self.hash_key(key))
+    }
+
     /// [`Ring::get`] without counting the lookup: the second ring a
     /// transition asks.
     #[inline]

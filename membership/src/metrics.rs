@@ -1,0 +1,138 @@
+//! A follower's metrics in the OpenMetrics text format (Prometheus
+//! naming: the `shardring_` prefix, base units, `_total` counters), rendered
+//! on demand by [`Follower::metrics`](crate::Follower::metrics). A library
+//! opens no port: a program serves the text itself (the CLI's
+//! `--metrics-listen`). Labels are node ids and member states, bounded by
+//! the ring's size. The list, with meanings: `docs/operating.md`.
+
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::info::Info;
+use prometheus_client::registry::{Registry, Unit};
+use shardring::{LookupCounts, NodeState};
+
+use crate::state::{Epoch, Status};
+
+/// What a follower records as it runs, for its metrics.
+#[derive(Debug)]
+pub(crate) struct Recorded {
+    /// Time to build each new ring from the records, in seconds.
+    pub(crate) rebuilds: Histogram,
+    pub(crate) rejected: Counter,
+    pub(crate) reconnects: Counter,
+    /// Client reports written to etcd, and those that failed.
+    pub(crate) reports: Counter,
+    pub(crate) report_failures: Counter,
+}
+
+impl Default for Recorded {
+    fn default() -> Recorded {
+        Recorded {
+            // 50 µs to about 13 s, by factors of 4.
+            rebuilds: Histogram::new(exponential_buckets(0.000_05, 4.0, 10)),
+            rejected: Counter::default(),
+            reconnects: Counter::default(),
+            reports: Counter::default(),
+            report_failures: Counter::default(),
+        }
+    }
+}
+
+type Labels = Vec<(&'static str, String)>;
+
+fn gauge(value: f64) -> Gauge<f64, AtomicU64> {
+    let gauge = Gauge::<f64, AtomicU64>::default();
+    gauge.set(value);
+    gauge
+}
+
+fn counter(value: u64) -> Counter {
+    let counter = Counter::default();
+    counter.inc_by(value);
+    counter
+}
+
+/// The OpenMetrics text of a follower: its epoch, ring, health, what it
+/// recorded and the lookups counted (`None` when it does not count).
+pub(crate) fn render(epoch: &Epoch, status: &Status, recorded: &Recorded, counts: Option<&LookupCounts>) -> String {
+    let mut registry = Registry::with_prefix("shardring");
+    let ring = &epoch.ring;
+    let fingerprint = format!("{:016x}", epoch.fingerprint);
+    let info = Info::new(vec![
+        ("algorithm", ring.algorithm().name().to_owned()),
+        ("fingerprint", fingerprint),
+        ("epoch", epoch.number.to_string()),
+    ]);
+    registry.register("ring", "The ring a follower holds: algorithm, fingerprint and epoch", info);
+    registry.register(
+        "epoch",
+        "Epoch number: grows with every ring change, across store restores",
+        gauge(epoch.number as f64),
+    );
+    registry.register("revision", "etcd revision (or file generation) of the ring", gauge(epoch.revision as f64));
+    registry.register_with_unit(
+        "stale",
+        "How long the follower has been out of touch with its source (0 while connected)",
+        Unit::Seconds,
+        gauge(status.stale_for.as_secs_f64()),
+    );
+    registry.register("connected", "1 while the source answers, else 0", gauge(f64::from(u8::from(status.connected))));
+    registry.register("epochs", "Epochs published (ring changes and revision advances)", counter(status.epochs));
+    registry.register("rejected_records", "Member records left out of the ring (invalid)", recorded.rejected.clone());
+    registry.register("reconnects", "Times the source answered again after failing", recorded.reconnects.clone());
+    registry.register("client_reports", "Client reports written to etcd (P/clients/<id>)", recorded.reports.clone());
+    registry.register("client_report_failures", "Client reports etcd did not take", recorded.report_failures.clone());
+    registry.register_with_unit(
+        "rebuild_duration",
+        "Time to build a new ring from the member records",
+        Unit::Seconds,
+        recorded.rebuilds.clone(),
+    );
+
+    let members = Family::<Labels, Gauge<f64, AtomicU64>>::default();
+    for state in [NodeState::Active, NodeState::Warming, NodeState::Draining] {
+        let count = epoch.transition.new_ring().nodes().iter().chain(epoch.transition.old_ring().nodes());
+        let ids: std::collections::BTreeSet<&str> =
+            count.filter(|n| epoch.transition.state(n.id()) == Some(state)).map(|n| n.id()).collect();
+        members.get_or_create(&vec![("state", state_name(state).to_owned())]).set(ids.len() as f64);
+    }
+    registry.register("members", "Members by state", members);
+
+    let ownership = Family::<Labels, Gauge<f64, AtomicU64>>::default();
+    for (node, share) in ring.ownership() {
+        ownership.get_or_create(&vec![("node", node.id().to_owned())]).set(share);
+    }
+    registry.register("node_ownership_ratio", "Share of the hash space each node owns (0 to 1)", ownership);
+    if ring.point_count() > 0 {
+        let mut points = vec![0u64; ring.nodes().len()];
+        ring.points().for_each(|(_, owner)| points[owner] += 1);
+        let live: Vec<u64> = points.into_iter().filter(|&p| p > 0).collect();
+        let (min, max) = (live.iter().min().copied().unwrap_or(0), live.iter().max().copied().unwrap_or(0));
+        registry.register("points_per_node_min", "Fewest points of a node on the continuum", gauge(min as f64));
+        registry.register("points_per_node_max", "Most points of a node on the continuum", gauge(max as f64));
+    }
+    if let Some(counts) = counts {
+        let lookups = Family::<Labels, Counter>::default();
+        for (id, count) in &counts.counts {
+            lookups.get_or_create(&vec![("node", id.clone())]).inc_by(*count);
+        }
+        registry.register("lookups", "Lookups that chose each node, since the follower started", lookups);
+    }
+    let mut text = String::new();
+    encode(&mut text, &registry).expect("writing to a String cannot fail");
+    text
+}
+
+/// A member state as the records and the metrics spell it.
+pub(crate) fn state_name(state: NodeState) -> &'static str {
+    match state {
+        NodeState::Active => "active",
+        NodeState::Warming => "warming",
+        NodeState::Draining => "draining",
+    }
+}
