@@ -81,6 +81,10 @@ export declare class NativeFollower {
    * hex digits, zero-padded), as `shardring watch` prints it.
    */
   get fingerprintHex(): string
+  /** Lookups made on this follower's rings so far, per node id. */
+  lookupCounts(): Record<string, number>
+  /** The follower's metrics as OpenMetrics text. */
+  metrics(): string
   /** `{ epoch, revision, fingerprint, fingerprintHex, connected, staleFor (seconds), lastError, epochs }`. */
   status(): FollowerStatus
   /** Stops the follower's thread (and its events); the ring keeps its last snapshot. */
@@ -382,6 +386,13 @@ export interface EtcdSecurity {
   password?: string
   /** A file holding the user's password (first line), mode 600. */
   passwordFile?: string
+  /**
+   * Report the follower as `<prefix>/clients/<reportAs>` (for
+   * `shardring fleet status`).
+   */
+  reportAs?: string
+  /** Seconds between reports (default 10). */
+  reportInterval?: number
 }
 
 /** Share of the hash space moving from one node to another. */

@@ -298,7 +298,7 @@ NativeTracker.prototype.acquire = function acquire(key) {
 // An option given as an own property (a TypeError for a null or missing
 // options object): a field inherited from Object.prototype is not an option.
 // The options Follower.etcd takes; all but the first are TLS and auth.
-const ETCD_OPTIONS = ['timeout', 'caFile', 'certFile', 'keyFile', 'user', 'password', 'passwordFile']
+const ETCD_OPTIONS = ['timeout', 'caFile', 'certFile', 'keyFile', 'user', 'password', 'passwordFile', 'reportAs', 'reportInterval']
 
 function ownOption(options, name) {
   return Object.hasOwn(options, name) ? options[name] : undefined
@@ -348,7 +348,9 @@ class Follower extends EventEmitter {
    * for a TLS or password file that cannot be used. TLS and etcd's auth:
    * `caFile`, `certFile`, `keyFile` (PEM; the key owner-only), `user` with
    * `password` or `passwordFile` (owner-only); an unknown option is a
-   * TypeError.
+   * TypeError. With `reportAs` (a client id), the follower reports itself
+   * every `reportInterval` seconds (default 10) as `<prefix>/clients/<id>`
+   * for `shardring fleet status`.
    */
   static etcd(endpoints, prefix, options = {}) {
     const list = Array.isArray(endpoints) ? endpoints.join(',') : endpoints
@@ -360,7 +362,13 @@ class Follower extends EventEmitter {
     for (const name of ETCD_OPTIONS.slice(1)) {
       const value = ownOption(options, name)
       if (value === undefined || value === null) continue
-      if (typeof value !== 'string') throw new TypeError(`${name} must be a string, got ${typeof value}`)
+      if (name === 'reportInterval') {
+        if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) {
+          throw new RangeError(`reportInterval must be a number of seconds > 0, got ${String(value)}`)
+        }
+      } else if (typeof value !== 'string') {
+        throw new TypeError(`${name} must be a string, got ${typeof value}`)
+      }
       security[name] = value
     }
     return Follower._start('etcd', list, prefix, ownOption(options, 'timeout'), security)
@@ -480,6 +488,18 @@ class Follower extends EventEmitter {
   }
 
   /** `{ epoch, revision, fingerprint, fingerprintHex, connected, staleFor, lastError, epochs }`. */
+  /** Lookups made on this follower's rings so far: `{ nodeId: count }`. */
+  lookupCounts() {
+    this._open()
+    return this._native.lookupCounts()
+  }
+
+  /** The follower's metrics as OpenMetrics text (serve it at /metrics). */
+  metrics() {
+    this._open()
+    return this._native.metrics()
+  }
+
   status() {
     this._open()
     return this._native.status()

@@ -5,6 +5,7 @@ mod bounded;
 mod config;
 mod error;
 mod etcd;
+mod fleet;
 mod keys;
 mod member;
 mod plot;
@@ -99,6 +100,13 @@ enum Command {
     /// and SHARDRING_PREFIX) or a config file (--file) and print each epoch,
     /// its fingerprint and what moved.
     Watch(member::WatchArgs),
+    /// What the followers under a prefix report: each client's epoch and
+    /// standing, whether they agree, lookups per node over the fleet.
+    #[command(subcommand)]
+    Fleet(fleet::FleetCommand),
+    /// Where keys go: owner, preference list, read and write sets during a
+    /// transition, and the arc each key falls in.
+    Route(fleet::RouteArgs),
     /// Move the keys whose owner changes between two rings (or as members
     /// warm up or drain in etcd) between real memcached or Redis servers.
     Rebalance(rebalance::Args),
@@ -166,6 +174,12 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate(&args),
         Command::Member(command) => member::member(command, &mut io::stdout().lock()),
         Command::Watch(args) => member::watch(&args, &mut io::stdout().lock()),
+        Command::Fleet(command) => match fleet::fleet(command, &mut io::stdout().lock()) {
+            // The fleet disagrees or lags: reported above.
+            Ok(false) => return ExitCode::from(1),
+            other => other.map(drop),
+        },
+        Command::Route(args) => fleet::route(&args, &mut io::stdout().lock()),
         Command::Rebalance(args) => match rebalance::rebalance(&args, &mut io::stdout().lock()) {
             // Some server failed: reported above; the others were done.
             Ok(false) => return ExitCode::from(1),

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use clap::{Args, Subcommand};
 use shardring::Algorithm;
 use shardring_membership::{
+    ClientReport,
     Admin, AgentState, EtcdAccess, Event, Follower, FollowerOptions, Member, MemberRecord, ParamsRecord,
 };
 
@@ -31,8 +32,12 @@ pub(crate) struct Target {
 }
 
 impl Target {
-    fn access(&self) -> Result<EtcdAccess, CliError> {
+    pub(crate) fn access(&self) -> Result<EtcdAccess, CliError> {
         self.security.access(&self.etcd)
+    }
+
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
     }
 }
 
@@ -278,6 +283,16 @@ pub(crate) struct WatchArgs {
     /// Stop after this many epochs (default: until interrupted).
     #[arg(long)]
     count: Option<u64>,
+    /// Serve the follower's metrics (OpenMetrics text) at
+    /// http://ADDRESS/metrics, e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDRESS")]
+    metrics_listen: Option<std::net::SocketAddr>,
+    /// Report this watcher to the fleet as `P/clients/<ID>` (etcd only).
+    #[arg(long, value_name = "ID")]
+    report_as: Option<String>,
+    /// Seconds between reports.
+    #[arg(long, default_value_t = 10.0, requires = "report_as")]
+    report_interval: f64,
     #[command(flatten)]
     security: EtcdSecurity,
 }
@@ -301,12 +316,34 @@ fn micros_now() -> u128 {
 /// Prints each epoch (revision, fingerprint, node count, what moved) and
 /// each reported problem, until interrupted or `--count` epochs.
 pub(crate) fn watch(args: &WatchArgs, out: &mut impl Write) -> Result<(), CliError> {
+    let report = match &args.report_as {
+        Some(_) if args.file.is_some() => {
+            return Err(CliError::Membership("--report-as needs an etcd source, not --file".into()));
+        }
+        Some(id) if args.report_interval.is_finite() && args.report_interval > 0.0 => {
+            Some(ClientReport { client_id: id.clone(), interval: Duration::from_secs_f64(args.report_interval) })
+        }
+        Some(_) => {
+            return Err(CliError::Membership(format!(
+                "--report-interval {} must be a number of seconds > 0",
+                args.report_interval
+            )));
+        }
+        None => None,
+    };
+    let options = FollowerOptions { report, ..FollowerOptions::default() };
     let follower = match (&args.file, &args.prefix) {
-        (Some(path), _) => Follower::file(path, FollowerOptions::default()),
-        (None, Some(prefix)) => Follower::etcd(args.security.access(&args.etcd)?, prefix, FollowerOptions::default()),
+        (Some(path), _) => Follower::file(path, options),
+        (None, Some(prefix)) => Follower::etcd(args.security.access(&args.etcd)?, prefix, options),
         (None, None) => unreachable!("settle requires --file or --etcd with --prefix"),
     }
     .map_err(membership)?;
+    let follower = Arc::new(follower);
+    if let Some(address) = args.metrics_listen {
+        let served = Arc::clone(&follower);
+        let bound = crate::fleet::serve_metrics(address, move || served.metrics())?;
+        crate::complain(format!("metrics at http://{bound}/metrics"));
+    }
     let events = follower.subscribe();
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {

@@ -50,6 +50,7 @@ mod access;
 mod error;
 mod etcd;
 mod file;
+mod fleet;
 mod follower;
 mod member;
 mod metrics;
@@ -61,6 +62,7 @@ mod state;
 
 pub use access::{EtcdAccess, EtcdCredentials};
 pub use error::MembershipError;
+pub use fleet::{ClientEntry, ClientStanding, FleetView, Verdict};
 pub use follower::{Follower, FollowerOptions};
 pub use member::{Admin, Member, MemberEntry, MemberState as AgentState};
 pub use records::{Change, KeyKind, Layout, MemberRecord, ParamsRecord, Records, Rejected};

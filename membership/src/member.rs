@@ -67,7 +67,7 @@ fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
 
 /// The cluster an agent or admin talks to: its endpoints (as the client
 /// takes them) and how it proves who it is.
-struct Target {
+pub(crate) struct Target {
     endpoints: Vec<String>,
     access: EtcdAccess,
 }
@@ -80,7 +80,7 @@ impl Target {
     }
 }
 
-async fn timed<T>(
+pub(crate) async fn timed<T>(
     target: &Target,
     future: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
 ) -> Result<T, MembershipError> {
@@ -317,10 +317,10 @@ pub struct MemberEntry {
 /// One-shot operations on a ring in etcd: each call connects, acts, and
 /// returns (blocking), for the CLI and for tools.
 pub struct Admin {
-    target: Target,
-    layout: Layout,
-    runtime: tokio::runtime::Runtime,
-    client: Client,
+    pub(crate) target: Target,
+    pub(crate) layout: Layout,
+    pub(crate) runtime: tokio::runtime::Runtime,
+    pub(crate) client: Client,
 }
 
 impl std::fmt::Debug for Admin {

@@ -1,8 +1,8 @@
 //! Client reports: a follower that is given a client id writes, every
 //! interval, `P/clients/<client id>` = a [`ClientRecord`] (its epoch,
 //! revision, fingerprint and the lookups per node of the last interval)
-//! under a lease of three intervals, so a client that stops reporting
-//! disappears. `shardring fleet status` and the dashboard read these
+//! under a lease of three intervals and 5 s, so a client that stops
+//! reporting is seen as stale, then disappears. `shardring fleet status` and the dashboard read these
 //! records to check that the fleet agrees (`docs/operating.md`).
 
 use std::collections::BTreeMap;
@@ -28,7 +28,7 @@ pub struct ClientReport {
     /// at most 128 bytes; e.g. host name and process id).
     pub client_id: String,
     /// How often to report (default 10 s, at least 100 ms); the lease
-    /// lasts three intervals.
+    /// lasts three intervals and 5 s.
     pub interval: Duration,
 }
 
@@ -159,7 +159,9 @@ async fn write(
         *client = Some(connect(endpoints, access).await?);
     }
     let Some(etcd) = client.as_mut() else { return Err("no connection".into()) };
-    let ttl = (interval.as_secs_f64() * 3.0).ceil().max(2.0) as i64;
+    // Long enough for `fleet status` to see a frozen client as stale (older
+    // than two intervals) before its record goes.
+    let ttl = (interval.as_secs_f64() * 3.0).ceil() as i64 + 5;
     let granted = timed("lease", tokio::time::timeout(REQUEST_TIMEOUT, etcd.lease_grant(ttl, None)).await)?.id();
     let options = PutOptions::new().with_lease(granted);
     timed("put", tokio::time::timeout(REQUEST_TIMEOUT, etcd.put(key, json, Some(options))).await)?;

@@ -116,6 +116,11 @@ pub struct EtcdSecurity {
     pub password: Option<String>,
     /// A file holding the user's password (first line), mode 600.
     pub password_file: Option<String>,
+    /// Report the follower as `<prefix>/clients/<reportAs>` (for
+    /// `shardring fleet status`).
+    pub report_as: Option<String>,
+    /// Seconds between reports (default 10).
+    pub report_interval: Option<f64>,
 }
 
 impl EtcdSecurity {
@@ -164,7 +169,12 @@ impl Task for Starting {
             ..FollowerOptions::default()
         };
         let started = match self.source.take().expect("started once") {
-            Source::Etcd { endpoints, prefix, security } => {
+            Source::Etcd { endpoints, prefix, mut security } => {
+                let report = security.as_mut().and_then(|s| {
+                    let interval = Duration::from_secs_f64(s.report_interval.take().unwrap_or(10.0));
+                    s.report_as.take().map(|client_id| shardring_membership::ClientReport { client_id, interval })
+                });
+                let options = FollowerOptions { report, ..options };
                 let access = match security {
                     Some(security) => security.access(&endpoints),
                     None => Ok(EtcdAccess::new(&endpoints)),
@@ -193,7 +203,8 @@ fn describe(error: &MembershipError) -> String {
         MembershipError::InvalidPrefix { .. }
         | MembershipError::InvalidEndpoint { .. }
         | MembershipError::Record { .. }
-        | MembershipError::InvalidUser { .. } => "RING_INVALID_CONFIG",
+        | MembershipError::InvalidUser { .. }
+        | MembershipError::InvalidClientReport(_) => "RING_INVALID_CONFIG",
         MembershipError::Stopped => "RING_STOPPED",
         MembershipError::File { .. } | MembershipError::Secret(_) => "RING_FILE",
         _ => "RING_ETCD",
@@ -317,6 +328,20 @@ impl NativeFollower {
     #[napi(getter)]
     pub fn fingerprint_hex(&self, env: Env) -> Result<String> {
         self.with(&env, |f| fingerprint_hex(f.epoch().fingerprint))
+    }
+
+    /// Lookups made on this follower's rings so far, per node id.
+    #[napi]
+    pub fn lookup_counts(&self, env: Env) -> Result<std::collections::HashMap<String, f64>> {
+        self.with(&env, |f| {
+            f.lookup_counts().unwrap_or_default().counts.into_iter().map(|(id, c)| (id, c as f64)).collect()
+        })
+    }
+
+    /// The follower's metrics as OpenMetrics text.
+    #[napi]
+    pub fn metrics(&self, env: Env) -> Result<String> {
+        self.with(&env, |f| f.metrics())
     }
 
     /// `{ epoch, revision, fingerprint, fingerprintHex, connected, staleFor (seconds), lastError, epochs }`.

@@ -37,7 +37,8 @@ fn membership_error(py: Python<'_>, error: MembershipError) -> PyErr {
         MembershipError::Record { .. }
         | MembershipError::InvalidPrefix { .. }
         | MembershipError::InvalidEndpoint { .. }
-        | MembershipError::InvalidUser { .. } => ("InvalidConfigError", "RING_INVALID_CONFIG"),
+        | MembershipError::InvalidUser { .. }
+        | MembershipError::InvalidClientReport(_) => ("InvalidConfigError", "RING_INVALID_CONFIG"),
         MembershipError::Stopped => ("FollowerClosedError", "RING_STOPPED"),
         MembershipError::File { .. } | MembershipError::Secret(_) => ("SourceError", "RING_FILE"),
         _ => ("SourceError", "RING_ETCD"),
@@ -230,10 +231,13 @@ impl PyFollower {
     /// ring is read within `timeout` seconds (the last error, such as a TLS
     /// or permission reason, in the message), InvalidConfigError for a bad
     /// endpoint, prefix or user, SourceError (RING_FILE) for a TLS or
-    /// password file that cannot be used, naming it.
+    /// password file that cannot be used, naming it. With `report_as`, the
+    /// follower reports itself every `report_interval` seconds as
+    /// `<prefix>/clients/<report_as>` (epoch, fingerprint, lookups per node)
+    /// for `shardring fleet status`; InvalidConfigError for a bad id.
     #[staticmethod]
-    #[pyo3(signature = (endpoints, prefix, *, timeout = Argument::Absent, ca_file = None, cert_file = None, key_file = None, user = None, password = None, password_file = None),
-           text_signature = "(endpoints, prefix, *, timeout=5.0, ca_file=None, cert_file=None, key_file=None, user=None, password=None, password_file=None)")]
+    #[pyo3(signature = (endpoints, prefix, *, timeout = Argument::Absent, ca_file = None, cert_file = None, key_file = None, user = None, password = None, password_file = None, report_as = None, report_interval = 10.0),
+           text_signature = "(endpoints, prefix, *, timeout=5.0, ca_file=None, cert_file=None, key_file=None, user=None, password=None, password_file=None, report_as=None, report_interval=10.0)")]
     #[allow(clippy::too_many_arguments)]
     fn etcd(
         py: Python<'_>,
@@ -246,13 +250,47 @@ impl PyFollower {
         user: Option<String>,
         password: Option<String>,
         password_file: Option<PathBuf>,
+        report_as: Option<String>,
+        report_interval: f64,
     ) -> PyResult<PyFollower> {
         let endpoints = endpoint_list(endpoints)?;
+        if !(report_interval.is_finite() && report_interval > 0.0) {
+            let message = format!("report_interval {report_interval} must be a number of seconds > 0");
+            return Err(raise(py, "InvalidConfigError", "RING_INVALID_CONFIG", message));
+        }
+        let report = report_as.map(|client_id| shardring_membership::ClientReport {
+            client_id,
+            interval: Duration::from_secs_f64(report_interval),
+        });
         let password = password.map(Secret::new).transpose().map_err(|e| membership_error(py, e.into()))?;
         let credentials = EtcdCredentials { ca_file, cert_file, key_file, user, password, password_file };
         let access = EtcdAccess::new(&endpoints).with_credentials(&credentials).map_err(|e| membership_error(py, e))?;
         let prefix = prefix.to_owned();
-        PyFollower::start(py, timeout, move |options| Follower::etcd(access, &prefix, options))
+        PyFollower::start(py, timeout, move |options| {
+            Follower::etcd(access, &prefix, FollowerOptions { report, ..options })
+        })
+    }
+
+    /// lookup_counts() -> dict[str, int]: lookups made on this follower's
+    /// rings so far (ring.get and its variants, each key of a batch, the
+    /// first node of get_n, read_nodes / write_nodes), per node id.
+    fn lookup_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let counts = self.with(|f| f.lookup_counts())?.unwrap_or_default();
+        let dict = PyDict::new(py);
+        for (id, count) in counts.counts {
+            dict.set_item(id, count)?;
+        }
+        Ok(dict)
+    }
+
+    /// metrics() -> str: the follower's metrics as OpenMetrics text (serve
+    /// it at /metrics with any HTTP server; the list: docs/operating.md).
+    fn metrics(&self, py: Python<'_>) -> PyResult<String> {
+        let follower = self.follower.lock().unwrap_or_else(|p| p.into_inner());
+        match follower.as_ref() {
+            Some(follower) => Ok(py.detach(|| follower.metrics())),
+            None => Err(closed(py)),
+        }
     }
 
     /// Follower.file(path, *, timeout=5.0) -> Follower: follows a JSON ring

@@ -388,6 +388,8 @@ class Follower:
         user: Optional[str] = None,
         password: Optional[str] = None,
         password_file: Optional[Union[str, PathLike[str]]] = None,
+        report_as: Optional[str] = None,
+        report_interval: float = 10.0,
     ) -> Follower:
         """Follows ``prefix`` in etcd at ``endpoints`` ("http://127.0.0.1:2379",
         comma-separated or a list); returns once the first ring is read.
@@ -396,7 +398,10 @@ class Follower:
         or ``password_file`` (owner-only), the token renewed when it expires.
         Raises TimeoutError after ``timeout`` seconds (default 5) with the last
         error (a TLS or permission reason), InvalidConfigError for a bad
-        endpoint, prefix or user, SourceError (RING_FILE) for an unusable file."""
+        endpoint, prefix or user, SourceError (RING_FILE) for an unusable file.
+        With ``report_as`` (a client id), reports itself every
+        ``report_interval`` seconds as ``<prefix>/clients/<id>`` for
+        ``shardring fleet status``."""
     @staticmethod
     def file(path: Union[str, PathLike[str]], *, timeout: float = ...) -> Follower:
         """Follows a JSON ring config file, re-read when it is replaced or written.
@@ -420,6 +425,12 @@ class Follower:
     def fingerprint_hex(self) -> str:
         """The current ring's fingerprint as text (16 lowercase hex digits,
         zero-padded), as ``shardring watch`` prints it."""
+    def lookup_counts(self) -> dict[str, int]:
+        """Lookups made on this follower's rings so far, per node id (get and
+        its variants, each key of a batch, get_n's first node, read_nodes and
+        write_nodes)."""
+    def metrics(self) -> str:
+        """The follower's metrics as OpenMetrics text (ends with ``# EOF``)."""
     def status(self) -> dict[str, Any]:
         """{"epoch", "revision", "fingerprint", "fingerprint_hex", "connected", "stale_for" (s),
         "last_error", "epochs"}."""

@@ -1,0 +1,179 @@
+//! What a fleet of followers reports ([`Admin::fleet`]): the ring the
+//! records describe now, every client's report (`P/clients/<id>`), and
+//! whether they agree ([`FleetView::verdict`]), as Riak's `ringready`
+//! asks whether every node holds the same ring.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use etcd_client::GetOptions;
+
+use crate::error::MembershipError;
+use crate::member::{Admin, timed};
+use crate::records::{KeyKind, Records};
+use crate::report::ClientRecord;
+
+/// One client as [`Admin::fleet`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientEntry {
+    /// The client id (the key after `P/clients/`).
+    pub id: String,
+    /// Its report, or why it does not parse.
+    pub record: Result<ClientRecord, String>,
+    /// The etcd revision at which the report was written.
+    pub mod_revision: i64,
+}
+
+/// The fleet under one prefix, read at one etcd revision.
+#[derive(Debug, Clone)]
+pub struct FleetView {
+    /// The store's revision at the read.
+    pub revision: i64,
+    /// The revision of the last change to the ring's records (`P/config`,
+    /// `P/members/*`): a follower at a lower revision has not seen it.
+    pub ring_revision: i64,
+    /// The fingerprint of the transition the records describe (what every
+    /// current follower must hold), or why no ring can be built.
+    pub fingerprint: Result<u64, String>,
+    /// The ring's algorithm name, when it builds.
+    pub algorithm: Option<String>,
+    /// Members by id with their state name (`active`, `warming`, `draining`).
+    pub members: BTreeMap<String, String>,
+    /// Every client report, by id.
+    pub clients: Vec<ClientEntry>,
+}
+
+/// How one client stands ([`FleetView::verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientStanding {
+    /// At or past the ring's last change, holding its fingerprint.
+    Current,
+    /// Reported before the ring's last change: its next report tells.
+    Pending,
+    /// Reported after the ring's last change without having seen it, or
+    /// holds another fingerprint than the ring at or past its revision.
+    Lagging,
+    /// Its last report is older than twice its interval plus `max_age`
+    /// slack (a frozen or dead client whose lease has not expired yet).
+    Stale,
+    /// Its report does not parse.
+    Invalid,
+}
+
+/// The fleet's agreement, as `shardring fleet status` prints it.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// Per client id, its standing and its report's age.
+    pub clients: Vec<(String, ClientStanding, Option<Duration>)>,
+    /// Revisions at which clients report different fingerprints, with them.
+    pub split: Vec<(i64, Vec<String>)>,
+    /// Lookups per node summed over the clients' last intervals.
+    pub lookups: BTreeMap<String, u64>,
+}
+
+impl Verdict {
+    /// Whether every client is current or pending and no revision is split.
+    pub fn agrees(&self) -> bool {
+        self.split.is_empty()
+            && self.clients.iter().all(|(_, s, _)| matches!(s, ClientStanding::Current | ClientStanding::Pending))
+    }
+}
+
+impl FleetView {
+    /// Judges the reports: who is current, pending, lagging or stale
+    /// (older than twice its interval plus `slack`, by the client's clock
+    /// against this machine's), and which revisions hold more than one
+    /// fingerprint.
+    pub fn verdict(&self, slack: Duration) -> Verdict {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let mut by_revision: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+        let mut lookups: BTreeMap<String, u64> = BTreeMap::new();
+        let mut clients = Vec::new();
+        for entry in &self.clients {
+            let record = match &entry.record {
+                Ok(record) => record,
+                Err(_) => {
+                    clients.push((entry.id.clone(), ClientStanding::Invalid, None));
+                    continue;
+                }
+            };
+            let age = Duration::from_millis(now.saturating_sub(record.reported_at_ms));
+            let fingerprints = by_revision.entry(record.revision).or_default();
+            if !fingerprints.contains(&record.fingerprint) {
+                fingerprints.push(record.fingerprint.clone());
+            }
+            for (node, count) in &record.lookups {
+                *lookups.entry(node.clone()).or_default() += count;
+            }
+            let ring = self.fingerprint.as_ref().ok().map(|f| format!("{f:016x}"));
+            let standing = if age > Duration::from_secs_f64(2.0 * record.interval_seconds) + slack {
+                ClientStanding::Stale
+            } else if record.revision >= self.ring_revision {
+                if ring.as_deref().is_none_or(|f| f == record.fingerprint) {
+                    ClientStanding::Current
+                } else {
+                    ClientStanding::Lagging
+                }
+            } else if entry.mod_revision > self.ring_revision {
+                ClientStanding::Lagging
+            } else {
+                ClientStanding::Pending
+            };
+            clients.push((entry.id.clone(), standing, Some(age)));
+        }
+        let split = by_revision.into_iter().filter(|(_, f)| f.len() > 1).collect();
+        Verdict { clients, split, lookups }
+    }
+}
+
+impl Admin {
+    /// Reads the ring's records and every client report under the prefix
+    /// in one range read, and builds the ring the records describe, as a
+    /// follower does.
+    ///
+    /// Errors: [`MembershipError::Etcd`] when etcd does not answer or
+    /// refuses the read.
+    pub fn fleet(&mut self) -> Result<FleetView, MembershipError> {
+        let root = self.layout.root();
+        let (target, client) = (&self.target, &mut self.client);
+        let response =
+            self.runtime.block_on(timed(target, client.get(root.clone(), Some(GetOptions::new().with_prefix()))))?;
+        let revision = response.header().map_or(0, |h| h.revision());
+        let clients_prefix = self.layout.clients_prefix();
+        let mut records = Records::new(self.layout.clone());
+        let mut changes = Vec::new();
+        let mut ring_revision = 0;
+        let mut clients = Vec::new();
+        for kv in response.kvs() {
+            if let Some(id) = kv.key().strip_prefix(clients_prefix.as_bytes()) {
+                let record = std::str::from_utf8(kv.value())
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| serde_json::from_str::<ClientRecord>(text).map_err(|e| e.to_string()));
+                let id = String::from_utf8_lossy(id).into_owned();
+                clients.push(ClientEntry { id, record, mod_revision: kv.mod_revision() });
+                continue;
+            }
+            if matches!(self.layout.classify(kv.key()), KeyKind::Config | KeyKind::Member(_)) {
+                ring_revision = ring_revision.max(kv.mod_revision());
+            }
+            if let Ok(Some(change)) = records.change_of(kv.key(), Some(kv.value())) {
+                changes.push(change);
+            }
+        }
+        let (built, _) = records.advance(None, changes);
+        let (fingerprint, algorithm, members) = match built {
+            Ok(transition) => {
+                let mut members = BTreeMap::new();
+                for ring in [transition.old_ring(), transition.new_ring()] {
+                    for node in ring.nodes() {
+                        let state = transition.state(node.id()).unwrap_or_default();
+                        members.insert(node.id().to_owned(), crate::metrics::state_name(state).to_owned());
+                    }
+                }
+                (Ok(transition.fingerprint()), Some(transition.read_ring().algorithm().name().to_owned()), members)
+            }
+            Err(error) => (Err(error.to_string()), None, BTreeMap::new()),
+        };
+        Ok(FleetView { revision, ring_revision, fingerprint, algorithm, members, clients })
+    }
+}
