@@ -878,6 +878,24 @@ class Follower {
         return std::string(hex, RING_FINGERPRINT_HEX_LEN - 1);
     }
 
+    /// Lookups on this follower's rings that chose node `id` so far
+    /// (ring_follower_lookup_count).
+    uint64_t lookup_count(std::string_view id) const {
+        uint64_t count = 0;
+        detail::check(ring_follower_lookup_count(handle_, id.data(), id.size(), &count));
+        return count;
+    }
+
+    /// The follower's metrics as OpenMetrics text (ring_follower_metrics).
+    std::string metrics() const {
+        char *text = nullptr;
+        size_t len = 0;
+        detail::check(ring_follower_metrics(handle_, &text, &len));
+        std::string copy(text, len);
+        ring_string_free(text);
+        return copy;
+    }
+
     /// Blocks until the follower holds revision or later; returns the revision
     /// held (ring_follower_wait). Throws Error (RING_TIMEOUT).
     int64_t wait_for_revision(int64_t revision, uint32_t timeout_ms = 5000) const {

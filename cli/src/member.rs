@@ -10,8 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use clap::{Args, Subcommand};
 use shardring::Algorithm;
 use shardring_membership::{
-    ClientReport,
-    Admin, AgentState, EtcdAccess, Event, Follower, FollowerOptions, Member, MemberRecord, ParamsRecord,
+    Admin, AgentState, ClientReport, EtcdAccess, Event, Follower, FollowerOptions, Member, MemberRecord, ParamsRecord,
 };
 
 use crate::error::CliError;

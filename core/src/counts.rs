@@ -28,8 +28,11 @@ thread_local! {
     static HOLD: Cell<Option<StripeHold>> = const { Cell::new(None) };
 }
 
-/// Rows free for a new thread, and the next never-used one.
-static FREE: Mutex<(Vec<usize>, usize)> = Mutex::new((Vec::new(), 0));
+/// Which rows a live thread holds, one bit each: no allocation, so
+/// nothing is left for a memory checker when the program ends.
+static HELD: AtomicU64 = AtomicU64::new(0);
+
+const _: () = assert!(STRIPES == 64, "HELD has one bit per row");
 
 struct StripeHold(usize);
 
@@ -37,26 +40,26 @@ impl Drop for StripeHold {
     fn drop(&mut self) {
         // A count made by a later destructor of this thread goes to the shared row.
         let _ = STRIPE.try_with(|s| s.set(STRIPES));
-        FREE.lock().unwrap_or_else(|p| p.into_inner()).0.push(self.0);
+        HELD.fetch_and(!(1u64 << self.0), Ordering::AcqRel);
     }
 }
 
 #[cold]
 fn assign_stripe() -> usize {
-    let stripe = {
-        let mut free = FREE.lock().unwrap_or_else(|p| p.into_inner());
-        match free.0.pop() {
-            Some(stripe) => stripe,
-            None if free.1 < STRIPES => {
-                free.1 += 1;
-                free.1 - 1
-            }
-            None => STRIPES,
+    let mut held = HELD.load(Ordering::Acquire);
+    let stripe = loop {
+        if held == u64::MAX {
+            break STRIPES;
+        }
+        let free = held.trailing_ones() as usize;
+        match HELD.compare_exchange_weak(held, held | (1 << free), Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => break free,
+            Err(now) => held = now,
         }
     };
     if stripe < STRIPES && HOLD.try_with(|h| h.set(Some(StripeHold(stripe)))).is_err() {
         // The thread is ending: give the row back at once and share.
-        FREE.lock().unwrap_or_else(|p| p.into_inner()).0.push(stripe);
+        HELD.fetch_and(!(1u64 << stripe), Ordering::AcqRel);
         return STRIPES;
     }
     let _ = STRIPE.try_with(|s| s.set(stripe));

@@ -321,10 +321,11 @@ pub unsafe extern "C" fn ring_to_json(
     })
 }
 
-/// Frees a string returned by `ring_to_json`. NULL is a no-op.
+/// Frees a string returned by `ring_to_json` or `ring_follower_metrics`.
+/// NULL is a no-op.
 ///
 /// # Safety
-/// `string` must be NULL or a string from `ring_to_json`, freed once.
+/// `string` must be NULL or a string from one of those, freed once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_string_free(string: *mut c_char) {
     if !string.is_null() {

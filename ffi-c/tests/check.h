@@ -76,6 +76,8 @@ static inline ring_result check_no_panic(ring_result rc, const char *function, c
 #define ring_follower_status(...) RING_NO_PANIC(ring_follower_status, __VA_ARGS__)
 #define ring_follower_epoch(...) RING_NO_PANIC(ring_follower_epoch, __VA_ARGS__)
 #define ring_follower_fingerprint_hex(...) RING_NO_PANIC(ring_follower_fingerprint_hex, __VA_ARGS__)
+#define ring_follower_lookup_count(...) RING_NO_PANIC(ring_follower_lookup_count, __VA_ARGS__)
+#define ring_follower_metrics(...) RING_NO_PANIC(ring_follower_metrics, __VA_ARGS__)
 #define ring_follower_wait(...) RING_NO_PANIC(ring_follower_wait, __VA_ARGS__)
 #define ring_transition_new_from_json(...) RING_NO_PANIC(ring_transition_new_from_json, __VA_ARGS__)
 #define ring_transition_between(...) RING_NO_PANIC(ring_transition_between, __VA_ARGS__)

@@ -179,6 +179,35 @@ static void etcd_follower(void) {
     CHECK(ring_follower_fingerprint_hex(follower, hex, 16) == RING_BUFFER_TOO_SMALL && hex[0] == '#', "16 bytes");
     CHECK(ring_follower_fingerprint_hex(NULL, hex, sizeof hex) == RING_NULL_ARGUMENT && hex[0] == '#',
           "NULL follower");
+    /* Lookups counted per node: 1,000 gets on the follower's ring. */
+    uint64_t counted[2] = {0, 0}, before[2] = {0, 0};
+    for (int n = 0; n < 2; n++) ring_follower_lookup_count(follower, ids[n], 1, &before[n]);
+    uint64_t placed[2] = {0, 0};
+    for (int i = 0; i < 1000; i++) {
+        char key[16];
+        size_t owner = 0;
+        int len = snprintf(key, sizeof key, "key-%d", i);
+        ring_get_node(ring, (const uint8_t *)key, (size_t)len, &owner, NULL, NULL);
+        placed[owner]++;
+    }
+    for (int n = 0; n < 2; n++) {
+        CHECK(ring_follower_lookup_count(follower, ids[n], 1, &counted[n]) == RING_OK, "lookup count");
+        CHECK(counted[n] - before[n] == placed[n], "node %s: %llu lookups counted, %llu made", ids[n],
+              (unsigned long long)(counted[n] - before[n]), (unsigned long long)placed[n]);
+    }
+    uint64_t none = 7;
+    CHECK(ring_follower_lookup_count(follower, "zz", 2, &none) == RING_OK && none == 0, "an id never held: 0");
+    CHECK(ring_follower_lookup_count(follower, "a", 1, NULL) == RING_NULL_ARGUMENT, "NULL out_count");
+    char *metrics = NULL;
+    size_t metrics_len = 0;
+    CHECK(ring_follower_metrics(follower, &metrics, &metrics_len) == RING_OK && strlen(metrics) == metrics_len,
+          "metrics");
+    char line[96];
+    snprintf(line, sizeof line, "shardring_lookups_total{node=\"a\"} %llu\n", (unsigned long long)counted[0]);
+    CHECK(strstr(metrics, line) != NULL, "the metrics hold %s", line);
+    CHECK(strstr(metrics, printed) != NULL && strstr(metrics, "# EOF") != NULL, "fingerprint and EOF");
+    ring_string_free(metrics);
+    CHECK(ring_follower_metrics(follower, NULL, &metrics_len) == RING_NULL_ARGUMENT, "NULL out_text");
     ring_free(want);
     ring_free(ring);
     int64_t held = 0;

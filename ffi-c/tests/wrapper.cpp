@@ -474,6 +474,14 @@ static void follower() {
         CHECK(f.fingerprint_hex() == printed && f.fingerprint_hex() == f.ring().fingerprint_hex(),
               "the follower's fingerprint text %s", f.fingerprint_hex().c_str());
         CHECK(changes.load() >= 1, "callback called");
+        {
+            shardring::Ring ring = f.ring();
+            uint64_t before = f.lookup_count("c"), made = 0;
+            for (int i = 0; i < 300; i++) made += ring.get("key-" + std::to_string(i)) == "c";
+            CHECK(made > 0 && f.lookup_count("c") - before == made, "lookups counted: %llu",
+                  static_cast<unsigned long long>(made));
+            CHECK(f.metrics().find("shardring_lookups_total{node=\"c\"}") != std::string::npos, "metrics text");
+        }
         try {
             f.wait_for_revision(99, 20);
             CHECK(false, "waiting for a revision never reached throws");
