@@ -109,7 +109,7 @@ enum Command {
     Route(fleet::RouteArgs),
     /// Move the keys whose owner changes between two rings (or as members
     /// warm up or drain in etcd) between real memcached or Redis servers.
-    Rebalance(rebalance::Args),
+    Rebalance(Box<rebalance::Args>),
 }
 
 /// Prints `shardring: MESSAGE` on stderr. A stderr that cannot be written

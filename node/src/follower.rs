@@ -143,7 +143,7 @@ type Listener = ThreadsafeFunction<FollowerEvent, (), FollowerEvent, Status, fal
 
 /// Where a follower reads its ring from.
 enum Source {
-    Etcd { endpoints: Vec<String>, prefix: String, security: Option<EtcdSecurity> },
+    Etcd { endpoints: Vec<String>, prefix: String, security: Option<Box<EtcdSecurity>> },
     File { path: String },
 }
 
@@ -239,7 +239,7 @@ pub fn start_follower(
         "etcd" => Source::Etcd {
             endpoints: source_text.split(',').map(str::to_owned).collect(),
             prefix: text(&env, prefix, "prefix")?,
-            security,
+            security: security.map(Box::new),
         },
         "file" => Source::File { path: source_text },
         other => return Err(type_error(&env, format!("unknown follower source {other:?}"))),

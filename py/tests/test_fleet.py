@@ -1,5 +1,6 @@
 """Eyes on the fleet, against a real etcd: followers count their lookups per
-node and render OpenMetrics text that Prometheus's own parser reads; six
+node and render OpenMetrics text that Prometheus's own parser reads, as
+does a running rebalance (real memcached servers); six
 followers in three languages (Python, Node, the Rust CLI) report under
 `P/clients/`, `shardring fleet status` finds them in agreement, reports a
 follower frozen with SIGSTOP, and exits non-zero on a forged report."""
@@ -9,12 +10,14 @@ import os
 import signal
 import subprocess
 import time
+import urllib.request
 
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 import shardring
+from servers import free_port
 from shardring import Follower
-from test_rebalance import CLI, ROOT
+from test_rebalance import CLI, ROOT, clients_of, config, memcached, store, words  # noqa: F401 (a fixture)
 
 PREFIX = "/shardring/fleet"
 WAIT = 30
@@ -205,3 +208,45 @@ def test_route_prints_owner_preference_sets_and_arc(etcd, tmp_path):
         assert inside and line["hash"] == ring.hash_key(key)
         moving += len(line["write"]) == 2
     assert 0 < moving < len(keys), "some keys move to the warming member"
+
+
+def test_a_running_rebalance_serves_its_progress_as_metrics(memcached, tmp_path):
+    keys = words(20_000)
+    ids = [s.address for s in memcached]
+    store(clients_of(memcached), shardring.Ring(ids[:4]), keys)
+    port = free_port()
+    run = subprocess.Popen([str(CLI), "rebalance", "--from", config(tmp_path / "old.json", ids[:4]), "--to",
+                            config(tmp_path / "new.json", ids), "--backend", "memcached", "--rate", "3000",
+                            "--metrics-listen", f"127.0.0.1:{port}", "--json"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def scraped():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+                    assert response.headers["Content-Type"].startswith("application/openmetrics-text")
+                    parsed = families(response.read().decode())
+            except OSError:
+                return None
+            handled = parsed["shardring_rebalance_keys_handled"].samples[0].value
+            return parsed if handled >= 1000 else None
+
+        parsed = wait_for(scraped, "1,000 keys handled")
+        moved = {(s.labels["source"], s.labels["target"]): s.value
+                 for s in parsed["shardring_rebalance_keys_moved"].samples if s.name.endswith("_total")}
+        assert moved and all(source in ids[:4] and target == ids[4] for source, target in moved)
+        handled = parsed["shardring_rebalance_keys_handled"].samples[0].value
+        to_move = parsed["shardring_rebalance_keys_to_move"].samples[0].value
+        assert 1000 <= sum(moved.values()) <= handled <= to_move
+        moved_bytes = sum(s.value for s in parsed["shardring_rebalance_moved_bytes"].samples
+                          if s.name.endswith("_total"))
+        assert moved_bytes >= sum(moved.values()), "every word is at least a byte"
+        assert parsed["shardring_rebalance_running"].samples[0].value == 1
+        assert 0 < parsed["shardring_rebalance_rate_keys_per_second"].samples[0].value <= 6000
+        assert parsed["shardring_rebalance_eta_seconds"].samples[0].value >= 0
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+        final = json.loads(out.strip().splitlines()[-1])
+        assert final["copied"] >= sum(moved.values())
+    finally:
+        run.kill()
+        run.wait()

@@ -53,6 +53,11 @@ pub(crate) struct Args {
     /// fast as the servers answer).
     #[arg(long, value_parser = Rate::parse, allow_negative_numbers = true)]
     pub(super) rate: Option<Rate>,
+    /// Serve the run's progress as OpenMetrics text at
+    /// http://ADDRESS/metrics while it runs (keys and bytes moved and
+    /// failed per source and target, scans, rate, ETA).
+    #[arg(long, value_name = "ADDRESS")]
+    pub(super) metrics_listen: Option<std::net::SocketAddr>,
     /// Print what would move (per source and target) and move nothing.
     #[arg(long)]
     pub(super) dry_run: bool,

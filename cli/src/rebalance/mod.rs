@@ -16,6 +16,7 @@ mod checks;
 mod memcached;
 mod pass;
 mod plan;
+mod progress;
 mod rate;
 mod redis;
 mod report;
@@ -23,7 +24,7 @@ mod tls;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -149,6 +150,12 @@ fn run(
     } else {
         Checkpoint::open(args.resume.as_ref(), plan.old.fingerprint(), plan.new.fingerprint(), store.name())?
     };
+    let progress: progress::SharedProgress = Arc::new(Mutex::new(progress::Progress::default()));
+    if let Some(address) = args.metrics_listen {
+        let served = Arc::clone(&progress);
+        let bound = crate::fleet::serve_metrics(address, move || progress::render(&progress::lock(&served)))?;
+        crate::complain(format!("metrics at http://{bound}/metrics"));
+    }
     let bar = ProgressBar::new(0).with_message("moving keys");
     bar.set_style(
         ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} keys, {per_sec}, ETA {eta}")
@@ -170,6 +177,7 @@ fn run(
         migrate_size: pass::MIGRATE_BATCH,
         copy_size: pass::FIRST_COPY_BATCH,
         credentials: credentials(args)?,
+        progress: progress.clone(),
     };
     if args.dry_run {
         let mut work = pass.scan();
@@ -196,6 +204,7 @@ fn run(
         }
     }
     pass.bar.finish_and_clear();
+    progress::lock(&progress).finished = true;
     let tallies = pass.tallies;
     let scanned = tallies.values().map(|t| t.scanned).sum();
     let to_move = tallies.values().map(|t| t.to_move).sum();
@@ -426,6 +435,7 @@ mod tests {
                 migrate_size: super::pass::MIGRATE_BATCH,
                 copy_size: super::pass::FIRST_COPY_BATCH,
                 credentials: Default::default(),
+                progress: Default::default(),
             };
             let work = pass.scan();
             assert!(work.iter().any(|(source, _, target)| source == "10.0.0.1:1" && target == "new"), "{address}");

@@ -3,6 +3,7 @@
 //! batches, rate-limited and checkpointed.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
@@ -12,6 +13,7 @@ use super::args::Args;
 use super::backend::{Backend, Deletion, Failure, Key, Outcome, Side};
 use super::checkpoint::Checkpoint;
 use super::plan::Plan;
+use super::progress::{SharedProgress, lock};
 use super::rate::Pacer;
 use super::report::Tally;
 use crate::error::CliError;
@@ -115,6 +117,8 @@ pub(super) struct Pass<'a> {
     pub(super) copy_size: usize,
     /// Redis credentials, for the connections of listing threads.
     pub(super) credentials: super::redis::Credentials,
+    /// What the metrics endpoint and `P/rebalance` show.
+    pub(super) progress: SharedProgress,
 }
 
 impl Pass<'_> {
@@ -190,8 +194,9 @@ impl Pass<'_> {
     /// that finds it must not pass for a clean one.
     fn leaving(&mut self, source: &str, keys: Vec<Key>) -> Vec<(String, Key, String)> {
         let first = self.scans == 1;
+        let listed = keys.len() as u64;
         let tally = self.tallies.entry(source.to_owned()).or_default();
-        tally.scanned += if first { keys.len() as u64 } else { 0 };
+        tally.scanned += if first { listed } else { 0 };
         let mut work = Vec::new();
         for key in keys {
             let Some(target) = self.plan.target(source, &key.bytes) else { continue };
@@ -202,6 +207,7 @@ impl Pass<'_> {
             tally.late += u64::from(!first);
             work.push((source.to_owned(), key, target));
         }
+        lock(&self.progress).listed(source, self.scans, listed, work.len() as u64);
         work
     }
 
@@ -226,8 +232,11 @@ impl Pass<'_> {
                 let (chunk, after) = rest.split_at(run_length(rest, limit));
                 rest = after;
                 self.bar.inc(chunk.len() as u64);
-                let before = self.tallies.get(source).map_or(0, |t| t.bytes);
+                let before = self.tallies.get(source).cloned().unwrap_or_default();
                 self.copy_batch(source, target, chunk)?;
+                let after = self.tallies.get(source).cloned().unwrap_or_default();
+                lock(&self.progress).batch(source, target, chunk.len() as u64, &before, &after);
+                let before = before.bytes;
                 if !self.args.migrate {
                     let bytes = self.tallies.get(source).map_or(0, |t| t.bytes) - before;
                     self.copy_size = next_copy_size(self.copy_size, chunk.len(), bytes);
@@ -409,6 +418,7 @@ impl Pass<'_> {
                     let (identities, down, scans, delete) =
                         (self.identities.clone(), self.down.clone(), self.scans, self.delete);
                     let credentials = self.credentials.clone();
+                    let progress = Arc::clone(&self.progress);
                     scope.spawn(move || {
                         let mut store = super::backend(args, &credentials);
                         let mut lister = Pass {
@@ -427,6 +437,7 @@ impl Pass<'_> {
                             migrate_size: MIGRATE_BATCH,
                             copy_size: FIRST_COPY_BATCH,
                             credentials,
+                            progress,
                         };
                         let found = match lister.list_source(source) {
                             Ok(found) => found as u64,
