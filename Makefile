@@ -16,7 +16,7 @@ PY := $(VENV)/bin/python
 # and a plain `cargo build` there must work with the python3 on PATH.)
 export PYO3_PYTHON := $(CURDIR)/$(PY)
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config memcached fonts-dejavu-core etcd-server etcd-client protobuf-compiler libprotobuf-dev redis-server libmemcached-dev zlib1g-dev nutcracker haproxy nginx-light
+DEB_PACKAGES := wamerican libjansson-dev valgrind pkg-config memcached fonts-dejavu-core etcd-server etcd-client protobuf-compiler libprotobuf-dev redis-server libmemcached-dev zlib1g-dev nutcracker haproxy nginx-light chromium chromium-driver
 LIBDIR := $(CURDIR)/target/release
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 # ring.hpp needs C++17 (docs/c-api.md, C++).

@@ -134,7 +134,7 @@ fn share(count: u64, total: u64) -> f64 {
     if total == 0 { 0.0 } else { count as f64 / total as f64 }
 }
 
-fn standing_name(standing: ClientStanding) -> &'static str {
+pub(crate) fn standing_name(standing: ClientStanding) -> &'static str {
     match standing {
         ClientStanding::Current => "current",
         ClientStanding::Pending => "pending",

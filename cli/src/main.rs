@@ -3,6 +3,7 @@
 
 mod bounded;
 mod config;
+mod dashboard;
 mod error;
 mod etcd;
 mod fleet;
@@ -107,6 +108,10 @@ enum Command {
     /// Where keys go: owner, preference list, read and write sets during a
     /// transition, and the arc each key falls in.
     Route(fleet::RouteArgs),
+    /// Serve a live page of the ring under a prefix: members' arcs, states,
+    /// ownership, request rates, key counts and memory, clients and their
+    /// agreement, a running rebalance's progress.
+    Dashboard(dashboard::DashboardArgs),
     /// Move the keys whose owner changes between two rings (or as members
     /// warm up or drain in etcd) between real memcached or Redis servers.
     Rebalance(Box<rebalance::Args>),
@@ -180,6 +185,7 @@ fn main() -> ExitCode {
             other => other.map(drop),
         },
         Command::Route(args) => fleet::route(&args, &mut io::stdout().lock()),
+        Command::Dashboard(args) => dashboard::dashboard(&args),
         Command::Rebalance(args) => match rebalance::rebalance(&args, &mut io::stdout().lock()) {
             // Some server failed: reported above; the others were done.
             Ok(false) => return ExitCode::from(1),

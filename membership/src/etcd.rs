@@ -391,15 +391,12 @@ fn apply(position: &mut Position, shared: &FollowerState, batch: Vec<WatchRespon
     }
     if changes.is_empty() {
         // Only keys the layout ignores changed: the ring is current at
-        // `revision`. Client reports (`P/clients/`) alone do not make an
-        // epoch: every client writes one each interval, and an epoch per
-        // report would churn every follower's epoch number.
-        let clients = position.records.layout().clients_prefix();
-        let other_keys = batch
-            .iter()
-            .flat_map(|r| r.events())
-            .filter_map(|e| e.kv())
-            .any(|kv| !kv.key().starts_with(clients.as_bytes()));
+        // `revision`. Reports (`P/clients/`, `P/rebalance`) alone do not
+        // make an epoch: every client writes one each interval, and an
+        // epoch per report would churn every follower's epoch number.
+        let layout = position.records.layout();
+        let other_keys =
+            batch.iter().flat_map(|r| r.events()).filter_map(|e| e.kv()).any(|kv| !layout.is_report(kv.key()));
         if revision > position.revision && other_keys {
             position.revision = revision;
             shared.publish(revision, None);

@@ -41,6 +41,9 @@ pub struct FleetView {
     pub members: BTreeMap<String, String>,
     /// Every client report, by id.
     pub clients: Vec<ClientEntry>,
+    /// A running (or just finished) rebalance's progress (`P/rebalance`),
+    /// as the rebalancer wrote it, when there is one.
+    pub rebalance: Option<serde_json::Value>,
 }
 
 /// How one client stands ([`FleetView::verdict`]).
@@ -144,7 +147,13 @@ impl Admin {
         let mut changes = Vec::new();
         let mut ring_revision = 0;
         let mut clients = Vec::new();
+        let mut rebalance = None;
+        let rebalance_key = self.layout.rebalance_key();
         for kv in response.kvs() {
+            if kv.key() == rebalance_key.as_bytes() {
+                rebalance = serde_json::from_slice(kv.value()).ok();
+                continue;
+            }
             if let Some(id) = kv.key().strip_prefix(clients_prefix.as_bytes()) {
                 let record = std::str::from_utf8(kv.value())
                     .map_err(|e| e.to_string())
@@ -174,6 +183,26 @@ impl Admin {
             }
             Err(error) => (Err(error.to_string()), None, BTreeMap::new()),
         };
-        Ok(FleetView { revision, ring_revision, fingerprint, algorithm, members, clients })
+        Ok(FleetView { revision, ring_revision, fingerprint, algorithm, members, clients, rebalance })
+    }
+
+    /// Writes `P/rebalance` = `json` (a rebalance's progress) under a new
+    /// lease of `ttl`, then revokes `previous` (the lease of the last
+    /// write): the record goes `ttl` after the last write. Returns the new
+    /// lease.
+    ///
+    /// Errors: [`MembershipError::Etcd`].
+    pub fn put_rebalance(&mut self, json: &str, ttl: Duration, previous: Option<i64>) -> Result<i64, MembershipError> {
+        let key = self.layout.rebalance_key();
+        let (target, client) = (&self.target, &mut self.client);
+        self.runtime.block_on(async {
+            let lease = timed(target, client.lease_grant(ttl.as_secs().max(1) as i64, None)).await?.id();
+            let options = etcd_client::PutOptions::new().with_lease(lease);
+            timed(target, client.put(key, json, Some(options))).await?;
+            if let Some(previous) = previous {
+                let _ = timed(target, client.lease_revoke(previous)).await;
+            }
+            Ok(lease)
+        })
     }
 }

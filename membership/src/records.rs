@@ -82,6 +82,17 @@ impl Layout {
         format!("{}/clients/{id}", self.prefix)
     }
 
+    /// `P/rebalance`: a running rebalance's progress (JSON, under a lease).
+    pub fn rebalance_key(&self) -> String {
+        format!("{}/rebalance", self.prefix)
+    }
+
+    /// Whether `key` holds a report (a client's, or the rebalance's
+    /// progress) rather than ring state: a change to it alone makes no epoch.
+    pub fn is_report(&self, key: &[u8]) -> bool {
+        key.starts_with(self.clients_prefix().as_bytes()) || key == self.rebalance_key().as_bytes()
+    }
+
     /// `P/members/`.
     pub fn members_prefix(&self) -> String {
         format!("{}/members/", self.prefix)

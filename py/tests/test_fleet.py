@@ -105,9 +105,10 @@ def test_six_followers_in_three_languages_agree_and_a_frozen_one_is_reported(etc
     put_members(etcd, ["a", "b", "c"])
     python = [Follower.etcd(etcd.url, PREFIX, timeout=WAIT, report_as=f"py-{i}", report_interval=INTERVAL)
               for i in range(2)]
+    metrics_ports = [free_port(), free_port()]
     rust = [subprocess.Popen([str(CLI), "watch", "--etcd", etcd.url, "--prefix", PREFIX, "--report-as", f"rust-{i}",
-                              "--report-interval", str(INTERVAL)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL) for i in range(2)]
+                              "--report-interval", str(INTERVAL), "--metrics-listen", f"127.0.0.1:{metrics_ports[i]}"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(2)]
     node = [subprocess.Popen(["node", "-e", NODE_FOLLOWER, str(ROOT / "node"), etcd.url, PREFIX, f"node-{i}",
                               str(INTERVAL)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             for i in range(2)]
@@ -132,6 +133,11 @@ def test_six_followers_in_three_languages_agree_and_a_frozen_one_is_reported(etc
 
         status = wait_for(agreed, "six current clients")
         fingerprint = status["fingerprint"]
+        # The CLI's follower serves its metrics.
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_ports[0]}/metrics", timeout=5) as response:
+            served = families(response.read().decode())
+        assert served["shardring_ring"].samples[0].labels["fingerprint"] == fingerprint
+        assert served["shardring_client_reports"].samples[0].value >= 1
         assert fingerprint == python[0].fingerprint_hex
         assert all(c["fingerprint"] == fingerprint for c in status["clients"])
         # The lookups of the Node and Python clients reach the fleet's sum.

@@ -156,6 +156,13 @@ fn run(
         let bound = crate::fleet::serve_metrics(address, move || progress::render(&progress::lock(&served)))?;
         crate::complain(format!("metrics at http://{bound}/metrics"));
     }
+    // Followed from etcd: the progress goes to `P/rebalance` for dashboards.
+    let publisher = match (&args.prefix, args.etcd.is_empty() || args.dry_run) {
+        (Some(prefix), false) => {
+            Some(progress::publish(args.etcd_security.access(&args.etcd)?, prefix.clone(), Arc::clone(&progress)))
+        }
+        _ => None,
+    };
     let bar = ProgressBar::new(0).with_message("moving keys");
     bar.set_style(
         ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} keys, {per_sec}, ETA {eta}")
@@ -205,6 +212,7 @@ fn run(
     }
     pass.bar.finish_and_clear();
     progress::lock(&progress).finished = true;
+    drop(publisher);
     let tallies = pass.tallies;
     let scanned = tallies.values().map(|t| t.scanned).sum();
     let to_move = tallies.values().map(|t| t.to_move).sum();

@@ -150,3 +150,70 @@ pub(crate) fn render(progress: &Progress) -> String {
     encode(&mut text, &registry).expect("writing to a String cannot fail");
     text
 }
+
+/// Publishes a run's progress while it lives; dropped (however the run
+/// ends), it publishes the finished progress once more and stops.
+pub(crate) struct Publisher {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Publishes the progress as `P/rebalance` every 500 ms from a thread
+/// until the [`Publisher`] is dropped, then once more (finished) under a
+/// lease of 30 s, so a dashboard shows the finished run for a while. A
+/// failed write is retried at the next tick: the run never waits for etcd.
+pub(crate) fn publish(access: shardring_membership::EtcdAccess, prefix: String, progress: SharedProgress) -> Publisher {
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped = Arc::clone(&stop);
+    let thread = std::thread::spawn(move || {
+        let stop = stopped;
+        let mut admin = None;
+        let mut lease = None;
+        loop {
+            let finished = stop.load(Ordering::Acquire);
+            if admin.is_none() {
+                admin = shardring_membership::Admin::connect(access.clone(), &prefix).ok();
+            }
+            if let Some(etcd) = admin.as_mut() {
+                let json = {
+                    let mut progress = lock(&progress);
+                    progress.finished |= finished;
+                    published(&progress)
+                };
+                let ttl = Duration::from_secs(if finished { 30 } else { 10 });
+                match etcd.put_rebalance(&json, ttl, lease) {
+                    Ok(granted) => lease = Some(granted),
+                    Err(_) => admin = None,
+                }
+            }
+            if finished {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    Publisher { stop, thread: Some(thread) }
+}
+
+/// The JSON of `P/rebalance`: the progress with its rate and ETA.
+fn published(progress: &Progress) -> String {
+    let mut value = serde_json::to_value(progress).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        object.insert("rate_keys_per_second".into(), progress.rate().into());
+        object.insert("eta_seconds".into(), progress.eta_seconds().into());
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        object.insert("updated_at_ms".into(), (now as u64).into());
+    }
+    value.to_string()
+}
