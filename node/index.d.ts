@@ -100,6 +100,19 @@ export declare class NativeFollower {
  */
 export declare class Ring {
   /**
+   * From now on, counts the lookups on this ring per node (`get` and its
+   * variants, each key of a batch, `getN`'s first node), across
+   * `addNode` / `removeNode` / `setWeight`; about 1.7 ns a lookup.
+   * Calling it again changes nothing. A `TypeError` on a Follower's ring
+   * (the follower counts: `follower.lookupCounts()`).
+   */
+  countLookups(): void
+  /**
+   * The lookups counted since `countLookups()`: `{ nodeId: count }`
+   * (empty before). A `TypeError` on a Follower's ring.
+   */
+  lookupCounts(): Record<string, number>
+  /**
    * Builds a ring from node ids (weight 1 each), `{ id, weight, zone }`
    * objects, or an object mapping id to weight (in its key order); a
    * `TypeError` for anything else, for `null` fields and for unknown ones.

@@ -70,6 +70,10 @@ export declare class Follower extends EventEmitter {
       user?: string
       password?: string
       passwordFile?: string
+      /** Report as `<prefix>/clients/<reportAs>` for `shardring fleet status`. */
+      reportAs?: string
+      /** Seconds between reports (default 10). */
+      reportInterval?: number
     },
   ): Promise<Follower>
   /** Follows a JSON ring config file; rejects at once with `RING_FILE` naming why when it cannot be read or is refused. */
@@ -91,6 +95,10 @@ export declare class Follower extends EventEmitter {
   /** Where to write `key` now. */
   writeNodes(key: string | Uint8Array): string[]
   status(): FollowerStatus
+  /** Lookups made on this follower's rings so far, per node id. */
+  lookupCounts(): Record<string, number>
+  /** The follower's metrics as OpenMetrics text (serve it at /metrics). */
+  metrics(): string
   /** Resolves with the revision held once it is `revision` or later (a whole number from 0 to 2^53 - 1). */
   waitForRevision(revision: number, timeout?: number): Promise<number>
   /** Stops the follower; every later call but close() throws `RING_STOPPED`. */

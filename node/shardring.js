@@ -117,7 +117,8 @@ function idsOf(ring) {
 const NativeRing = native.Ring
 const NativeTracker = native.LoadTracker
 
-for (const name of ['addNode', 'removeNode', 'setWeight']) {
+// countLookups swaps in a counting snapshot: the cached placer is the old one.
+for (const name of ['addNode', 'removeNode', 'setWeight', 'countLookups']) {
   const mutate = NativeRing.prototype[name]
   NativeRing.prototype[name] = function (...args) {
     this[ids] = undefined

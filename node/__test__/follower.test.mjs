@@ -121,9 +121,25 @@ test('the file follower', async () => {
     write({ format_version: 1, nodes: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] })
     assert.equal(await follower.waitForRevision(2), 2)
     assert.deepEqual(follower.ring.ids, ['a', 'b', 'c'])
+    // Lookups counted per node, batches included, and in the metrics.
+    const want = {}
+    for (let i = 0; i < 500; i++) {
+      const owner = follower.ring.get(`key-${i}`)
+      want[owner] = (want[owner] ?? 0) + 2
+    }
+    follower.ring.getMany(Array.from({ length: 500 }, (_, i) => `key-${i}`))
+    assert.deepEqual(follower.lookupCounts(), want)
+    const metrics = follower.metrics()
+    for (const [id, count] of Object.entries(want)) {
+      assert.ok(metrics.includes(`shardring_lookups_total{node="${id}"} ${count}\n`), id)
+    }
+    assert.match(metrics, new RegExp(`shardring_ring_info\\{algorithm="ring",fingerprint="${follower.fingerprintHex}",epoch="2"\\} 1`))
+    assert.ok(metrics.endsWith('# EOF\n'))
+    assert.throws(() => follower.ring.countLookups(), (e) => e instanceof TypeError && /follower.lookupCounts/.test(e.message))
   } finally {
     follower.close()
   }
+  assert.throws(() => follower.metrics(), (e) => e.code === 'RING_STOPPED')
 })
 
 const utf16 = (text) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])

@@ -360,3 +360,21 @@ test('version, equality, inspection and cloning', async () => {
   port1.close()
   port2.close()
 })
+
+test('a ring counts its lookups per node once asked, across in-place changes', () => {
+  const ring = new Ring(['a', 'b', 'c'])
+  ring.get('before')
+  assert.deepEqual(ring.lookupCounts(), {})
+  ring.countLookups()
+  const want = {}
+  for (const key of KEYS) want[ring.get(key)] = (want[ring.get(key)] ?? 0) + 2
+  assert.deepEqual(ring.lookupCounts(), want)
+  ring.addNode('d')
+  ring.countLookups()
+  ring.getMany(KEYS)
+  const after = {}
+  for (const key of KEYS) after[ring.get(key)] = (after[ring.get(key)] ?? 0) + 1
+  const total = Object.values(ring.lookupCounts()).reduce((a, b) => a + b, 0)
+  assert.equal(total, 2 * KEYS.length + 3 * KEYS.length)
+  assert.ok(ring.lookupCounts().d > 0 && ring.lookupCounts().d === after.d * 3)
+})

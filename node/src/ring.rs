@@ -143,22 +143,37 @@ pub struct Ring {
     pub(crate) cell: RingCell,
     /// Set for a Follower's ring, which only its source changes.
     followed: bool,
+    /// Counts lookups once `countLookups` was called: every snapshot
+    /// stored from then on counts into it.
+    counter: std::sync::Mutex<Option<shardring::LookupCounter>>,
 }
 
 impl Ring {
     pub(crate) fn wrap(ring: shardring::Ring) -> Ring {
-        Ring { cell: Arc::new(ArcSwap::from_pointee(ring)), followed: false }
+        Ring::over(Arc::new(ArcSwap::from_pointee(ring)), false)
+    }
+
+    fn over(cell: RingCell, followed: bool) -> Ring {
+        Ring { cell, followed, counter: std::sync::Mutex::new(None) }
     }
 
     /// A ring over a shared snapshot (a transition's).
     pub(crate) fn shared(ring: Arc<shardring::Ring>) -> Ring {
-        Ring { cell: Arc::new(ArcSwap::new(ring)), followed: false }
+        Ring::over(Arc::new(ArcSwap::new(ring)), false)
     }
 
     /// A Follower's ring over its cell: the in-place methods throw, as the
     /// follower would overwrite their change.
     pub(crate) fn followed(cell: RingCell) -> Ring {
-        Ring { cell, followed: true }
+        Ring::over(cell, true)
+    }
+
+    fn refuse_followed(&self, env: &Env) -> Result<()> {
+        if self.followed {
+            let message = "this Ring belongs to a Follower, which counts its lookups: follower.lookupCounts()";
+            return Err(type_error(env, message.into()));
+        }
+        Ok(())
     }
 
     /// The current snapshot.
@@ -173,6 +188,10 @@ impl Ring {
             return Err(type_error(env, message.into()));
         }
         let next = change(&self.cell.load()).map_err(|e| throw(env, e))?;
+        let next = match self.counter.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            Some(counter) => counter.count(next),
+            None => next,
+        };
         self.cell.store(Arc::new(next));
         Ok(())
     }
@@ -185,6 +204,33 @@ impl Ring {
 
 #[napi]
 impl Ring {
+    /// From now on, counts the lookups on this ring per node (`get` and its
+    /// variants, each key of a batch, `getN`'s first node), across
+    /// `addNode` / `removeNode` / `setWeight`; about 1.7 ns a lookup.
+    /// Calling it again changes nothing. A `TypeError` on a Follower's ring
+    /// (the follower counts: `follower.lookupCounts()`).
+    #[napi]
+    pub fn count_lookups(&self, env: Env) -> Result<()> {
+        self.refuse_followed(&env)?;
+        let mut counter = self.counter.lock().unwrap_or_else(|p| p.into_inner());
+        if counter.is_none() {
+            let fresh = shardring::LookupCounter::new();
+            self.cell.store(Arc::new(fresh.count((**self.cell.load()).clone())));
+            *counter = Some(fresh);
+        }
+        Ok(())
+    }
+
+    /// The lookups counted since `countLookups()`: `{ nodeId: count }`
+    /// (empty before). A `TypeError` on a Follower's ring.
+    #[napi]
+    pub fn lookup_counts(&self, env: Env) -> Result<std::collections::HashMap<String, f64>> {
+        self.refuse_followed(&env)?;
+        let counter = self.counter.lock().unwrap_or_else(|p| p.into_inner());
+        let counts = counter.as_ref().map(|c| c.snapshot()).unwrap_or_default();
+        Ok(counts.counts.into_iter().map(|(id, c)| (id, c as f64)).collect())
+    }
+
     /// Builds a ring from node ids (weight 1 each), `{ id, weight, zone }`
     /// objects, or an object mapping id to weight (in its key order); a
     /// `TypeError` for anything else, for `null` fields and for unknown ones.

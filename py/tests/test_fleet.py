@@ -86,6 +86,8 @@ def test_a_follower_counts_its_lookups_and_its_metrics_parse(etcd):
             follower.read_nodes(key)
         want = {node: 5 * count for node, count in want.items()}
         assert follower.lookup_counts() == want
+        # The source reports itself connected just after the first ring is in place.
+        wait_for(lambda: follower.status()["connected"], "a connected follower")
         parsed = families(follower.metrics())
         assert lookups_of(parsed) == want
         info = parsed["shardring_ring"].samples[0].labels
@@ -256,3 +258,21 @@ def test_a_running_rebalance_serves_its_progress_as_metrics(memcached, tmp_path)
     finally:
         run.kill()
         run.wait()
+
+
+def test_a_ring_counts_its_lookups_once_asked_across_in_place_changes():
+    ring = shardring.Ring(["a", "b", "c"])
+    ring.get("before")
+    assert ring.lookup_counts() == {}
+    ring.count_lookups()
+    keys = [f"key-{i}" for i in range(3000)]
+    want = {}
+    for key in keys:
+        want[ring.get(key)] = want.get(ring.get(key), 0) + 2
+    assert ring.lookup_counts() == want
+    ring.add_node("d")
+    ring.count_lookups()
+    ring.get_many(keys)
+    d = sum(1 for key in keys if ring.get(key) == "d")
+    counts = ring.lookup_counts()
+    assert sum(counts.values()) == 2 * len(keys) + 2 * len(keys) and counts["d"] == 2 * d > 0

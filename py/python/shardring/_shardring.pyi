@@ -224,6 +224,11 @@ class Ring:
         ("ring", "jump", "rendezvous", "maglev", "jumpback", "memento"), MD5's first 4 bytes little-endian (ketama modes), CRC-32
         ("nginx"), the Redis slot ("slots"), a compatibility mode's peer's hash
         otherwise."""
+    def count_lookups(self) -> None:
+        """From now on, count the lookups on this ring per node (across
+        add_node / remove_node / set_weight). TypeError on a Follower's ring."""
+    def lookup_counts(self) -> dict[str, int]:
+        """The lookups counted since count_lookups(), per node id."""
     def get(self, key: _Key, /) -> str:
         """The id of the node owning ``key``. Raises EmptyRingError (a
         LookupError) when no node can own keys, InvalidUtf8Error for a str with
