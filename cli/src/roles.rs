@@ -29,6 +29,8 @@ fn role(kind: &str, range: &str) -> String {
 
 /// Writes the `etcdctl` commands creating the roles for the ring under
 /// `layout`: `shardring-follower@P/` reads `P/` (followers, `watch`);
+/// `shardring-reporter@P/clients/` writes the clients' reports (a follower
+/// with a client id, `watch --report-as`);
 /// `shardring-operator@P/` reads and writes `P/` (`member config`,
 /// `set-state`, `leave`, `rebalance --etcd`); `shardring-member@P/members/ID`
 /// per member id reads and writes `P/members/ID` alone (`member join --id
@@ -56,6 +58,14 @@ pub(crate) fn print(layout: &Layout, members: &[String], out: &mut impl Write) -
     writeln!(out, "# Run with etcdctl's connection flags as the root user (--endpoints, --cacert, --cert, --key).")?;
     writeln!(out, "etcdctl role add {follower}")?;
     writeln!(out, "etcdctl role grant-permission --prefix=true {follower} read {}", quoted(&root))?;
+    // Followers that report themselves (`P/clients/<id>`) also need this one.
+    let reporter = quoted(&role("reporter", &layout.clients_prefix()));
+    writeln!(out, "etcdctl role add {reporter}")?;
+    writeln!(
+        out,
+        "etcdctl role grant-permission --prefix=true {reporter} readwrite {}",
+        quoted(&layout.clients_prefix())
+    )?;
     writeln!(out, "etcdctl role add {operator}")?;
     writeln!(out, "etcdctl role grant-permission --prefix=true {operator} readwrite {}", quoted(&root))?;
     for id in members {
@@ -87,6 +97,9 @@ mod tests {
             [
                 "etcdctl role add shardring-follower@/shardring/cache/",
                 "etcdctl role grant-permission --prefix=true shardring-follower@/shardring/cache/ read /shardring/cache/",
+                "etcdctl role add shardring-reporter@/shardring/cache/clients/",
+                "etcdctl role grant-permission --prefix=true shardring-reporter@/shardring/cache/clients/ readwrite \
+                 /shardring/cache/clients/",
                 "etcdctl role add shardring-operator@/shardring/cache/",
                 "etcdctl role grant-permission --prefix=true shardring-operator@/shardring/cache/ readwrite \
                  /shardring/cache/",
