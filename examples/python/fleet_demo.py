@@ -3,7 +3,10 @@ ring as members (`shardring member join`, each under a lease), and one
 follower client each in C, Python and Node (examples/c/follow.c,
 examples/python/follow.py, examples/node/follow.mjs). A 4th memcached joins;
 every client prints the same new epoch and fingerprint, and all three place
-100,000 keys identically.
+100,000 keys identically. Then the fleet's eyes: a Python follower and a
+`shardring watch` report themselves under `P/clients/`, `shardring fleet
+status` prints every client and whether they agree, and `shardring
+dashboard` is photographed by headless chromium (build/dashboard.png).
 
 Run by examples/demo.sh (after `make demo` built everything):
     python examples/python/fleet_demo.py
@@ -12,17 +15,23 @@ Run by examples/demo.sh (after `make demo` built everything):
 import json
 import os
 import queue
+import shutil
 import subprocess
+import tempfile
 import sys
 import threading
 import time
+import urllib.request
 from contextlib import ExitStack
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "py", "tests"))
-from servers import Etcd  # noqa: E402  (the tests' etcd launcher)
+from servers import Etcd, free_port  # noqa: E402  (the tests' etcd launcher)
+
+import shardring  # noqa: E402
 
 from memcached_scale_out import start_server  # noqa: E402
+from pymemcache.client.base import Client as MemcacheClient  # noqa: E402
 
 PREFIX = "/shardring/demo"
 CLI = os.path.join(ROOT, "target", "release", "shardring")
@@ -56,21 +65,87 @@ class Client:
 
 
 def join(stack, url, name):
-    """A memcached server and the agent that keeps it a member."""
-    start_server(stack, name)
+    """A memcached server and the agent that keeps it a member; its port."""
+    _, _, port = start_server(stack, name)
     agent = subprocess.Popen([CLI, "member", "join", "--etcd", url, "--prefix", PREFIX, "--id", name, "--ttl", "5"],
                              stdout=subprocess.PIPE, text=True)
     stack.callback(agent.wait)
     stack.callback(agent.terminate)
     agent.stdout.readline()  # "joined ...": registered
+    return port
+
+
+def eyes(stack, url, ports):
+    """Two reporting clients, `fleet status`, and a dashboard screenshot."""
+    follower = shardring.Follower.etcd(url, PREFIX, report_as="demo-python", report_interval=0.5)
+    stack.callback(follower.close)
+    watcher = subprocess.Popen([CLI, "watch", "--etcd", url, "--prefix", PREFIX, "--report-as", "demo-cli",
+                                "--report-interval", "0.5"], stdout=subprocess.DEVNULL)
+    stack.callback(watcher.wait)
+    stack.callback(watcher.terminate)
+    # 10,000 keys on their owners, and requests from the follower meanwhile.
+    servers = {f"cache-{i}": MemcacheClient(("127.0.0.1", p)) for i, p in ports.items()}
+    for i in range(10_000):
+        key = f"key-{i}"
+        servers[follower.ring.get(key)].set(key, b"value")
+    stop = threading.Event()
+
+    def requests():
+        while not stop.is_set():
+            follower.ring.get_many([f"request-{i}" for i in range(4_000)])
+            time.sleep(0.1)
+
+    sender = threading.Thread(target=requests)
+    sender.start()
+    stack.callback(sender.join)
+    stack.callback(stop.set)
+    status = ["fleet", "status", "--etcd", url, "--prefix", PREFIX]
+    for _ in range(100):
+        answer = subprocess.run([CLI, *status, "--json"], capture_output=True, text=True)
+        report = json.loads(answer.stdout) if answer.stdout else {}
+        if answer.returncode == 0 and len(report.get("clients", [])) == 2 and report.get("lookups"):
+            break
+        time.sleep(0.1)
+    print("$ shardring fleet status --etcd ... --prefix " + PREFIX)
+    print(subprocess.run([CLI, *status], capture_output=True, text=True).stdout.rstrip())
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        print("(no chromium: the dashboard's screenshot is skipped)")
+        return
+    port = free_port()
+    addresses = [f"--address=cache-{i}=127.0.0.1:{p}" for i, p in ports.items()]
+    dashboard = subprocess.Popen([CLI, "dashboard", "--etcd", url, "--prefix", PREFIX, "--listen",
+                                  f"127.0.0.1:{port}", "--servers", "memcached", *addresses],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stack.callback(dashboard.wait)
+    stack.callback(dashboard.terminate)
+    for _ in range(300):
+        if dashboard.poll() is not None:
+            raise RuntimeError(f"shardring dashboard exited: {dashboard.stderr.read()}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    profile = tempfile.mkdtemp(prefix="shardring-chromium-")
+    stack.callback(shutil.rmtree, profile, True)
+    shot = os.path.join(ROOT, "build", "dashboard.png")
+    taken = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={profile}", "--window-size=1280,800", "--virtual-time-budget=3000",
+                    f"--screenshot={shot}", f"http://127.0.0.1:{port}/"], capture_output=True, text=True, timeout=120)
+    if taken.returncode != 0 or not os.path.exists(shot):
+        raise RuntimeError(f"chromium wrote no screenshot: {taken.stdout}{taken.stderr}")
+    print(f"shardring dashboard: a screenshot of http://127.0.0.1:{port}/ is in build/dashboard.png")
 
 
 def main():
     with ExitStack() as stack:
         etcd = Etcd()
         stack.callback(etcd.close)
+        ports = {}
         for i in range(1, 4):
-            join(stack, etcd.url, f"cache-{i}")
+            ports[i] = join(stack, etcd.url, f"cache-{i}")
         print(f"fleet: etcd on {etcd.url}, 3 memcached servers joined as members cache-1..3 of {PREFIX}")
         clients = [
             Client("c", [os.path.join(ROOT, "build", "follow")], etcd.url),
@@ -83,7 +158,7 @@ def main():
         for name, epoch in first.items():
             print(f"  {name:7} epoch {epoch['revision']:>3}  fingerprint {epoch['fingerprint']}")
         joined = time.time_ns() // 1000
-        join(stack, etcd.url, "cache-4")
+        ports[4] = join(stack, etcd.url, "cache-4")
         print("a 4th memcached server joins as cache-4:")
         latest = {}
         for client in clients:
@@ -100,6 +175,7 @@ def main():
         else:
             print(f"MISMATCH: epochs {latest}, digests {digests}", file=sys.stderr)
             sys.exit(1)
+        eyes(stack, etcd.url, ports)
 
 
 if __name__ == "__main__":

@@ -41,10 +41,27 @@ pub(crate) struct DashboardArgs {
     /// the fleet's layout to whoever can reach it.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// Read each member's key count and memory from its server (member ids
-    /// are `host:port`), over plain TCP.
+    /// Read each member's key count and memory from its server, over plain
+    /// TCP: at the member id (`host:port`), or at its `--address`.
     #[arg(long, value_enum)]
     servers: Option<ServerKind>,
+    /// The server of a member whose id is not its address (repeatable).
+    #[arg(long = "address", value_name = "ID=HOST:PORT", value_parser = member_address, requires = "servers")]
+    addresses: Vec<(String, String)>,
+}
+
+fn member_address(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((id, address)) if !id.is_empty() && address.contains(':') => Ok((id.to_owned(), address.to_owned())),
+        _ => Err(format!("{text:?} is not ID=HOST:PORT")),
+    }
+}
+
+/// Where the dashboard reads servers' stats, if it does.
+#[derive(Clone)]
+struct Servers {
+    kind: ServerKind,
+    addresses: BTreeMap<String, String>,
 }
 
 pub(crate) fn dashboard(args: &DashboardArgs) -> Result<(), CliError> {
@@ -52,7 +69,8 @@ pub(crate) fn dashboard(args: &DashboardArgs) -> Result<(), CliError> {
     let options = FollowerOptions { count_lookups: false, ..FollowerOptions::default() };
     let follower = Follower::etcd(args.target.access()?, args.target.prefix(), options).map_err(membership)?;
     let mut admin = Admin::connect(args.target.access()?, args.target.prefix()).map_err(membership)?;
-    let state = Arc::new(Mutex::new(build(&follower, admin.fleet().ok(), args.servers, args.target.prefix())));
+    let servers = args.servers.map(|kind| Servers { kind, addresses: args.addresses.iter().cloned().collect() });
+    let state = Arc::new(Mutex::new(build(&follower, admin.fleet().ok(), servers.as_ref(), args.target.prefix())));
     let server = tiny_http::Server::http(args.listen)
         .map_err(|e| CliError::Membership(format!("cannot serve the dashboard on {}: {e}", args.listen)))?;
     let bound = server.server_addr().to_ip().unwrap_or(args.listen);
@@ -61,12 +79,12 @@ pub(crate) fn dashboard(args: &DashboardArgs) -> Result<(), CliError> {
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, Arc::clone(&stop))?;
     }
-    let (shared, servers, prefix) = (Arc::clone(&state), args.servers, args.target.prefix().to_owned());
+    let (shared, prefix) = (Arc::clone(&state), args.target.prefix().to_owned());
     let refresher_stop = Arc::clone(&stop);
     std::thread::Builder::new().name("shardring-dashboard".into()).spawn(move || {
         while !refresher_stop.load(Ordering::Relaxed) {
             std::thread::sleep(REFRESH);
-            let next = build(&follower, admin.fleet().ok(), servers, &prefix);
+            let next = build(&follower, admin.fleet().ok(), servers.as_ref(), &prefix);
             *shared.lock().unwrap_or_else(|p| p.into_inner()) = next;
         }
     })?;
@@ -88,7 +106,7 @@ pub(crate) fn dashboard(args: &DashboardArgs) -> Result<(), CliError> {
 }
 
 /// The page's state now.
-fn build(follower: &Follower, fleet: Option<FleetView>, servers: Option<ServerKind>, prefix: &str) -> Value {
+fn build(follower: &Follower, fleet: Option<FleetView>, servers: Option<&Servers>, prefix: &str) -> Value {
     let epoch = follower.epoch();
     let status = follower.status();
     let transition: &Transition = &epoch.transition;
@@ -111,7 +129,7 @@ fn build(follower: &Follower, fleet: Option<FleetView>, servers: Option<ServerKi
         .iter()
         .map(|&id| {
             let node = transition.new_ring().nodes().iter().chain(transition.old_ring().nodes()).find(|n| n.id() == id);
-            let stats = servers.map(|kind| stats::read(kind, id));
+            let stats = servers.map(|s| stats::read(s.kind, s.addresses.get(id).map_or(id, String::as_str)));
             json!({
                 "id": id,
                 "state": transition.state(id).map(state_name),
