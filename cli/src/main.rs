@@ -9,6 +9,7 @@ mod etcd;
 mod fleet;
 mod keys;
 mod member;
+mod metrics_http;
 mod plot;
 mod rebalance;
 mod report;

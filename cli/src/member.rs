@@ -340,7 +340,7 @@ pub(crate) fn watch(args: &WatchArgs, out: &mut impl Write) -> Result<(), CliErr
     let follower = Arc::new(follower);
     if let Some(address) = args.metrics_listen {
         let served = Arc::clone(&follower);
-        let bound = crate::fleet::serve_metrics(address, move || served.metrics())?;
+        let bound = crate::metrics_http::serve_metrics(address, move || served.metrics())?;
         crate::complain(format!("metrics at http://{bound}/metrics"));
     }
     let events = follower.subscribe();

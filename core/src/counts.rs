@@ -77,7 +77,7 @@ fn stripe() -> usize {
 
 /// One set of node ids and their counts, by thread row.
 #[derive(Debug)]
-struct CountTable {
+pub(crate) struct CountTable {
     ids: Vec<String>,
     rows: Box<[OnceLock<Box<[AtomicU64]>>]>,
 }
@@ -120,6 +120,11 @@ pub(crate) struct RingCounts {
 }
 
 impl RingCounts {
+    /// Counts into `table`, node `i` of the ring into cell `cell_of[i]`.
+    pub(crate) fn new(table: Arc<CountTable>, cell_of: Arc<[u32]>) -> RingCounts {
+        RingCounts { table, cell_of }
+    }
+
     /// Counts one lookup that chose node `index` of the ring.
     #[inline(always)]
     pub(crate) fn add(&self, index: usize) {
@@ -195,43 +200,12 @@ impl LookupCounter {
         LookupCounter::default()
     }
 
-    fn table(&self, ids: Vec<String>) -> Arc<CountTable> {
+    /// A new table of `ids`, for rings to count into.
+    pub(crate) fn table(&self, ids: Vec<String>) -> Arc<CountTable> {
         let table = Arc::new(CountTable::new(ids));
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.live.push(Arc::clone(&table));
         table
-    }
-
-    /// `ring`, counting its lookups into this counter (replacing any
-    /// counter it had).
-    pub fn count(&self, mut ring: crate::Ring) -> crate::Ring {
-        let ids: Vec<String> = ring.nodes().iter().map(|n| n.id().to_owned()).collect();
-        let cell_of: Arc<[u32]> = (0..ids.len() as u32).collect();
-        ring.set_counts(Some(RingCounts { table: self.table(ids), cell_of }));
-        ring
-    }
-
-    /// `transition`, its three rings counting into this counter through one
-    /// table (see the type's doc for which lookups count).
-    pub fn count_transition(&self, transition: crate::Transition) -> crate::Transition {
-        let mut ids: Vec<String> = Vec::new();
-        for ring in transition.rings() {
-            for node in ring.nodes() {
-                if !ids.iter().any(|id| id == node.id()) {
-                    ids.push(node.id().to_owned());
-                }
-            }
-        }
-        let cells = |ring: &crate::Ring| -> Arc<[u32]> {
-            ring.nodes().iter().map(|n| ids.iter().position(|id| id == n.id()).unwrap_or(0) as u32).collect()
-        };
-        let cell_maps: Vec<Arc<[u32]>> = transition.rings().iter().map(|r| cells(r)).collect();
-        let table = self.table(ids);
-        let mut maps = cell_maps.into_iter();
-        transition.map_rings(|ring| {
-            let cell_of = maps.next().unwrap_or_else(|| Arc::from(Vec::new()));
-            ring.set_counts(Some(RingCounts { table: Arc::clone(&table), cell_of }));
-        })
     }
 
     /// The lookups counted so far, per node id. Folds the tables that no

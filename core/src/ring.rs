@@ -9,10 +9,11 @@
 //! its preference walks with zones) are in `ring/lookups.rs`.
 
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 
 use crate::algorithm::Algorithm;
 use crate::algorithms::slots;
-use crate::counts::RingCounts;
+use crate::counts::{LookupCounter, RingCounts};
 use crate::error::RingError;
 use crate::hash::{HashFunction, KeyHash, KeyRule};
 use crate::node::{Node, check_nodes, check_unit_weights, check_weight};
@@ -431,6 +432,17 @@ fn zone_classes(nodes: &[Node]) -> Vec<u32> {
             }
         })
         .collect()
+}
+
+impl LookupCounter {
+    /// `ring`, counting its lookups into this counter (replacing any
+    /// counter it had).
+    pub fn count(&self, mut ring: Ring) -> Ring {
+        let ids: Vec<String> = ring.nodes().iter().map(|n| n.id().to_owned()).collect();
+        let cell_of: Arc<[u32]> = (0..ids.len() as u32).collect();
+        ring.set_counts(Some(RingCounts::new(self.table(ids), cell_of)));
+        ring
+    }
 }
 
 #[cfg(test)]

@@ -322,3 +322,28 @@ fn combined(from: u64, to: u64) -> u64 {
     bytes.extend_from_slice(&to.to_le_bytes());
     xxhash_rust::xxh3::xxh3_64(&bytes)
 }
+
+impl crate::counts::LookupCounter {
+    /// `transition`, its three rings counting into this counter through one
+    /// table (see the type's doc for which lookups count).
+    pub fn count_transition(&self, transition: Transition) -> Transition {
+        let mut ids: Vec<String> = Vec::new();
+        for ring in transition.rings() {
+            for node in ring.nodes() {
+                if !ids.iter().any(|id| id == node.id()) {
+                    ids.push(node.id().to_owned());
+                }
+            }
+        }
+        let cells = |ring: &Ring| -> Arc<[u32]> {
+            ring.nodes().iter().map(|n| ids.iter().position(|id| id == n.id()).unwrap_or(0) as u32).collect()
+        };
+        let cell_maps: Vec<Arc<[u32]>> = transition.rings().iter().map(|r| cells(r)).collect();
+        let table = self.table(ids);
+        let mut maps = cell_maps.into_iter();
+        transition.map_rings(|ring| {
+            let cell_of = maps.next().unwrap_or_else(|| Arc::from(Vec::new()));
+            ring.set_counts(Some(crate::counts::RingCounts::new(Arc::clone(&table), cell_of)));
+        })
+    }
+}

@@ -11,37 +11,11 @@ use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
 use shardring::{LookupCounts, NodeState};
 
-use crate::state::{Epoch, Status};
-
-/// What a follower records as it runs, for its metrics.
-#[derive(Debug)]
-pub(crate) struct Recorded {
-    /// Time to build each new ring from the records, in seconds.
-    pub(crate) rebuilds: Histogram,
-    pub(crate) rejected: Counter,
-    pub(crate) reconnects: Counter,
-    /// Client reports written to etcd, and those that failed.
-    pub(crate) reports: Counter,
-    pub(crate) report_failures: Counter,
-}
-
-impl Default for Recorded {
-    fn default() -> Recorded {
-        Recorded {
-            // 50 µs to about 13 s, by factors of 4.
-            rebuilds: Histogram::new(exponential_buckets(0.000_05, 4.0, 10)),
-            rejected: Counter::default(),
-            reconnects: Counter::default(),
-            reports: Counter::default(),
-            report_failures: Counter::default(),
-        }
-    }
-}
+use crate::state::{Epoch, Recorded, Status};
 
 type Labels = Vec<(&'static str, String)>;
 

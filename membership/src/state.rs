@@ -8,11 +8,12 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use shardring::{LookupCounter, Ring, RingDiff, Transition};
 use tokio::sync::{mpsc as async_mpsc, watch};
 
 use crate::error::MembershipError;
-use crate::metrics::Recorded;
 use crate::records::Rejected;
 
 /// A ring and the source revision it reflects.
@@ -122,6 +123,31 @@ struct Health {
     /// The source found another store than the one it read: the next
     /// publication is a new epoch even when ring and revision look the same.
     replaced: bool,
+}
+
+/// What a follower records as it runs, for its metrics.
+#[derive(Debug)]
+pub(crate) struct Recorded {
+    /// Time to build each new ring from the records, in seconds.
+    pub(crate) rebuilds: Histogram,
+    pub(crate) rejected: Counter,
+    pub(crate) reconnects: Counter,
+    /// Client reports written to etcd, and those that failed.
+    pub(crate) reports: Counter,
+    pub(crate) report_failures: Counter,
+}
+
+impl Default for Recorded {
+    fn default() -> Recorded {
+        Recorded {
+            // 50 µs to about 13 s, by factors of 4.
+            rebuilds: Histogram::new(exponential_buckets(0.000_05, 4.0, 10)),
+            rejected: Counter::default(),
+            reconnects: Counter::default(),
+            reports: Counter::default(),
+            report_failures: Counter::default(),
+        }
+    }
 }
 
 /// A follower's state, shared by its handle and its source's task.

@@ -153,7 +153,7 @@ fn run(
     let progress: progress::SharedProgress = Arc::new(Mutex::new(progress::Progress::default()));
     if let Some(address) = args.metrics_listen {
         let served = Arc::clone(&progress);
-        let bound = crate::fleet::serve_metrics(address, move || progress::render(&progress::lock(&served)))?;
+        let bound = crate::metrics_http::serve_metrics(address, move || progress::render(&progress::lock(&served)))?;
         crate::complain(format!("metrics at http://{bound}/metrics"));
     }
     // Followed from etcd: the progress goes to `P/rebalance` for dashboards.
