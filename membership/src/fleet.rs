@@ -51,10 +51,13 @@ pub struct FleetView {
 pub enum ClientStanding {
     /// At or past the ring's last change, holding its fingerprint.
     Current,
-    /// Reported before the ring's last change: its next report tells.
+    /// Reported without the ring's last change, but before (or within the
+    /// slack after) any client reported holding it: its next report tells.
     Pending,
-    /// Reported after the ring's last change without having seen it, or
-    /// holds another fingerprint than the ring at or past its revision.
+    /// Reported without the ring's last change more than the slack after
+    /// another client reported holding it (a watch that delivers nothing,
+    /// a client that cannot build the ring), or holds another fingerprint
+    /// than the ring at or past its revision.
     Lagging,
     /// Its last report is older than twice its interval plus `max_age`
     /// slack (a frozen or dead client whose lease has not expired yet).
@@ -86,12 +89,23 @@ impl FleetView {
     /// Judges the reports: who is current, pending, lagging or stale
     /// (older than twice its interval plus `slack`, by the client's clock
     /// against this machine's), and which revisions hold more than one
-    /// fingerprint.
+    /// fingerprint. A watch delivers a change milliseconds after it is
+    /// made, so a client that reports in between is pending, not lagging:
+    /// it lags once it reports without the change `slack` after another
+    /// client reported holding it.
     pub fn verdict(&self, slack: Duration) -> Verdict {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         let mut by_revision: BTreeMap<i64, Vec<String>> = BTreeMap::new();
         let mut lookups: BTreeMap<String, u64> = BTreeMap::new();
         let mut clients = Vec::new();
+        // When the first client known to hold the ring's last change reported.
+        let first_current = self
+            .clients
+            .iter()
+            .filter_map(|entry| entry.record.as_ref().ok())
+            .filter(|record| record.revision >= self.ring_revision)
+            .map(|record| record.reported_at_ms)
+            .min();
         for entry in &self.clients {
             let record = match &entry.record {
                 Ok(record) => record,
@@ -117,7 +131,11 @@ impl FleetView {
                 } else {
                     ClientStanding::Lagging
                 }
-            } else if entry.mod_revision > self.ring_revision {
+            } else if entry.mod_revision > self.ring_revision
+                && first_current.is_some_and(|first| record.reported_at_ms > first + slack.as_millis() as u64)
+            {
+                // Another client held the ring's last change at `first`; this
+                // one reported later than that (and the slack) without it.
                 ClientStanding::Lagging
             } else {
                 ClientStanding::Pending
@@ -204,5 +222,85 @@ impl Admin {
             }
             Ok(lease)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now_ms() -> u64 {
+        SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+    }
+
+    fn client(id: &str, revision: i64, fingerprint: &str, mod_revision: i64, ago_ms: u64) -> ClientEntry {
+        let record = ClientRecord {
+            format_version: 1,
+            epoch: revision as u64,
+            revision,
+            fingerprint: fingerprint.to_owned(),
+            algorithm: "ring".to_owned(),
+            connected: true,
+            interval_seconds: 1.0,
+            reported_at_ms: now_ms() - ago_ms,
+            lookups: BTreeMap::from([("a".to_owned(), 3)]),
+        };
+        ClientEntry { id: id.to_owned(), record: Ok(record), mod_revision }
+    }
+
+    fn view(clients: Vec<ClientEntry>) -> FleetView {
+        FleetView {
+            revision: 100,
+            ring_revision: 50,
+            fingerprint: Ok(0xabc),
+            algorithm: Some("ring".to_owned()),
+            members: BTreeMap::new(),
+            clients,
+            rebalance: None,
+        }
+    }
+
+    fn standings(view: &FleetView) -> Vec<ClientStanding> {
+        view.verdict(Duration::from_secs(1)).clients.into_iter().map(|(_, s, _)| s).collect()
+    }
+
+    const RING: &str = "0000000000000abc";
+
+    #[test]
+    fn current_pending_lagging_and_stale_clients() {
+        use ClientStanding::*;
+        let fleet = view(vec![
+            // The first to hold the ring's last change, 1.5 s ago.
+            client("current", 60, RING, 61, 1_500),
+            // Reported after the change, 100 ms after `current` held it: on its way.
+            client("racing", 40, "0000000000000001", 62, 1_400),
+            // Reported after the change 1.5 s after `current` held it, without it.
+            client("stuck", 40, "0000000000000001", 63, 0),
+            // Reported before the change.
+            client("old report", 40, "0000000000000001", 45, 1_600),
+            client("frozen", 40, "0000000000000001", 44, 5_000),
+            client("wrong ring", 60, "0000000000000002", 65, 100),
+        ]);
+        assert_eq!(standings(&fleet), [Current, Pending, Lagging, Pending, Stale, Lagging]);
+        let verdict = fleet.verdict(Duration::from_secs(1));
+        assert!(!verdict.agrees());
+        assert_eq!(
+            verdict.split,
+            [(40, vec!["0000000000000001".to_owned()]), (60, vec![RING.to_owned(), "0000000000000002".to_owned()])]
+                [1..]
+        );
+        assert_eq!(verdict.lookups["a"], 18);
+    }
+
+    #[test]
+    fn a_fleet_at_one_ring_agrees_and_a_forged_report_splits_it() {
+        let mut fleet = view(vec![client("a", 60, RING, 61, 100), client("b", 60, RING, 62, 200)]);
+        assert!(fleet.verdict(Duration::from_secs(1)).agrees());
+        fleet.clients.push(client("forged", 60, "0123456789abcdef", 63, 0));
+        let verdict = fleet.verdict(Duration::from_secs(1));
+        assert!(!verdict.agrees());
+        assert_eq!(verdict.split, [(60, vec![RING.to_owned(), "0123456789abcdef".to_owned()])]);
+        fleet.clients.push(ClientEntry { id: "junk".into(), record: Err("not JSON".into()), mod_revision: 64 });
+        assert_eq!(standings(&fleet).last(), Some(&ClientStanding::Invalid));
     }
 }
