@@ -1306,7 +1306,8 @@ ring_result ring_follower_lookup_count(const ring_follower_t *follower,
  * with the program's own HTTP server; the list of metrics is in
  * docs/operating.md.
  *
- * Errors: `RING_NULL_ARGUMENT`.
+ * Errors: `RING_NULL_ARGUMENT`; `RING_INVALID_CONFIG` when a node id holds
+ * a NUL byte, which no C string carries.
  *
  * # Safety
  * `follower` must be a live handle; the out-pointers writable.

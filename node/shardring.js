@@ -488,7 +488,6 @@ class Follower extends EventEmitter {
     return this._native.fingerprintHex
   }
 
-  /** `{ epoch, revision, fingerprint, fingerprintHex, connected, staleFor, lastError, epochs }`. */
   /** Lookups made on this follower's rings so far: `{ nodeId: count }`. */
   lookupCounts() {
     this._open()
@@ -501,6 +500,7 @@ class Follower extends EventEmitter {
     return this._native.metrics()
   }
 
+  /** `{ epoch, revision, fingerprint, fingerprintHex, connected, staleFor, lastError, epochs }`. */
   status() {
     this._open()
     return this._native.status()

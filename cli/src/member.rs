@@ -319,7 +319,7 @@ pub(crate) fn watch(args: &WatchArgs, out: &mut impl Write) -> Result<(), CliErr
         Some(_) if args.file.is_some() => {
             return Err(CliError::Membership("--report-as needs an etcd source, not --file".into()));
         }
-        Some(id) if args.report_interval.is_finite() && args.report_interval > 0.0 => {
+        Some(id) if args.report_interval > 0.0 && Duration::try_from_secs_f64(args.report_interval).is_ok() => {
             Some(ClientReport { client_id: id.clone(), interval: Duration::from_secs_f64(args.report_interval) })
         }
         Some(_) => {

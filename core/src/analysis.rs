@@ -226,7 +226,8 @@ impl Ring {
         let mut flows: BTreeMap<(&str, &str), u64> = BTreeMap::new();
         for i in 0..SAMPLES {
             let hash = (i << 48) | (1 << 47);
-            let (from, to) = (&self.nodes()[self.index_by_hash(hash)?], &new.nodes()[new.index_by_hash(hash)?]);
+            let (from, to) =
+                (&self.nodes()[self.index_uncounted_by_hash(hash)?], &new.nodes()[new.index_uncounted_by_hash(hash)?]);
             if from.id() != to.id() {
                 *flows.entry((from.id(), to.id())).or_default() += 1;
             }

@@ -242,7 +242,9 @@ impl Transition {
         let key = key.as_ref();
         match (self.old.get(key), self.new.get_uncounted(key)) {
             (Ok(old), Ok(new)) => Ok(Route { old, new }),
-            (Ok(only), Err(_)) | (Err(_), Ok(only)) => Ok(Route { old: only, new: only }),
+            (Ok(only), Err(_)) => Ok(Route { old: only, new: only }),
+            // No old owner: the call counts the new one.
+            (Err(_), Ok(_)) => self.new.get(key).map(|only| Route { old: only, new: only }),
             (Err(error), Err(_)) => Err(error),
         }
     }

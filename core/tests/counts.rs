@@ -95,24 +95,47 @@ fn threads_beyond_the_stripes_lose_no_count() {
 }
 
 #[test]
-fn counts_outlive_their_rings() {
+fn counts_outlive_their_rings_for_the_nodes_still_held() {
     let counter = LookupCounter::new();
     let first = counter.count(ring(Algorithm::Ring, &["a", "b"]));
     for key in keys(100) {
         first.get(&key).unwrap();
     }
     let before = counter.snapshot();
-    drop(first);
+    assert_eq!(before.get("a") + before.get("b"), 100);
     let second = counter.count(ring(Algorithm::Ring, &["b", "c"]));
+    // Both rings in use: both tables count.
+    assert_eq!(counter.snapshot(), before.clone().with(&[("c", 0)]));
+    drop(first);
     for key in keys(100) {
         second.get(&key).unwrap();
     }
     let after = counter.snapshot();
-    assert_eq!(after.get("a"), before.get("a"));
-    assert_eq!(after.get("c") + after.get("b"), 100 + before.get("b"));
-    assert_eq!(after.total, 200);
+    // b's counts carried over from the dropped ring; a, held by no ring, is gone.
+    assert_eq!(after.get("a"), 0);
+    assert!(after.counts.iter().all(|(id, _)| id != "a"));
+    assert_eq!(after.get("b") + after.get("c"), 100 + before.get("b"));
     // Folded once, counted once: a second snapshot says the same.
     assert_eq!(counter.snapshot(), after);
+    // A counter nobody reads keeps only the tables in use.
+    for _ in 0..1_000 {
+        drop(counter.count(ring(Algorithm::Ring, &["b", "c"])));
+    }
+    assert!(counter.live_tables() <= 2, "{} tables kept", counter.live_tables());
+    assert_eq!(counter.snapshot(), after);
+}
+
+trait With {
+    fn with(self, extra: &[(&str, u64)]) -> Self;
+}
+
+impl With for shardring::LookupCounts {
+    fn with(mut self, extra: &[(&str, u64)]) -> Self {
+        self.counts.extend(extra.iter().map(|(id, c)| (id.to_string(), *c)));
+        self.counts.sort();
+        self.total += extra.iter().map(|(_, c)| c).sum::<u64>();
+        self
+    }
 }
 
 #[test]
@@ -187,4 +210,18 @@ fn a_key_falls_in_the_arc_its_owner_ends() {
         }
     }
     assert_eq!(ring(Algorithm::Jump, &["a"]).arc_of("k").unwrap(), None);
+}
+
+#[test]
+fn analysis_is_no_lookup() {
+    for algorithm in [Algorithm::Jump, Algorithm::Rendezvous, Algorithm::Ring, Algorithm::Maglev] {
+        let counter = LookupCounter::new();
+        let old = counter.count(ring(algorithm, &["a", "b", "c"]));
+        let new = counter.count(ring(algorithm, &["a", "b", "c", "d"]));
+        old.diff(&new).unwrap();
+        old.ownership();
+        old.balance(keys(100)).unwrap();
+        old.arc_of("k").unwrap();
+        assert_eq!(counter.snapshot().total, 0, "{algorithm:?}");
+    }
 }

@@ -488,7 +488,8 @@ pub unsafe extern "C" fn ring_follower_lookup_count(
 /// with the program's own HTTP server; the list of metrics is in
 /// docs/operating.md.
 ///
-/// Errors: `RING_NULL_ARGUMENT`.
+/// Errors: `RING_NULL_ARGUMENT`; `RING_INVALID_CONFIG` when a node id holds
+/// a NUL byte, which no C string carries.
 ///
 /// # Safety
 /// `follower` must be a live handle; the out-pointers writable.
@@ -503,9 +504,11 @@ pub unsafe extern "C" fn ring_follower_metrics(
         // SAFETY: a live handle by contract.
         let text = unsafe { follower_ref(follower)? }.metrics();
         let len = text.len();
-        // Label values are escaped: the text holds no NUL.
-        let text =
-            std::ffi::CString::new(text).map_err(|_| fail(RING_PANIC, format_args!("metrics held a NUL byte")))?;
+        // A node id may hold a NUL byte, which a C string cannot carry.
+        let text = std::ffi::CString::new(text).map_err(|e| {
+            let at = e.nul_position();
+            fail(RING_INVALID_CONFIG, format_args!("a node id holds a NUL byte (byte {at} of the metrics text)"))
+        })?;
         // SAFETY: both out-pointers are non-NULL and writable by contract.
         unsafe {
             write(out_text, text.into_raw());

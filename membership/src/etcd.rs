@@ -191,7 +191,7 @@ fn settle(
 ) {
     match built {
         Ok(transition) => {
-            let transition = Arc::new(transition);
+            let transition = Arc::new(shared.counted(transition));
             position.transition = Some(Arc::clone(&transition));
             position.revision = revision;
             shared.publish(revision, Some(transition));
@@ -295,8 +295,13 @@ async fn confirm(client: &mut Client, position: &mut Position, shared: &Follower
         Err(_) => return Err(format!("keys-only read took longer than {REQUEST_TIMEOUT:?}")),
     };
     let revision = response.header().map_or(0, |h| h.revision());
-    let current = response.kvs().len() == position.keys.len()
-        && response.kvs().iter().all(|kv| position.keys.get(kv.key()) == Some(&kv.mod_revision()));
+    // Reports (`P/clients/`, `P/rebalance`) change all the time and are no
+    // ring state: the ring is current when every other key is as applied.
+    let layout = position.records.layout();
+    let theirs: Vec<_> = response.kvs().iter().filter(|kv| !layout.is_report(kv.key())).collect();
+    let ours = position.keys.keys().filter(|key| !layout.is_report(key)).count();
+    let current =
+        theirs.len() == ours && theirs.iter().all(|kv| position.keys.get(kv.key()) == Some(&kv.mod_revision()));
     if current && revision > position.revision {
         position.revision = revision;
         shared.publish(revision, None);
@@ -334,10 +339,12 @@ async fn replaced(client: &mut Client, position: &Position) -> Result<Option<Str
             position.revision
         )));
     }
-    let differs = response
-        .kvs()
-        .iter()
-        .find(|kv| kv.mod_revision() <= position.revision && position.keys.get(kv.key()) != Some(&kv.mod_revision()));
+    let layout = position.records.layout();
+    let differs = response.kvs().iter().find(|kv| {
+        !layout.is_report(kv.key())
+            && kv.mod_revision() <= position.revision
+            && position.keys.get(kv.key()) != Some(&kv.mod_revision())
+    });
     Ok(differs.map(|kv| {
         format!(
             "etcd holds {} at mod revision {}, which this follower never saw (a restored store): reading {root} again",

@@ -80,7 +80,7 @@ pub(crate) async fn follow(path: PathBuf, first: Version, mut context: Context) 
     let shared = Arc::clone(&context.shared);
     let mut generation = 1i64;
     shared.connected(0);
-    shared.publish(generation, Some(Arc::new(first.transition)));
+    shared.publish(generation, Some(Arc::new(shared.counted(first.transition))));
     let mut seen = first.stamp;
     let mut last_bytes = first.bytes;
     let (sender, mut changes) = tokio::sync::mpsc::unbounded_channel();
@@ -155,7 +155,7 @@ fn reload(path: &Path, generation: &mut i64, last_bytes: &mut Vec<u8>, context: 
         Ok(transition) => {
             *generation += 1;
             *last_bytes = bytes;
-            shared.publish(*generation, Some(Arc::new(transition)));
+            shared.publish(*generation, Some(Arc::new(shared.counted(transition))));
         }
         Err(error) => shared.reject(Rejected { key, message: error.to_string() }),
     }

@@ -107,12 +107,15 @@ impl FleetView {
             .map(|record| record.reported_at_ms)
             .min();
         for entry in &self.clients {
-            let record = match &entry.record {
-                Ok(record) => record,
-                Err(_) => {
-                    clients.push((entry.id.clone(), ClientStanding::Invalid, None));
-                    continue;
-                }
+            // A report whose interval is no duration (negative, NaN, past
+            // u64 seconds) is as good as one that does not parse.
+            let report = entry.record.as_ref().ok().and_then(|record| {
+                let window = Duration::try_from_secs_f64(2.0 * record.interval_seconds).ok()?;
+                (record.interval_seconds > 0.0).then_some((record, window.saturating_add(slack)))
+            });
+            let Some((record, stale_after)) = report else {
+                clients.push((entry.id.clone(), ClientStanding::Invalid, None));
+                continue;
             };
             let age = Duration::from_millis(now.saturating_sub(record.reported_at_ms));
             let fingerprints = by_revision.entry(record.revision).or_default();
@@ -120,10 +123,11 @@ impl FleetView {
                 fingerprints.push(record.fingerprint.clone());
             }
             for (node, count) in &record.lookups {
-                *lookups.entry(node.clone()).or_default() += count;
+                let sum = lookups.entry(node.clone()).or_default();
+                *sum = sum.saturating_add(*count);
             }
             let ring = self.fingerprint.as_ref().ok().map(|f| format!("{f:016x}"));
-            let standing = if age > Duration::from_secs_f64(2.0 * record.interval_seconds) + slack {
+            let standing = if age > stale_after {
                 ClientStanding::Stale
             } else if record.revision >= self.ring_revision {
                 if ring.as_deref().is_none_or(|f| f == record.fingerprint) {
@@ -132,7 +136,8 @@ impl FleetView {
                     ClientStanding::Lagging
                 }
             } else if entry.mod_revision > self.ring_revision
-                && first_current.is_some_and(|first| record.reported_at_ms > first + slack.as_millis() as u64)
+                && first_current
+                    .is_some_and(|first| record.reported_at_ms > first.saturating_add(slack.as_millis() as u64))
             {
                 // Another client held the ring's last change at `first`; this
                 // one reported later than that (and the slack) without it.
@@ -302,5 +307,23 @@ mod tests {
         assert_eq!(verdict.split, [(60, vec![RING.to_owned(), "0123456789abcdef".to_owned()])]);
         fleet.clients.push(ClientEntry { id: "junk".into(), record: Err("not JSON".into()), mod_revision: 64 });
         assert_eq!(standings(&fleet).last(), Some(&ClientStanding::Invalid));
+        // Intervals that are no duration, and lookups that would overflow: typed, never a panic.
+        for interval in [-1.0, 0.0, f64::NAN, f64::INFINITY, 1e300] {
+            let mut bad = client("bad", 60, RING, 65, 0);
+            if let Ok(record) = &mut bad.record {
+                record.interval_seconds = interval;
+                record.lookups.insert("a".into(), u64::MAX);
+                record.reported_at_ms = u64::MAX;
+            }
+            fleet.clients.push(bad);
+            assert_eq!(standings(&fleet).last(), Some(&ClientStanding::Invalid), "{interval}");
+            fleet.clients.pop();
+        }
+        let mut huge = client("huge", 60, RING, 65, 0);
+        if let Ok(record) = &mut huge.record {
+            record.lookups.insert("a".into(), u64::MAX);
+        }
+        fleet.clients.push(huge);
+        assert_eq!(fleet.verdict(Duration::from_secs(1)).lookups["a"], u64::MAX);
     }
 }

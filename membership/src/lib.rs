@@ -53,7 +53,7 @@ mod file;
 mod fleet;
 mod follower;
 mod member;
-mod metrics;
+pub mod metrics;
 pub mod pem;
 mod records;
 mod report;

@@ -8,6 +8,7 @@
 use std::sync::atomic::AtomicU64;
 
 use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -17,7 +18,33 @@ use shardring::{LookupCounts, NodeState};
 
 use crate::state::{Epoch, Recorded, Status};
 
-type Labels = Vec<(&'static str, String)>;
+/// A label value written as OpenMetrics requires: `\`, `"` and a line
+/// break escaped (`\\`, `\"`, `\n`). `prometheus-client` writes label
+/// values as given, and a node id may hold any of them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EscapedLabel(pub String);
+
+impl EncodeLabelValue for EscapedLabel {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
+        use std::fmt::Write;
+        for c in self.0.chars() {
+            match c {
+                '\\' => encoder.write_str("\\\\")?,
+                '"' => encoder.write_str("\\\"")?,
+                '\n' => encoder.write_str("\\n")?,
+                c => encoder.write_char(c)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A label set: names and escaped values.
+pub type Labels = Vec<(&'static str, EscapedLabel)>;
+
+fn label(name: &'static str, value: impl Into<String>) -> Labels {
+    vec![(name, EscapedLabel(value.into()))]
+}
 
 fn gauge(value: f64) -> Gauge<f64, AtomicU64> {
     let gauge = Gauge::<f64, AtomicU64>::default();
@@ -38,9 +65,9 @@ pub(crate) fn render(epoch: &Epoch, status: &Status, recorded: &Recorded, counts
     let ring = &epoch.ring;
     let fingerprint = format!("{:016x}", epoch.fingerprint);
     let info = Info::new(vec![
-        ("algorithm", ring.algorithm().name().to_owned()),
-        ("fingerprint", fingerprint),
-        ("epoch", epoch.number.to_string()),
+        ("algorithm", EscapedLabel(ring.algorithm().name().to_owned())),
+        ("fingerprint", EscapedLabel(fingerprint)),
+        ("epoch", EscapedLabel(epoch.number.to_string())),
     ]);
     registry.register("ring", "The ring a follower holds: algorithm, fingerprint and epoch", info);
     registry.register(
@@ -73,13 +100,13 @@ pub(crate) fn render(epoch: &Epoch, status: &Status, recorded: &Recorded, counts
         let count = epoch.transition.new_ring().nodes().iter().chain(epoch.transition.old_ring().nodes());
         let ids: std::collections::BTreeSet<&str> =
             count.filter(|n| epoch.transition.state(n.id()) == Some(state)).map(|n| n.id()).collect();
-        members.get_or_create(&vec![("state", state_name(state).to_owned())]).set(ids.len() as f64);
+        members.get_or_create(&label("state", state_name(state))).set(ids.len() as f64);
     }
     registry.register("members", "Members by state", members);
 
     let ownership = Family::<Labels, Gauge<f64, AtomicU64>>::default();
     for (node, share) in ring.ownership() {
-        ownership.get_or_create(&vec![("node", node.id().to_owned())]).set(share);
+        ownership.get_or_create(&label("node", node.id())).set(share);
     }
     registry.register("node_ownership_ratio", "Share of the hash space each node owns (0 to 1)", ownership);
     if ring.point_count() > 0 {
@@ -93,7 +120,7 @@ pub(crate) fn render(epoch: &Epoch, status: &Status, recorded: &Recorded, counts
     if let Some(counts) = counts {
         let lookups = Family::<Labels, Counter>::default();
         for (id, count) in &counts.counts {
-            lookups.get_or_create(&vec![("node", id.clone())]).inc_by(*count);
+            lookups.get_or_create(&label("node", id.as_str())).inc_by(*count);
         }
         registry.register("lookups", "Lookups that chose each node, since the follower started", lookups);
     }

@@ -27,7 +27,7 @@ pub struct ClientReport {
     /// The client's id: its key `P/clients/<id>` (non-empty, no `/`,
     /// at most 128 bytes; e.g. host name and process id).
     pub client_id: String,
-    /// How often to report (default 10 s, at least 100 ms); the lease
+    /// How often to report (default 10 s; from 100 ms to a day); the lease
     /// lasts three intervals and 5 s.
     pub interval: Duration,
 }
@@ -46,9 +46,9 @@ impl ClientReport {
                 "client id {id:?} must be 1 to 128 bytes without '/' or control characters"
             )));
         }
-        if self.interval < Duration::from_millis(100) {
+        if self.interval < Duration::from_millis(100) || self.interval > Duration::from_secs(86_400) {
             return Err(crate::MembershipError::InvalidClientReport(format!(
-                "report interval {:?} is shorter than 100 ms",
+                "report interval {:?} is not from 100 ms to a day",
                 self.interval
             )));
         }
@@ -102,6 +102,14 @@ pub(crate) async fn publish(
     loop {
         if *stop.borrow() {
             break;
+        }
+        if shared.load().revision == 0 {
+            // No ring read yet: a report now would say revision 0 and lag.
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                _ = stop.changed() => {}
+            }
+            continue;
         }
         let record = {
             let epoch = shared.load();

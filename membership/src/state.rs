@@ -277,7 +277,7 @@ impl FollowerState {
         // The revision held when a confirmation was last asked for: ask again
         // once the follower has moved (the first answer may have come while
         // events were still on their way).
-        let mut asked_at: Option<i64> = None;
+        let mut asked_at: Option<(i64, Instant)> = None;
         let mut health = lock(&self.health);
         loop {
             let epoch = self.load();
@@ -295,9 +295,13 @@ impl FollowerState {
                     last_error: format!("holds revision {}, waiting for {revision}", epoch.revision),
                 });
             }
-            if epoch.revision > 0 && asked_at != Some(epoch.revision) {
+            // Ask again a second after an unanswered ask too: keys the ring
+            // ignores (the clients' reports) change without a new epoch.
+            let ask =
+                asked_at.is_none_or(|(held, when)| held != epoch.revision || when.elapsed() >= Duration::from_secs(1));
+            if epoch.revision > 0 && ask {
                 let _ = self.progress.send(());
-                asked_at = Some(epoch.revision);
+                asked_at = Some((epoch.revision, now));
             }
             let wait = (deadline - now).min(Duration::from_millis(200));
             health = self.published.wait_timeout(health, wait).unwrap_or_else(|p| p.into_inner()).0;
@@ -328,13 +332,7 @@ impl FollowerState {
     pub(crate) fn publish(&self, revision: i64, transition: Option<Arc<Transition>>) {
         let previous = self.load();
         let (transition, changed) = match transition {
-            Some(transition) => match &self.counter {
-                Some(counter) => {
-                    let transition = Arc::try_unwrap(transition).unwrap_or_else(|shared| (*shared).clone());
-                    (Arc::new(counter.count_transition(transition)), true)
-                }
-                None => (transition, true),
-            },
+            Some(transition) => (transition, true),
             None => (Arc::clone(&previous.transition), false),
         };
         let fingerprint = transition.fingerprint();
@@ -362,6 +360,16 @@ impl FollowerState {
             None
         };
         self.emit(Event::Epoch { epoch: number, revision, fingerprint, changed, diff });
+    }
+
+    /// `transition`, counting its lookups when this follower counts: a
+    /// source passes each transition it builds through here before it
+    /// keeps or publishes it (so no ring is copied to count).
+    pub(crate) fn counted(&self, transition: Transition) -> Transition {
+        match &self.counter {
+            Some(counter) => counter.count_transition(transition),
+            None => transition,
+        }
     }
 
     /// Records how long building a ring took.

@@ -170,10 +170,13 @@ impl Task for Starting {
         };
         let started = match self.source.take().expect("started once") {
             Source::Etcd { endpoints, prefix, mut security } => {
-                let report = security.as_mut().and_then(|s| {
-                    let interval = Duration::from_secs_f64(s.report_interval.take().unwrap_or(10.0));
-                    s.report_as.take().map(|client_id| shardring_membership::ClientReport { client_id, interval })
-                });
+                let seconds = security.as_mut().and_then(|s| s.report_interval.take()).unwrap_or(10.0);
+                let Ok(interval) = Duration::try_from_secs_f64(seconds) else {
+                    let message = format!("reportInterval {seconds} must be a number of seconds > 0");
+                    return Err(Error::new(Status::GenericFailure, format!("RING_INVALID_CONFIG: {message}")));
+                };
+                let report = security.as_mut().and_then(|s| s.report_as.take());
+                let report = report.map(|client_id| shardring_membership::ClientReport { client_id, interval });
                 let options = FollowerOptions { report, ..options };
                 let access = match security {
                     Some(security) => security.access(&endpoints),

@@ -254,14 +254,11 @@ impl PyFollower {
         report_interval: f64,
     ) -> PyResult<PyFollower> {
         let endpoints = endpoint_list(endpoints)?;
-        if !(report_interval.is_finite() && report_interval > 0.0) {
+        let Ok(interval) = Duration::try_from_secs_f64(report_interval) else {
             let message = format!("report_interval {report_interval} must be a number of seconds > 0");
             return Err(raise(py, "InvalidConfigError", "RING_INVALID_CONFIG", message));
-        }
-        let report = report_as.map(|client_id| shardring_membership::ClientReport {
-            client_id,
-            interval: Duration::from_secs_f64(report_interval),
-        });
+        };
+        let report = report_as.map(|client_id| shardring_membership::ClientReport { client_id, interval });
         let password = password.map(Secret::new).transpose().map_err(|e| membership_error(py, e.into()))?;
         let credentials = EtcdCredentials { ca_file, cert_file, key_file, user, password, password_file };
         let access = EtcdAccess::new(&endpoints).with_credentials(&credentials).map_err(|e| membership_error(py, e))?;
@@ -285,12 +282,10 @@ impl PyFollower {
 
     /// metrics() -> str: the follower's metrics as OpenMetrics text (serve
     /// it at /metrics with any HTTP server; the list: docs/operating.md).
-    fn metrics(&self, py: Python<'_>) -> PyResult<String> {
-        let follower = self.follower.lock().unwrap_or_else(|p| p.into_inner());
-        match follower.as_ref() {
-            Some(follower) => Ok(py.detach(|| follower.metrics())),
-            None => Err(closed(py)),
-        }
+    fn metrics(&self) -> PyResult<String> {
+        // With the GIL, as every call under the follower's lock: a call
+        // that let go of it there would deadlock with one waiting for it.
+        self.with(|f| f.metrics())
     }
 
     /// Follower.file(path, *, timeout=5.0) -> Follower: follows a JSON ring

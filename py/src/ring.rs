@@ -231,7 +231,8 @@ impl PyRing {
         if counter.is_none() {
             let fresh = shardring::LookupCounter::new();
             let snapshot = self.current.load_full();
-            let ring = py.detach(|| fresh.count((*snapshot.ring).clone()));
+            // With the GIL: `lookup_counts` takes `counter` holding it.
+            let ring = fresh.count((*snapshot.ring).clone());
             self.current.store(Snapshot::new(py, ring));
             *counter = Some(fresh);
         }

@@ -14,6 +14,8 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 import zlib
 
 import pytest
@@ -224,6 +226,13 @@ def test_the_dashboard_shows_the_fleet_live_in_a_real_browser(etcd, fleet, brows
         message = json.loads(entry["message"])["message"]
         if message["method"] == "Network.requestWillBeSent":
             requests.append(message["params"]["request"]["url"])
+    # A name in Host (a page elsewhere whose name resolves here) is refused.
+    request = urllib.request.Request(fleet["url"] + "api/state", headers={"Host": "rebound.example:80"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=5)
+    assert refused.value.code == 421
+    with urllib.request.urlopen(fleet["url"].replace("127.0.0.1", "localhost") + "api/state", timeout=5) as ok:
+        assert json.loads(ok.read())["prefix"] == PREFIX
     # The browser's own pages (chrome://, data:) are not network requests.
     network = [url for url in requests if url.split(":", 1)[0] in ("http", "https", "ws", "wss", "ftp")]
     assert len(network) > 10 and all(url.startswith(fleet["url"]) for url in network), sorted(set(network))[:5]

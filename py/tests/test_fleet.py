@@ -14,6 +14,8 @@ import urllib.request
 
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+import pytest
+
 import shardring
 from servers import free_port
 from shardring import Follower
@@ -276,3 +278,28 @@ def test_a_ring_counts_its_lookups_once_asked_across_in_place_changes():
     d = sum(1 for key in keys if ring.get(key) == "d")
     counts = ring.lookup_counts()
     assert sum(counts.values()) == 2 * len(keys) + 2 * len(keys) and counts["d"] == 2 * d > 0
+
+
+def test_node_ids_with_quotes_backslashes_and_line_breaks_stay_one_label(tmp_path):
+    ids = ['a"b', "c\\d", "e\nf", "plain"]
+    path = tmp_path / "ring.json"
+    path.write_text(json.dumps({"format_version": 1, "nodes": [{"id": i} for i in ids]}))
+    with Follower.file(path) as follower:
+        want = {}
+        for key in [f"key-{i}" for i in range(1000)]:
+            owner = follower.ring.get(key)
+            want[owner] = want.get(owner, 0) + 1
+        parsed = families(follower.metrics())
+        assert lookups_of(parsed) == want and set(want) == set(ids)
+        shares = {s.labels["node"] for s in parsed["shardring_node_ownership_ratio"].samples}
+        assert shares == set(ids)
+
+
+def test_bad_report_settings_are_typed_errors(etcd):
+    put_members(etcd, ["a"])
+    for options, word in [({"report_as": "a/b"}, "client id"), ({"report_as": ""}, "client id"),
+                          ({"report_as": "x", "report_interval": 0.01}, "100 ms"),
+                          ({"report_as": "x", "report_interval": 1e300}, "report_interval"),
+                          ({"report_as": "x", "report_interval": -1.0}, "report_interval")]:
+        with pytest.raises(shardring.InvalidConfigError, match=word):
+            Follower.etcd(etcd.url, PREFIX, timeout=WAIT, **options)

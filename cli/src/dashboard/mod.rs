@@ -92,6 +92,12 @@ pub(crate) fn dashboard(args: &DashboardArgs) -> Result<(), CliError> {
     let html = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"text/html; charset=utf-8"[..]).expect("a header");
     while !stop.load(Ordering::Relaxed) {
         let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(200)) else { continue };
+        if !addressed_by_ip(&request) {
+            // A page on another site whose name resolves here (DNS rebinding)
+            // would read the fleet's layout: only IP addresses and localhost.
+            let _ = request.respond(tiny_http::Response::from_string("use an IP address\n").with_status_code(421));
+            continue;
+        }
         let response = match request.url() {
             "/" | "/index.html" => tiny_http::Response::from_string(PAGE).with_header(html.clone()),
             "/api/state" => {
@@ -103,6 +109,18 @@ pub(crate) fn dashboard(args: &DashboardArgs) -> Result<(), CliError> {
         let _ = request.respond(response);
     }
     Ok(())
+}
+
+/// Whether the request's `Host` is an IP address or `localhost` (with any
+/// port), not a name that could point anywhere.
+fn addressed_by_ip(request: &tiny_http::Request) -> bool {
+    let Some(host) = request.headers().iter().find(|h| h.field.equiv("Host")) else { return false };
+    let host = host.value.as_str();
+    let name = match host.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok()
 }
 
 /// The page's state now.
@@ -119,17 +137,37 @@ fn build(follower: &Follower, fleet: Option<FleetView>, servers: Option<&Servers
     // Requests per second per node: each client's last interval, summed.
     let mut rates: BTreeMap<String, f64> = BTreeMap::new();
     for entry in fleet.iter().flat_map(|f| &f.clients) {
-        if let Ok(record) = &entry.record {
+        if let Ok(record) = &entry.record
+            && record.interval_seconds.is_finite()
+            && record.interval_seconds > 0.0
+        {
             for (node, count) in &record.lookups {
                 *rates.entry(node.clone()).or_default() += *count as f64 / record.interval_seconds.max(0.001);
             }
         }
     }
+    // Every server at once: a slow one costs its deadline, not the sum.
+    let stats: BTreeMap<&str, Result<stats::ServerStats, String>> = match servers {
+        Some(servers) => std::thread::scope(|scope| {
+            let reads: Vec<_> = ids
+                .iter()
+                .map(|&id| {
+                    let address = servers.addresses.get(id).map_or(id, String::as_str);
+                    (id, scope.spawn(move || stats::read(servers.kind, address)))
+                })
+                .collect();
+            reads
+                .into_iter()
+                .map(|(id, read)| (id, read.join().unwrap_or_else(|_| Err("the stats reader failed".into()))))
+                .collect()
+        }),
+        None => BTreeMap::new(),
+    };
     let members: Vec<Value> = ids
         .iter()
         .map(|&id| {
             let node = transition.new_ring().nodes().iter().chain(transition.old_ring().nodes()).find(|n| n.id() == id);
-            let stats = servers.map(|s| stats::read(s.kind, s.addresses.get(id).map_or(id, String::as_str)));
+            let stats = stats.get(id);
             json!({
                 "id": id,
                 "state": transition.state(id).map(state_name),

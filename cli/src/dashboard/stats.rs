@@ -5,9 +5,18 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+/// Longest wait for one connect, write or read.
 const TIMEOUT: Duration = Duration::from_millis(400);
+
+/// Longest time one server's answer may take in all (a server that
+/// trickles bytes is cut off here).
+const DEADLINE: Duration = Duration::from_secs(1);
+
+/// Most bytes read from one server's answer (memcached's `stats` is about
+/// 3 KiB, Redis's `INFO` about 6 KiB).
+const MAX_ANSWER: u64 = 1 << 20;
 
 /// Which protocol the members' servers speak.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -24,28 +33,39 @@ pub(crate) struct ServerStats {
 }
 
 fn connect(address: &str) -> Result<TcpStream, String> {
-    let target = address
-        .to_socket_addrs()
-        .map_err(|e| format!("{address}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("{address}: no address"))?;
+    // An IP address and port need no resolver; a host name goes through it.
+    let target = match address.parse() {
+        Ok(target) => target,
+        Err(_) => address
+            .to_socket_addrs()
+            .map_err(|e| format!("{address}: {e}"))?
+            .next()
+            .ok_or_else(|| format!("{address}: no address"))?,
+    };
     let stream = TcpStream::connect_timeout(&target, TIMEOUT).map_err(|e| format!("{address}: {e}"))?;
     stream.set_read_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
     stream.set_write_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
     Ok(stream)
 }
 
-/// Reads `address`'s stats (a member id that is `host:port`).
+/// Reads `address`'s stats (a member id that is `host:port`), within
+/// about [`DEADLINE`] and [`MAX_ANSWER`] bytes.
 ///
-/// Errors: the server cannot be reached or answers something else, as text.
+/// Errors: the server cannot be reached, answers something else, too much
+/// or too slowly, as text naming the address.
 pub(crate) fn read(kind: ServerKind, address: &str) -> Result<ServerStats, String> {
     let mut stream = connect(address)?;
+    let started = Instant::now();
+    let late = || started.elapsed() > DEADLINE;
     match kind {
         ServerKind::Memcached => {
             stream.write_all(b"stats\r\n").map_err(|e| format!("{address}: {e}"))?;
             let (mut keys, mut bytes) = (None, None);
-            for line in BufReader::new(stream).lines() {
+            for line in BufReader::new(stream.take(MAX_ANSWER)).lines() {
                 let line = line.map_err(|e| format!("{address}: {e}"))?;
+                if late() {
+                    return Err(format!("{address}: no whole answer within {DEADLINE:?}"));
+                }
                 let line = line.trim_end();
                 if line == "END" {
                     break;
@@ -55,7 +75,8 @@ pub(crate) fn read(kind: ServerKind, address: &str) -> Result<ServerStats, Strin
                     (Some("STAT"), Some("curr_items"), Some(value)) => keys = value.parse().ok(),
                     (Some("STAT"), Some("bytes"), Some(value)) => bytes = value.parse().ok(),
                     _ if line.starts_with("ERROR") || line.starts_with("CLIENT_ERROR") => {
-                        return Err(format!("{address}: {line}"));
+                        let shown: String = line.chars().take(80).collect();
+                        return Err(format!("{address}: {shown}"));
                     }
                     _ => {}
                 }
@@ -67,14 +88,27 @@ pub(crate) fn read(kind: ServerKind, address: &str) -> Result<ServerStats, Strin
         }
         ServerKind::Redis => {
             stream.write_all(b"INFO\r\n").map_err(|e| format!("{address}: {e}"))?;
-            let mut reader = BufReader::new(stream);
+            let mut reader = BufReader::new(stream.take(MAX_ANSWER));
             let mut header = String::new();
             reader.read_line(&mut header).map_err(|e| format!("{address}: {e}"))?;
-            let Some(length) = header.trim_end().strip_prefix('$').and_then(|n| n.parse::<usize>().ok()) else {
-                return Err(format!("{address}: {}", header.trim_end()));
+            let length = header.trim_end().strip_prefix('$').and_then(|n| n.parse::<u64>().ok());
+            let Some(length) = length.filter(|&n| n < MAX_ANSWER) else {
+                let shown: String = header.trim_end().chars().take(80).collect();
+                return Err(format!("{address}: not an INFO answer: {shown:?}"));
             };
-            let mut body = vec![0u8; length];
-            reader.read_exact(&mut body).map_err(|e| format!("{address}: {e}"))?;
+            let mut body = Vec::new();
+            while (body.len() as u64) < length {
+                let mut chunk = [0u8; 8192];
+                let want = chunk.len().min((length - body.len() as u64) as usize);
+                match reader.read(&mut chunk[..want]) {
+                    Ok(0) => return Err(format!("{address}: the answer ended early")),
+                    Ok(n) => body.extend_from_slice(&chunk[..n]),
+                    Err(e) => return Err(format!("{address}: {e}")),
+                }
+                if late() {
+                    return Err(format!("{address}: no whole answer within {DEADLINE:?}"));
+                }
+            }
             let text = String::from_utf8_lossy(&body);
             let mut stats = ServerStats { keys: 0, bytes: 0 };
             for line in text.lines() {
@@ -87,5 +121,79 @@ pub(crate) fn read(kind: ServerKind, address: &str) -> Result<ServerStats, Strin
             }
             Ok(stats)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::TcpListener;
+
+    use super::*;
+
+    /// A server on loopback that answers every connection with `answer`
+    /// (repeated `times` times), then closes.
+    fn answering(answer: &'static [u8], times: usize) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(1) {
+                let Ok(mut stream) = stream else { return };
+                // Read the command first: closing with it unread would reset the connection.
+                let mut command = [0u8; 64];
+                let _ = stream.read(&mut command);
+                for _ in 0..times {
+                    if stream.write_all(answer).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        address
+    }
+
+    #[test]
+    fn a_server_that_answers_badly_is_an_error_within_the_deadline() {
+        let cases: [(ServerKind, &'static [u8], usize, &str); 5] = [
+            (ServerKind::Redis, b"$99999999999999\r\n", 1, "not an INFO answer"),
+            (ServerKind::Redis, b"-NOAUTH Authentication required.\r\n", 1, "not an INFO answer"),
+            (ServerKind::Redis, b"$100\r\nshort", 1, "ended early"),
+            // 12 MB of stats: cut off at MAX_ANSWER.
+            (ServerKind::Memcached, b"STAT pid 1\r\n", 1_000_000, "no curr_items and bytes"),
+            (ServerKind::Memcached, b"ERROR\r\n", 1, "ERROR"),
+        ];
+        for (kind, answer, times, reason) in cases {
+            let address = answering(answer, times);
+            let started = Instant::now();
+            let error = read(kind, &address).unwrap_err();
+            assert!(error.contains(reason) && error.contains(&address), "{kind:?} {error}");
+            assert!(started.elapsed() < DEADLINE + TIMEOUT * 3, "{kind:?} took {:?}", started.elapsed());
+        }
+        // A server that trickles a line every 50 ms: cut off at the deadline.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            let Some(Ok(mut stream)) = listener.incoming().next() else { return };
+            let _ = stream.read(&mut [0u8; 64]);
+            while stream.write_all(b"STAT pid 1\r\n").is_ok() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let started = Instant::now();
+        let error = read(ServerKind::Memcached, &address).unwrap_err();
+        assert!(error.contains("no whole answer within"), "{error}");
+        assert!(started.elapsed() < DEADLINE + TIMEOUT, "{:?}", started.elapsed());
+        let error = read(ServerKind::Memcached, "127.0.0.1:1").unwrap_err();
+        assert!(error.starts_with("127.0.0.1:1: "), "{error}");
+    }
+
+    #[test]
+    fn memcached_and_redis_answers_are_read() {
+        let memcached = answering(b"STAT pid 1\r\nSTAT curr_items 42\r\nSTAT bytes 4096\r\nEND\r\n", 1);
+        let stats = read(ServerKind::Memcached, &memcached).unwrap();
+        assert_eq!((stats.keys, stats.bytes), (42, 4096));
+        let body = "# Memory\r\nused_memory:123456\r\n# Keyspace\r\ndb0:keys=7,expires=0\r\ndb3:keys=5,expires=1\r\n";
+        let answer: &'static [u8] = Box::leak(format!("${}\r\n{body}\r\n", body.len()).into_bytes().into_boxed_slice());
+        let stats = read(ServerKind::Redis, &answering(answer, 1)).unwrap();
+        assert_eq!((stats.keys, stats.bytes), (12, 123456));
     }
 }

@@ -14,6 +14,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
 
+use shardring_membership::metrics::{EscapedLabel, Labels};
+
 use super::report::Tally;
 
 /// What moved between one source and one target.
@@ -99,8 +101,6 @@ impl Progress {
     }
 }
 
-type Labels = Vec<(&'static str, String)>;
-
 fn gauge(value: f64) -> Gauge<f64, AtomicU64> {
     let gauge = Gauge::<f64, AtomicU64>::default();
     gauge.set(value);
@@ -115,7 +115,8 @@ pub(crate) fn render(progress: &Progress) -> String {
     let failed = Family::<Labels, Counter>::default();
     for (flow, count) in &progress.flows {
         let (source, target) = flow.split_once(" -> ").unwrap_or((flow, ""));
-        let labels = vec![("source", source.to_owned()), ("target", target.to_owned())];
+        let labels: Labels =
+            vec![("source", EscapedLabel(source.to_owned())), ("target", EscapedLabel(target.to_owned()))];
         moved.get_or_create(&labels).inc_by(count.keys);
         bytes.get_or_create(&labels).inc_by(count.bytes);
         failed.get_or_create(&labels).inc_by(count.failed);
@@ -125,7 +126,7 @@ pub(crate) fn render(progress: &Progress) -> String {
     registry.register("keys_failed", "Keys that could not be moved, per source and target", failed);
     let scanned = Family::<Labels, Counter>::default();
     for (source, count) in &progress.scanned {
-        scanned.get_or_create(&vec![("source", source.clone())]).inc_by(*count);
+        scanned.get_or_create(&vec![("source", EscapedLabel(source.clone()))]).inc_by(*count);
     }
     registry.register("keys_scanned", "Keys the first scan listed, per source", scanned);
     let scans = Counter::<u64>::default();

@@ -37,6 +37,12 @@ impl Ring {
         self.owner(self.hash_key(key))
     }
 
+    /// [`Ring::index_by_hash`] without counting the lookup: a diff's sample.
+    pub(crate) fn index_uncounted_by_hash(&self, hash: u64) -> Result<usize, RingError> {
+        self.check_hash(hash)?;
+        self.owner(hash)
+    }
+
     /// [`Ring::get`] without counting the lookup: the second ring a
     /// transition asks.
     #[inline]
