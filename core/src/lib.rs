@@ -39,6 +39,7 @@ mod counts;
 mod error;
 pub mod handoff;
 mod hash;
+mod hot_keys;
 mod json;
 mod node;
 mod params;
@@ -64,6 +65,7 @@ pub use counts::{LookupCounter, LookupCounts, STRIPES as COUNT_STRIPES};
 pub use error::RingError;
 pub use handoff::Route;
 pub use hash::{HashFunction, KeyHash, hash_key, hash_point};
+pub use hot_keys::{HotKey, HotKeys, HotKeysOptions};
 pub use json::from_json_strict;
 pub use node::{Node, NodeState};
 pub use params::{
