@@ -82,6 +82,22 @@ struct Entry {
 /// (`width * 16` bytes of buckets, and the top K keys' bytes). `Send +
 /// Sync`; [`HotKeys::observe`] takes no lock unless the key's estimate
 /// passes the smallest of the top K.
+///
+/// ```
+/// use shardring::{HotKeys, HotKeysOptions, Node, Ring};
+///
+/// let ring = Ring::builder().nodes(["a", "b", "c"].map(|id| Node::new(id, 1.0))).build().unwrap();
+/// let hot = HotKeys::new(HotKeysOptions { sample: 1, ..HotKeysOptions::default() }).unwrap();
+/// for i in 0..10_000 {
+///     let key = if i % 10 == 0 { "hot".to_owned() } else { format!("key-{i}") };
+///     let hash = ring.hash_key(&key); // the ring's own hash feeds the sketch
+///     hot.observe_hashed(key.as_bytes(), hash);
+///     ring.get_by_hash(hash).unwrap();
+/// }
+/// let top = hot.top();
+/// assert_eq!(top[0].key, b"hot");
+/// assert!((900..=1_000).contains(&top[0].requests));
+/// ```
 #[derive(Debug)]
 pub struct HotKeys {
     buckets: Box<[AtomicU64]>,
