@@ -150,10 +150,15 @@ impl HotKeys {
         })
     }
 
-    /// Observes one lookup of `key` whose 64-bit hash is `hash` (any
-    /// well-mixed hash of the key, such as [`crate::hash_key`]).
+    /// Observes one lookup of `key` whose hash is `hash`: a ring's own
+    /// [`crate::Ring::hash_key`], or any hash of the key, mixed again here.
+    /// Keys whose hashes are equal share their counts, so a hash of fewer
+    /// than about 32 bits (a `slots` ring's 14) makes keys collide: use
+    /// [`HotKeys::observe`] there.
     #[inline]
     pub fn observe_hashed(&self, key: &[u8], hash: u64) {
+        // Spread a narrow hash (ketama's and nginx's 32 bits) over 64.
+        let hash = crate::hash::fmix64(hash ^ 0x9e37_79b9_7f4a_7c15);
         let seen = SEEN.with(|s| {
             let n = s.get().wrapping_add(1);
             s.set(n);

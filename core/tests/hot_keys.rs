@@ -143,3 +143,43 @@ fn a_key_that_turns_hot_after_the_buckets_filled_still_enters() {
     );
     assert!(top[0].requests > 1_500, "{}", top[0].requests);
 }
+
+#[test]
+fn a_ring_with_a_32_bit_key_hash_feeds_the_sketch_too() {
+    let nodes = ["10.0.0.1:11211", "10.0.0.2:11211"].map(|id| shardring::Node::new(id, 1.0));
+    let ring = shardring::Ring::builder().algorithm(shardring::Algorithm::Ketama).nodes(nodes).build().unwrap();
+    let requests = zipf(100_000, 1.2, 400_000, 3);
+    let sketch = HotKeys::new(HotKeysOptions { top: 10, ..HotKeysOptions::default() }).unwrap();
+    for &i in &requests {
+        let key = key(i);
+        sketch.observe_hashed(key.as_bytes(), ring.hash_key(&key));
+    }
+    let found: Vec<Vec<u8>> = sketch.top().into_iter().map(|h| h.key).collect();
+    assert_eq!(found, (0..10).map(|i| key(i).into_bytes()).collect::<Vec<_>>());
+}
+
+#[test]
+fn keys_of_a_32_bit_hash_are_told_apart_in_a_crowded_sketch() {
+    // 64 buckets a row: every hot key shares its buckets with hundreds of
+    // cold keys, which only their fingerprints (from the mixed hash) keep apart.
+    let nodes = ["10.0.0.1:11211", "10.0.0.2:11211"].map(|id| shardring::Node::new(id, 1.0));
+    let ring = shardring::Ring::builder().algorithm(shardring::Algorithm::Ketama).nodes(nodes).build().unwrap();
+    let sketch = HotKeys::new(HotKeysOptions { top: 10, width: 64, sample: 1, ..HotKeysOptions::default() }).unwrap();
+    for round in 0..1_000 {
+        for hot in 0..10 {
+            let key = format!("hot-{hot}");
+            sketch.observe_hashed(key.as_bytes(), ring.hash_key(&key));
+        }
+        for cold in 0..40 {
+            let key = format!("cold-{round}-{cold}");
+            sketch.observe_hashed(key.as_bytes(), ring.hash_key(&key));
+        }
+    }
+    let top = sketch.top();
+    let mut found: Vec<String> = top.iter().map(|h| String::from_utf8(h.key.clone()).unwrap()).collect();
+    found.sort();
+    assert_eq!(found, (0..10).map(|i| format!("hot-{i}")).collect::<Vec<_>>());
+    for hot in &top {
+        assert!((800..=1_000).contains(&hot.requests), "{:?}: {}", String::from_utf8_lossy(&hot.key), hot.requests);
+    }
+}
