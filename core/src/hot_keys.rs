@@ -157,8 +157,6 @@ impl HotKeys {
     /// [`HotKeys::observe`] there.
     #[inline]
     pub fn observe_hashed(&self, key: &[u8], hash: u64) {
-        // Spread a narrow hash (ketama's and nginx's 32 bits) over 64.
-        let hash = crate::hash::fmix64(hash ^ 0x9e37_79b9_7f4a_7c15);
         let seen = SEEN.with(|s| {
             let n = s.get().wrapping_add(1);
             s.set(n);
@@ -170,7 +168,8 @@ impl HotKeys {
         if seen & 1023 < self.sample_mask + 1 {
             self.halve_when_due();
         }
-        self.count(key, hash);
+        // Spread a narrow hash (ketama's and nginx's 32 bits) over 64.
+        self.count(key, crate::hash::fmix64(hash ^ 0x9e37_79b9_7f4a_7c15));
     }
 
     /// Observes one lookup of `key` (hashed with XXH3-64, seed 0).
