@@ -199,7 +199,7 @@ impl Admin {
                 for ring in [transition.old_ring(), transition.new_ring()] {
                     for node in ring.nodes() {
                         let state = transition.state(node.id()).unwrap_or_default();
-                        members.insert(node.id().to_owned(), crate::metrics::state_name(state).to_owned());
+                        members.insert(node.id().to_owned(), state.name().to_owned());
                     }
                 }
                 (Ok(transition.fingerprint()), Some(transition.read_ring().algorithm().name().to_owned()), members)

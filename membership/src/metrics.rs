@@ -100,7 +100,7 @@ pub(crate) fn render(epoch: &Epoch, status: &Status, recorded: &Recorded, counts
         let count = epoch.transition.new_ring().nodes().iter().chain(epoch.transition.old_ring().nodes());
         let ids: std::collections::BTreeSet<&str> =
             count.filter(|n| epoch.transition.state(n.id()) == Some(state)).map(|n| n.id()).collect();
-        members.get_or_create(&label("state", state_name(state))).set(ids.len() as f64);
+        members.get_or_create(&label("state", state.name())).set(ids.len() as f64);
     }
     registry.register("members", "Members by state", members);
 
@@ -127,13 +127,4 @@ pub(crate) fn render(epoch: &Epoch, status: &Status, recorded: &Recorded, counts
     let mut text = String::new();
     encode(&mut text, &registry).expect("writing to a String cannot fail");
     text
-}
-
-/// A member state as the records and the metrics spell it.
-pub(crate) fn state_name(state: NodeState) -> &'static str {
-    match state {
-        NodeState::Active => "active",
-        NodeState::Warming => "warming",
-        NodeState::Draining => "draining",
-    }
 }

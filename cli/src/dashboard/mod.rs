@@ -170,7 +170,7 @@ fn build(follower: &Follower, fleet: Option<FleetView>, servers: Option<&Servers
             let stats = stats.get(id);
             json!({
                 "id": id,
-                "state": transition.state(id).map(state_name),
+                "state": transition.state(id).map(shardring::NodeState::name),
                 "weight": node.map(|n| n.weight()),
                 "share": shares.get(id).copied().unwrap_or(0.0),
                 "future_share": future.get(id).copied().unwrap_or(0.0),
@@ -254,12 +254,4 @@ fn segments(ring: &Ring) -> (&'static str, Vec<Value>) {
         })
         .collect();
     ("shares", sectors)
-}
-
-fn state_name(state: shardring::NodeState) -> &'static str {
-    match state {
-        shardring::NodeState::Active => "active",
-        shardring::NodeState::Warming => "warming",
-        shardring::NodeState::Draining => "draining",
-    }
 }
