@@ -40,6 +40,7 @@ mod error;
 pub mod handoff;
 mod hash;
 mod hot_keys;
+mod hot_set;
 mod json;
 mod node;
 mod params;
@@ -66,6 +67,7 @@ pub use error::RingError;
 pub use handoff::Route;
 pub use hash::{HashFunction, KeyHash, hash_key, hash_point};
 pub use hot_keys::{HotKey, HotKeys, HotKeysOptions};
+pub use hot_set::{HotEntry, HotPhase, HotSet, MAX_HOT_REPLICAS, SpreadPlan};
 pub use json::from_json_strict;
 pub use node::{Node, NodeState};
 pub use params::{

@@ -16,6 +16,7 @@ use crate::algorithms::slots;
 use crate::counts::{LookupCounter, RingCounts};
 use crate::error::RingError;
 use crate::hash::{HashFunction, KeyHash, KeyRule};
+use crate::hot_keys::HotKeys;
 use crate::node::{Node, check_nodes, check_unit_weights, check_weight};
 use crate::params::{Distribution, EndpointOrder, Param, Params, RendezvousScore, RingParams, ServerIds, ServerKey};
 use crate::scheme::{Change, Placement, PointHash};
@@ -52,6 +53,8 @@ pub struct Ring {
     point_hash: PointHash,
     /// Where lookups are counted, when a [`crate::LookupCounter`] counts this ring.
     counts: Option<RingCounts>,
+    /// The sketch that observes the keys of this ring's lookups, when one does.
+    hot: Option<Arc<HotKeys>>,
 }
 
 impl Ring {
@@ -74,11 +77,42 @@ impl Ring {
             classes.len()
         };
         let live_nodes = live.iter().filter(|&&l| l).count();
-        Ring { nodes, algorithm, params, zone_class, live_nodes, live_zones, placement, point_hash, counts: None }
+        Ring {
+            nodes,
+            algorithm,
+            params,
+            zone_class,
+            live_nodes,
+            live_zones,
+            placement,
+            point_hash,
+            counts: None,
+            hot: None,
+        }
     }
 
     pub(crate) fn set_counts(&mut self, counts: Option<RingCounts>) {
         self.counts = counts;
+    }
+
+    pub(crate) fn set_hot(&mut self, hot: Option<Arc<HotKeys>>) {
+        self.hot = hot;
+    }
+
+    /// The [`HotKeys`] sketch observing this ring's lookups, when one does
+    /// (see [`HotKeys::watch`]).
+    pub fn hot_keys(&self) -> Option<&Arc<HotKeys>> {
+        self.hot.as_ref()
+    }
+
+    /// Shows the sketch, when one watches this ring, a lookup of `key`
+    /// whose hash under this ring is `hash`. A `slots` ring's 14-bit hash
+    /// would make keys share counts: the sketch hashes those keys itself.
+    #[inline(always)]
+    pub(crate) fn observe(&self, key: &[u8], hash: u64) {
+        if let Some(hot) = &self.hot {
+            if self.algorithm.hash_bits() >= 32 { hot.observe_hashed(key, hash) } else { hot.observe(key) }
+        }
     }
 
     /// Whether a [`crate::LookupCounter`] counts this ring's lookups.
@@ -441,6 +475,18 @@ impl LookupCounter {
         let ids: Vec<String> = ring.nodes().iter().map(|n| n.id().to_owned()).collect();
         let cell_of: Arc<[u32]> = (0..ids.len() as u32).collect();
         ring.set_counts(Some(RingCounts::new(self.table(ids), cell_of)));
+        ring
+    }
+}
+
+impl HotKeys {
+    /// `ring`, showing this sketch the key of each lookup it answers by key
+    /// (`get`, `get_index`, `get_indices`, `get_n`, `get_n_indices`, and a
+    /// [`crate::KeyBatch`]'s keys; replacing any sketch it had). Lookups by
+    /// hash carry no key and are not observed. A ring derived from it
+    /// (`with_node`, ...) is not watched until it is passed here too.
+    pub fn watch(self: &Arc<HotKeys>, mut ring: Ring) -> Ring {
+        ring.set_hot(Some(Arc::clone(self)));
         ring
     }
 }

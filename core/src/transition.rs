@@ -349,3 +349,11 @@ impl crate::counts::LookupCounter {
         })
     }
 }
+
+impl crate::hot_keys::HotKeys {
+    /// `transition`, each of its rings watched by this sketch (see
+    /// [`crate::HotKeys::watch`]): each call by key observes the key once.
+    pub fn watch_transition(self: &Arc<Self>, transition: Transition) -> Transition {
+        transition.map_rings(|ring| ring.set_hot(Some(Arc::clone(self))))
+    }
+}

@@ -183,3 +183,44 @@ fn keys_of_a_32_bit_hash_are_told_apart_in_a_crowded_sketch() {
         assert!((800..=1_000).contains(&hot.requests), "{:?}: {}", String::from_utf8_lossy(&hot.key), hot.requests);
     }
 }
+
+/// The top keys of `sketch` with their estimated requests.
+fn estimates(sketch: &HotKeys) -> Vec<(String, u64)> {
+    sketch.top().into_iter().map(|k| (String::from_utf8(k.key).unwrap(), k.requests)).collect()
+}
+
+#[test]
+fn a_watched_ring_shows_the_sketch_every_lookup_by_key_once() {
+    use shardring::{Node, Ring, Transition};
+    let sketch = Arc::new(HotKeys::new(HotKeysOptions { sample: 1, ..HotKeysOptions::default() }).unwrap());
+    let nodes = |ids: &[&str]| ids.iter().map(|&id| Node::new(id, 1.0)).collect::<Vec<_>>();
+    let plain = Ring::builder().nodes(nodes(&["a", "b", "c"])).build().unwrap();
+    let ring = sketch.watch(plain.clone());
+    assert!(Arc::ptr_eq(ring.hot_keys().unwrap(), &sketch) && plain.hot_keys().is_none());
+    ring.get("get").unwrap();
+    ring.get_index("get").unwrap();
+    ring.get_n("get_n", 2).unwrap();
+    ring.get_n_indices("get_n", &mut [0; 2]).unwrap();
+    ring.get_indices(["batch", "batch", "batch"], &mut [0; 3]).unwrap();
+    let hash = ring.hash_key_observed("hashed");
+    // Lookups by hash carry no key: not observed.
+    ring.get_by_hash(hash).unwrap();
+    ring.get_indices_by_hash(&[hash, hash], &mut [0; 2]).unwrap();
+    plain.get("plain").unwrap();
+    ring.with_node(Node::new("d", 1.0)).unwrap().get("derived").unwrap();
+    let mut seen = estimates(&sketch);
+    seen.sort();
+    assert_eq!(seen, [("batch".into(), 3), ("get".into(), 2), ("get_n".into(), 2), ("hashed".into(), 1)]);
+
+    // A transition asks two rings for each key: the key is observed once.
+    let sketch = Arc::new(HotKeys::new(HotKeysOptions { sample: 1, ..HotKeysOptions::default() }).unwrap());
+    let from = Ring::builder().nodes(nodes(&["a", "b"])).build().unwrap();
+    let to = Ring::builder().nodes(nodes(&["a", "b", "c"])).build().unwrap();
+    let transition = sketch.watch_transition(Transition::between(&from, &to).unwrap());
+    for _ in 0..5 {
+        transition.read_nodes("moving").unwrap();
+        transition.write_nodes("moving").unwrap();
+        transition.route("moving").unwrap();
+    }
+    assert_eq!(estimates(&sketch), [("moving".into(), 15)]);
+}

@@ -116,7 +116,7 @@ pub(crate) fn pack_keys(keys: &Bound<'_, PyAny>) -> PyResult<KeyBatch<'static>> 
 /// it, so that placing them can run without the GIL on 8 bytes per key.
 /// Raises as [`read_keys`].
 pub(crate) fn hash_keys(ring: &shardring::Ring, keys: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
-    read_keys(keys, Vec::with_capacity, |hashes, key| hashes.push(ring.hash_key(key)))
+    read_keys(keys, Vec::with_capacity, |hashes, key| hashes.push(ring.hash_key_observed(key)))
 }
 
 /// hash_key(key, seed=0) -> int

@@ -22,6 +22,18 @@ impl Ring {
         self.params.key.hash(key.as_ref(), self.params.seed)
     }
 
+    /// [`Ring::hash_key`], showing the key to the [`crate::HotKeys`] sketch
+    /// watching this ring (if any) as one lookup: for a binding that hashes
+    /// keys while it holds its runtime's lock and places them by hash after
+    /// letting go of it.
+    #[inline]
+    pub fn hash_key_observed(&self, key: impl AsRef<[u8]>) -> u64 {
+        let key = key.as_ref();
+        let hash = self.hash_key(key);
+        self.observe(key, hash);
+        hash
+    }
+
     /// The node owning `key` (bytes; a string is its UTF-8 bytes). On a
     /// continuum, the owner of the first point `>=` the key's hash, wrapping
     /// past the end; on the other algorithms, as each defines.
@@ -29,7 +41,7 @@ impl Ring {
     /// Errors: [`RingError::EmptyRing`] when no node can own keys.
     #[inline]
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<&Node, RingError> {
-        Ok(&self.nodes[self.tally(self.owner(self.hash_key(key))?)])
+        Ok(&self.nodes[self.get_index(key)?])
     }
 
     /// [`Ring::get_index`] without counting the lookup: a sample's key.
@@ -63,7 +75,10 @@ impl Ring {
     /// Index in [`Ring::nodes`] of the node owning `key`. Errors as [`Ring::get`].
     #[inline(always)]
     pub fn get_index(&self, key: impl AsRef<[u8]>) -> Result<usize, RingError> {
-        Ok(self.tally(self.owner(self.hash_key(key))?))
+        let key = key.as_ref();
+        let hash = self.hash_key(key);
+        self.observe(key, hash);
+        Ok(self.tally(self.owner(hash)?))
     }
 
     /// Index in [`Ring::nodes`] of the node owning hash `hash`. Errors as
@@ -119,7 +134,10 @@ impl Ring {
         let Placement::Continuum(continuum) = &self.placement else {
             let mut placed = 0;
             for (slot, key) in out.iter_mut().zip(keys) {
-                *slot = self.owner(self.hash_key(key))?;
+                let key = key.as_ref();
+                let hash = self.hash_key(key);
+                self.observe(key, hash);
+                *slot = self.owner(hash)?;
                 placed += 1;
             }
             self.tally_all(&out[..placed]);
@@ -130,7 +148,9 @@ impl Ring {
         for chunk in out.chunks_mut(BLOCK) {
             let mut filled = 0;
             for (slot, key) in hashes[..chunk.len()].iter_mut().zip(keys.by_ref()) {
+                let key = key.as_ref();
                 *slot = self.hash_key(key);
+                self.observe(key, *slot);
                 filled += 1;
             }
             continuum.owners_of(&hashes[..filled], &mut chunk[..filled]);
@@ -206,7 +226,10 @@ impl Ring {
     ///
     /// Errors: [`RingError::EmptyRing`] when no node can own keys.
     pub fn get_n_indices(&self, key: impl AsRef<[u8]>, out: &mut [usize]) -> Result<usize, RingError> {
-        let found = self.preference(self.hash_key(key), out)?;
+        let key = key.as_ref();
+        let hash = self.hash_key(key);
+        self.observe(key, hash);
+        let found = self.preference(hash, out)?;
         if found > 0 {
             self.tally(out[0]);
         }
