@@ -9,6 +9,46 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** Which keys take the most requests (HeavyKeeper; `width` x 16 bytes). */
+export declare class HotKeys {
+  /** A sketch; a `RangeError` naming a setting out of its range. */
+  constructor(options?: HotKeysOptions | undefined | null)
+  /** Counts one request of `key` (a string or a Buffer). */
+  observe(key: string | Buffer): void
+  /** The hot keys, most requested first. */
+  top(): Array<HotKey>
+  /** Halves every count now (the sketch does it every half-life). */
+  halve(): void
+  /** Bytes of sketch buckets. */
+  get sketchBytes(): number
+}
+
+/** The hot keys a fleet agreed to spread (`P/hot`); `new HotSet()` is empty. */
+export declare class HotSet {
+  /** The empty set, epoch 0. */
+  constructor()
+  /** Reads the JSON form; throws `RING_INVALID_CONFIG` naming the field. */
+  static fromJSON(text: string): HotSet
+  /** The JSON form. */
+  toJSON(): string
+  /** The publication number. */
+  get epoch(): number
+  /** The keys, sorted by their bytes. */
+  keys(): Array<HotEntry>
+  /** Where to read and write `key` on `ring`; throws `RING_EMPTY_RING`. */
+  plan(ring: Ring, key: string | Buffer): SpreadPlan
+  /**
+   * The next publication for `ring` from the fleet's hot keys and its
+   * requests per node `{ id: rate }` (per second, counted by owner; an
+   * id left out is 0), `bound` 1.25 when left out. Throws
+   * `RING_INVALID_CONFIG` for an id not in the ring, a negative or
+   * non-finite rate, or a bound under 1.
+   */
+  advance(ring: Ring, observed: Array<ObservedKey>, loads: Record<string, number>, bound?: number | undefined | null): HotSet
+  /** How many keys it holds. */
+  get size(): number
+}
+
 /**
  * Consistent hashing with bounded loads (Mirrokni, Thorup and
  * Zadimoghaddam, 2017): live load per node of a ring; each request goes to
@@ -91,6 +131,25 @@ export declare class NativeFollower {
   close(): void
 }
 
+/** A small TTL cache of hot values in this process. */
+export declare class NearCache {
+  /**
+   * A cache of at most `capacity` entries served for `ttl` seconds; a
+   * `RangeError` naming the value when one is out of range.
+   */
+  constructor(capacity: number, ttl: number)
+  /** ceil(n log2 n), at least 16 (Fan et al., SoCC 2011). */
+  static defaultCapacity(nodes: number): number
+  /** The value of `key`, or `null` when missing or expired. */
+  get(key: string | Buffer): Buffer | null
+  /** Keeps `value` for `key` for the TTL. */
+  put(key: string | Buffer, value: Buffer): void
+  /** Forgets `key`. */
+  remove(key: string | Buffer): void
+  /** `[hits, misses]` since it was made. */
+  get hitsAndMisses(): Array<number>
+}
+
 /**
  * A consistent-hash ring (placement format 1, core/SPEC.md). Keys are
  * strings (hashed as UTF-8), Buffers or Uint8Arrays; a string and its UTF-8
@@ -99,6 +158,13 @@ export declare class NativeFollower {
  * replace this one's snapshot, and a `LoadTracker` over it follows.
  */
 export declare class Ring {
+  /**
+   * From now on, shows `sketch` the key of every lookup by key on this
+   * ring (`get` and its variants, each key of a batch, `getN`), across
+   * `addNode` / `removeNode` / `setWeight`; lookups by hash are not
+   * shown. A `TypeError` on a Follower's ring.
+   */
+  watchHotKeys(sketch: HotKeys): void
   /**
    * From now on, counts the lookups on this ring per node (`get` and its
    * variants, each key of a batch, `getN`'s first node), across
@@ -481,6 +547,38 @@ export interface FollowerStatus {
  */
 export declare function hashKey(key: string | Uint8Array, seed?: number | bigint): bigint
 
+/** One key of `HotSet.keys()`. */
+export interface HotEntry {
+  key: Buffer
+  replicas: number
+  /** `"writing"`, `"spread"` or `"leaving"`. */
+  phase: string
+  generation: number
+  rate: number
+}
+
+/** One hot key of `HotKeys.top()`. */
+export interface HotKey {
+  /** The key's bytes. */
+  key: Buffer
+  /** Estimated requests (counts halve every half-life). */
+  requests: number
+  /** Estimated requests per second. */
+  rate: number
+}
+
+/** Settings of a `HotKeys` sketch; each left out takes its default. */
+export interface HotKeysOptions {
+  /** How many hot keys to keep (default 100, at most 4,096). */
+  top?: number
+  /** Buckets per row, a power of two (default 4,096: 64 KiB). */
+  width?: number
+  /** Count one lookup in `sample` per thread, a power of two (default 4). */
+  sample?: number
+  /** Seconds after which counts halve (default 60). */
+  halfLife?: number
+}
+
 /** The guard's error message when the key is not there: `"SHARDRING_MOVED"`. */
 export declare const MOVED_REPLY: string
 
@@ -510,6 +608,12 @@ export interface NodeInit {
    * distinct zones first. Left out for a node without a zone.
    */
   zone?: string
+}
+
+/** A key and its rate (requests per second), for `HotSet.advance`. */
+export interface ObservedKey {
+  key: Buffer
+  rate: number
 }
 
 /** The placement format this build implements (see core/SPEC.md). */
@@ -658,6 +762,23 @@ export interface Spread {
   maxOverMean: number
   /** Smallest load over the reference. */
   minOverMean: number
+}
+
+/** Where one client reads and writes a key (`HotSet.plan`). */
+export interface SpreadPlan {
+  /** Id of the node to read from. */
+  read: string
+  /**
+   * Whether it holds a copy: read `copyKey` there; on a miss read the
+   * owner, then add the value under `copyKey` there.
+   */
+  readCopy: boolean
+  /** Id of the key's owner. */
+  owner: string
+  /** Ids to write the copy to after the owner. */
+  copies: Array<string>
+  /** The copy key (empty when not spread). */
+  copyKey: Buffer
 }
 
 /** The package version, `"X.Y.Z"`, the same in every binding. */

@@ -835,8 +835,11 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.HotKeys = nativeBinding.HotKeys
+module.exports.HotSet = nativeBinding.HotSet
 module.exports.LoadTracker = nativeBinding.LoadTracker
 module.exports.NativeFollower = nativeBinding.NativeFollower
+module.exports.NearCache = nativeBinding.NearCache
 module.exports.Ring = nativeBinding.Ring
 module.exports.Snapshot = nativeBinding.Snapshot
 module.exports.Transition = nativeBinding.Transition

@@ -4,7 +4,10 @@ import { EventEmitter } from 'node:events'
 import type { Acquired, Balance, Flow, FollowerStatus, Ring, RingOptions, Transition } from './index'
 
 export {
+  HotKeys,
+  HotSet,
   LoadTracker,
+  NearCache,
   Ring,
   Transition,
   diff,
@@ -19,6 +22,11 @@ export {
 export declare const version: string
 export type {
   Acquired,
+  HotEntry,
+  HotKey,
+  HotKeysOptions,
+  ObservedKey,
+  SpreadPlan,
   Balance,
   Flow,
   FollowerStatus,

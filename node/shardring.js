@@ -117,8 +117,9 @@ function idsOf(ring) {
 const NativeRing = native.Ring
 const NativeTracker = native.LoadTracker
 
-// countLookups swaps in a counting snapshot: the cached placer is the old one.
-for (const name of ['addNode', 'removeNode', 'setWeight', 'countLookups']) {
+// countLookups and watchHotKeys swap in another snapshot: the cached placer
+// is the old one.
+for (const name of ['addNode', 'removeNode', 'setWeight', 'countLookups', 'watchHotKeys']) {
   const mutate = NativeRing.prototype[name]
   NativeRing.prototype[name] = function (...args) {
     this[ids] = undefined
@@ -571,7 +572,10 @@ Transition.between = function between(oldRing, newRing) {
 module.exports = {
   ALGORITHMS,
   Follower,
+  HotKeys: native.HotKeys,
+  HotSet: native.HotSet,
   LoadTracker,
+  NearCache: native.NearCache,
   Ring,
   Transition,
   diff,

@@ -250,49 +250,155 @@ impl HotSet {
         Ok(SpreadPlan { read, read_copy: read != owner, owner, copies, copy_key })
     }
 
-    /// The next publication: the set one epoch on, given the fleet's
-    /// observed hot keys (`(key, requests per second)`, summed over the
-    /// clients), the fleet's total request rate, the ring's number of nodes
-    /// that can own keys and `bound` (at least 1: no node should get more
-    /// than `bound` times the mean node's requests).
+    /// The next publication: the set one epoch on, for `ring`, given the
+    /// fleet's hot keys (`(key, requests per second)`, summed over the
+    /// clients), the fleet's requests per second on each node of `ring`
+    /// (`loads[i]` for [`Ring::nodes`]`[i]`, counted by owner, as
+    /// [`crate::LookupCounter`] counts) and `bound` (at least 1).
     ///
-    /// A key wants `R = ceil(rate / ((bound - 1) * mean))` nodes, `mean` =
-    /// total / nodes, at most `nodes` and 64: enough that its share on
-    /// each stays within the headroom the bound leaves. A key wanting 2 or
-    /// more that is not in the set enters as `writing` (its generation is
-    /// the new epoch); `writing` becomes `spread`; a `spread` key wanting
-    /// fewer than 2 becomes `leaving`, and a `writing` or `leaving` one that
-    /// no longer wants 2 leaves. `R` stays what it was when the key entered.
-    pub fn advance(&self, observed: &[(Vec<u8>, f64)], total_rate: f64, nodes: usize, bound: f64) -> HotSet {
+    /// Each node's *cap* is `bound` times its weight's share of all
+    /// requests. Keys already `writing` or `spread` keep their `R` and
+    /// their reads are split evenly over their nodes, as [`HotSet::plan`]
+    /// splits them. Then, while the node most over its cap has a key it
+    /// reads that may take one more node, the key with the largest share
+    /// per node among those takes the next node of its preference list
+    /// (at most 64, and only keys of at least a quarter of the mean node's
+    /// headroom `(bound - 1) * total / nodes` are spread). A key given 2 or
+    /// more nodes enters as `writing` (its generation is the new epoch);
+    /// `writing` becomes `spread`; a `spread` key whose rate fell under an
+    /// eighth of that headroom (or that no client reports) becomes
+    /// `leaving`; a `writing` or `leaving` one that fell under it leaves.
+    ///
+    /// Errors: [`RingError::InvalidConfig`] when `loads` does not hold one
+    /// finite, non-negative rate per node, or `bound` is not at least 1.
+    pub fn advance(
+        &self,
+        ring: &Ring,
+        observed: &[(Vec<u8>, f64)],
+        loads: &[f64],
+        bound: f64,
+    ) -> Result<HotSet, RingError> {
+        let invalid = |message: String| RingError::InvalidConfig { message };
+        let nodes = ring.nodes();
+        if loads.len() != nodes.len() || loads.iter().any(|l| !l.is_finite() || *l < 0.0) {
+            return Err(invalid(format!(
+                "hot set: loads must hold one finite rate >= 0 per node ({} nodes), got {loads:?}",
+                nodes.len()
+            )));
+        }
+        if !(bound >= 1.0 && bound.is_finite()) {
+            return Err(invalid(format!("hot set: bound {bound} must be a finite number >= 1")));
+        }
         let epoch = self.epoch + 1;
-        let limit = (nodes as u32).min(MAX_HOT_REPLICAS);
-        let headroom = (bound - 1.0).max(1e-9) * total_rate / nodes.max(1) as f64;
-        let wanted = |rate: f64| -> u32 {
-            if limit < 2 || !rate.is_finite() || rate <= 0.0 || headroom <= 0.0 {
-                return 1;
-            }
-            (rate / headroom).ceil().min(f64::from(limit)) as u32
-        };
-        let rate_of = |key: &[u8]| observed.iter().find(|(k, _)| k == key).map_or(0.0, |(_, r)| *r);
-        let mut keys: Vec<HotEntry> = Vec::new();
+        let total: f64 = loads.iter().sum();
+        let weight: f64 = nodes.iter().map(|n| n.weight()).sum();
+        let live = nodes.iter().filter(|n| n.weight() > 0.0).count().max(1);
+        let headroom = (bound - 1.0) * total / live as f64;
+        let cap: Vec<f64> =
+            nodes.iter().map(|n| if weight > 0.0 { bound * total * n.weight() / weight } else { 0.0 }).collect();
+        let rate_of = |key: &[u8]| observed.iter().filter(|(k, _)| k == key).map(|(_, r)| *r).sum::<f64>();
+
+        // Each candidate: its rate, preference list and nodes taken.
+        struct Candidate {
+            key: Vec<u8>,
+            rate: f64,
+            list: Vec<usize>,
+            taken: usize,
+            kept: Option<(u32, HotPhase, u64)>,
+        }
+        let mut candidates: Vec<Candidate> = Vec::new();
+        let mut kept = Vec::new();
+        let mut load = loads.to_vec();
+        let mut list = [0usize; MAX_HOT_REPLICAS as usize];
         for entry in &self.keys {
             let rate = rate_of(&entry.key);
-            let hot = wanted(rate) >= 2;
-            let phase = match (entry.phase, hot) {
-                (HotPhase::Writing, true) | (HotPhase::Spread, true) => HotPhase::Spread,
-                (HotPhase::Spread, false) => HotPhase::Leaving,
-                // Leaving and hot again: it leaves, and enters anew later.
-                (HotPhase::Leaving, _) | (HotPhase::Writing, false) => continue,
-            };
-            keys.push(HotEntry::new(entry.key.clone(), entry.replicas, phase, entry.generation, rate));
+            let staying = rate >= headroom / 8.0 && rate > 0.0;
+            match (entry.phase, staying) {
+                (HotPhase::Writing | HotPhase::Spread, true) => {}
+                (HotPhase::Spread, false) => {
+                    kept.push(HotEntry::new(
+                        entry.key.clone(),
+                        entry.replicas,
+                        HotPhase::Leaving,
+                        entry.generation,
+                        rate,
+                    ));
+                    continue;
+                }
+                _ => continue,
+            }
+            let found = ring.preference_uncounted(ring.hash_key(&entry.key), &mut list)?;
+            candidates.push(Candidate {
+                key: entry.key.clone(),
+                rate,
+                list: list[..found].to_vec(),
+                taken: 1,
+                kept: Some((entry.replicas, entry.phase, entry.generation)),
+            });
         }
-        for (key, rate) in observed {
-            let replicas = wanted(*rate);
-            if replicas >= 2 && self.get(key).is_none() && !keys.iter().any(|e| &e.key == key) {
-                keys.push(HotEntry::new(key.clone(), replicas, HotPhase::Writing, epoch, *rate));
+        for (key, _) in observed {
+            let rate = rate_of(key);
+            if rate < headroom / 4.0
+                || rate <= 0.0
+                || self.get(key).is_some()
+                || candidates.iter().any(|c| &c.key == key)
+            {
+                continue;
+            }
+            let found = ring.preference_uncounted(ring.hash_key(key), &mut list)?;
+            candidates.push(Candidate { key: key.clone(), rate, list: list[..found].to_vec(), taken: 1, kept: None });
+        }
+        // Spread the kept keys as they are read now.
+        let spread_to = |c: &mut Candidate, load: &mut [f64], taken: usize| {
+            let (before, after) = (c.rate / c.taken as f64, c.rate / taken as f64);
+            for &node in &c.list[..c.taken] {
+                load[node] -= before - after;
+            }
+            for &node in &c.list[c.taken..taken] {
+                load[node] += after;
+            }
+            c.taken = taken;
+        };
+        for c in candidates.iter_mut() {
+            if let Some((replicas, _, _)) = c.kept {
+                let taken = (replicas as usize).min(c.list.len());
+                spread_to(c, &mut load, taken);
             }
         }
-        HotSet::new(epoch, keys).expect("advance keeps replicas in range and keys distinct")
+        // Then relieve the node most over its cap, one node at a time.
+        let mut stuck = vec![false; nodes.len()];
+        loop {
+            let over = (0..nodes.len()).filter(|&n| !stuck[n] && load[n] > cap[n]).max_by(|&a, &b| {
+                (load[a] / cap[a].max(f64::MIN_POSITIVE)).total_cmp(&(load[b] / cap[b].max(f64::MIN_POSITIVE)))
+            });
+            let Some(node) = over else { break };
+            let best = candidates
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.kept.is_none() && c.taken < c.list.len() && c.list[..c.taken].contains(&node))
+                .max_by(|(_, a), (_, b)| (a.rate / a.taken as f64).total_cmp(&(b.rate / b.taken as f64)))
+                .map(|(i, _)| i);
+            match best {
+                Some(i) => {
+                    let taken = candidates[i].taken + 1;
+                    spread_to(&mut candidates[i], &mut load, taken);
+                }
+                None => stuck[node] = true,
+            }
+        }
+        for c in candidates {
+            match c.kept {
+                Some((replicas, phase, generation)) => {
+                    let phase = if phase == HotPhase::Writing { HotPhase::Spread } else { phase };
+                    kept.push(HotEntry::new(c.key, replicas, phase, generation, c.rate));
+                }
+                None if c.taken >= 2 => {
+                    kept.push(HotEntry::new(c.key, c.taken as u32, HotPhase::Writing, epoch, c.rate));
+                }
+                None => {}
+            }
+        }
+        HotSet::new(epoch, kept)
     }
 }
 
@@ -305,34 +411,53 @@ mod tests {
         Ring::builder().nodes((0..n).map(|i| Node::new(format!("n{i}"), 1.0))).build().unwrap()
     }
 
+    /// Loads by owner of `observed` keys plus `rest` spread evenly.
+    fn loads(ring: &Ring, observed: &[(Vec<u8>, f64)], rest: f64) -> Vec<f64> {
+        let n = ring.nodes().len();
+        let mut loads = vec![rest / n as f64; n];
+        for (key, rate) in observed {
+            loads[ring.get_index(key).unwrap()] += rate;
+        }
+        loads
+    }
+
     #[test]
     fn a_key_enters_spreads_leaves_and_comes_back_under_new_copy_keys() {
-        let set = HotSet::default();
+        let ring = ring(12);
         let hot = vec![(b"k".to_vec(), 300.0)];
-        // 12 nodes, 1,200/s in all: mean 100, headroom 25 at bound 1.25.
-        let one = set.advance(&hot, 1_200.0, 12, 1.25);
-        assert_eq!(one.keys(), [HotEntry::new("k", 12, HotPhase::Writing, 1, 300.0)]);
-        let two = one.advance(&[(b"k".to_vec(), 40.0)], 1_200.0, 12, 1.25);
-        assert_eq!(two.keys(), [HotEntry::new("k", 12, HotPhase::Spread, 1, 40.0)]);
-        let three = two.advance(&[], 1_200.0, 12, 1.25);
+        let cold = vec![(b"k".to_vec(), 1.0)];
+        // 12 nodes, 1,200/s in all: mean 100, cap 125.
+        let one = HotSet::default().advance(&ring, &hot, &loads(&ring, &hot, 900.0), 1.25).unwrap();
+        // 75 on each node and 300 more on the owner: spread over 6 nodes,
+        // each gets 75 + 50 <= 125 (over 5, 75 + 60).
+        assert_eq!(one.keys(), [HotEntry::new("k", 6, HotPhase::Writing, 1, 300.0)]);
+        let two = one.advance(&ring, &hot, &loads(&ring, &hot, 900.0), 1.25).unwrap();
+        assert_eq!(two.keys(), [HotEntry::new("k", 6, HotPhase::Spread, 1, 300.0)]);
+        let three = two.advance(&ring, &cold, &loads(&ring, &cold, 1_199.0), 1.25).unwrap();
         assert_eq!(three.keys()[0].phase, HotPhase::Leaving);
-        let four = three.advance(&hot, 1_200.0, 12, 1.25);
+        let four = three.advance(&ring, &hot, &loads(&ring, &hot, 900.0), 1.25).unwrap();
         assert!(four.keys().is_empty(), "a leaving key leaves before it enters again");
-        let five = four.advance(&hot, 1_200.0, 12, 1.25);
+        let five = four.advance(&ring, &hot, &loads(&ring, &hot, 900.0), 1.25).unwrap();
         assert_eq!(five.keys()[0].generation, 5);
         assert_eq!(five.keys()[0].copy_key(), b"k#hot5");
     }
 
     #[test]
-    fn replicas_follow_the_headroom() {
-        let set = HotSet::default().advance(
-            &[(b"a".to_vec(), 26.0), (b"b".to_vec(), 25.0), (b"c".to_vec(), 60.0)],
-            1_200.0,
-            12,
-            1.25,
-        );
-        let replicas: Vec<(&[u8], u32)> = set.keys().iter().map(|e| (&e.key[..], e.replicas)).collect();
-        assert_eq!(replicas, [(&b"a"[..], 2), (&b"c"[..], 3)]);
+    fn only_keys_on_nodes_over_their_cap_are_spread_and_loads_are_checked() {
+        let ring = ring(12);
+        // "a" alone pushes its owner over the cap; "b" (as large) sits on a
+        // node that stays under it, and "c" is too small to spread.
+        let a_owner = ring.get_index("a").unwrap();
+        let b = (0..).map(|i| format!("b{i}")).find(|k| ring.get_index(k).unwrap() != a_owner).unwrap();
+        let observed = vec![(b"a".to_vec(), 40.0), (b.as_bytes().to_vec(), 40.0), (b"c".to_vec(), 5.0)];
+        let mut loads = vec![95.0; 12];
+        loads[a_owner] = 140.0;
+        let set = HotSet::default().advance(&ring, &observed, &loads, 1.25).unwrap();
+        assert_eq!(set.keys(), [HotEntry::new("a", 2, HotPhase::Writing, 1, 40.0)]);
+        for (loads, bound) in [(vec![1.0; 11], 1.25), (vec![f64::NAN; 12], 1.25), (vec![1.0; 12], 0.5)] {
+            let error = HotSet::default().advance(&ring, &observed, &loads, bound).unwrap_err().to_string();
+            assert!(error.contains("loads") || error.contains("bound 0.5"), "{error}");
+        }
     }
 
     #[test]

@@ -42,6 +42,7 @@ mod hash;
 mod hot_keys;
 mod hot_set;
 mod json;
+mod near_cache;
 mod node;
 mod params;
 mod registry;
@@ -69,6 +70,7 @@ pub use hash::{HashFunction, KeyHash, hash_key, hash_point};
 pub use hot_keys::{HotKey, HotKeys, HotKeysOptions};
 pub use hot_set::{HotEntry, HotPhase, HotSet, MAX_HOT_REPLICAS, SpreadPlan};
 pub use json::from_json_strict;
+pub use near_cache::NearCache;
 pub use node::{Node, NodeState};
 pub use params::{
     DEFAULT_SEED, DEFAULT_VNODES, Distribution, EndpointOrder, ParamKind, ParamValue, RendezvousScore, RingParams,

@@ -17,6 +17,7 @@ pub mod bounded;
 mod by_id;
 mod errors;
 pub mod follower;
+pub mod hot;
 pub mod keys;
 mod options;
 mod placer;

@@ -146,6 +146,8 @@ pub struct Ring {
     /// Counts lookups once `countLookups` was called: every snapshot
     /// stored from then on counts into it.
     counter: std::sync::Mutex<Option<shardring::LookupCounter>>,
+    /// Observes the keys of lookups once `watchHotKeys` was called.
+    hot: std::sync::Mutex<Option<Arc<shardring::HotKeys>>>,
 }
 
 impl Ring {
@@ -154,7 +156,7 @@ impl Ring {
     }
 
     fn over(cell: RingCell, followed: bool) -> Ring {
-        Ring { cell, followed, counter: std::sync::Mutex::new(None) }
+        Ring { cell, followed, counter: std::sync::Mutex::new(None), hot: std::sync::Mutex::new(None) }
     }
 
     /// A ring over a shared snapshot (a transition's).
@@ -192,6 +194,10 @@ impl Ring {
             Some(counter) => counter.count(next),
             None => next,
         };
+        let next = match self.hot.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            Some(sketch) => sketch.watch(next),
+            None => next,
+        };
         self.cell.store(Arc::new(next));
         Ok(())
     }
@@ -204,6 +210,19 @@ impl Ring {
 
 #[napi]
 impl Ring {
+    /// From now on, shows `sketch` the key of every lookup by key on this
+    /// ring (`get` and its variants, each key of a batch, `getN`), across
+    /// `addNode` / `removeNode` / `setWeight`; lookups by hash are not
+    /// shown. A `TypeError` on a Follower's ring.
+    #[napi]
+    pub fn watch_hot_keys(&self, env: Env, sketch: &crate::hot::HotKeys) -> Result<()> {
+        self.refuse_followed(&env)?;
+        let mut hot = self.hot.lock().unwrap_or_else(|p| p.into_inner());
+        self.cell.store(Arc::new(sketch.sketch.watch((**self.cell.load()).clone())));
+        *hot = Some(Arc::clone(&sketch.sketch));
+        Ok(())
+    }
+
     /// From now on, counts the lookups on this ring per node (`get` and its
     /// variants, each key of a batch, `getN`'s first node), across
     /// `addNode` / `removeNode` / `setWeight`; about 1.7 ns a lookup.

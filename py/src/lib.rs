@@ -6,6 +6,7 @@ mod analysis;
 mod bounded;
 mod errors;
 mod follower;
+mod hot;
 mod keys;
 mod options;
 mod ring;
@@ -25,6 +26,9 @@ fn _shardring(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<transition::PyTransition>()?;
     m.add_class::<transition::PyRoute>()?;
     m.add_class::<follower::PyEvents>()?;
+    m.add_class::<hot::PyHotKeys>()?;
+    m.add_class::<hot::PyHotSet>()?;
+    m.add_class::<hot::PyNearCache>()?;
     m.add_function(wrap_pyfunction!(keys::hash_key, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::diff, m)?)?;
     m.add_function(wrap_pyfunction!(ring::_ring_from_json, m)?)?;

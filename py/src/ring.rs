@@ -136,6 +136,8 @@ pub struct PyRing {
     /// Counts lookups once `count_lookups` was called: every snapshot
     /// stored from then on counts into it.
     counter: Mutex<Option<shardring::LookupCounter>>,
+    /// Observes the keys of lookups once `watch_hot_keys` was called.
+    hot: Mutex<Option<Arc<shardring::HotKeys>>>,
 }
 
 impl PyRing {
@@ -145,13 +147,20 @@ impl PyRing {
             writer: Mutex::new(()),
             followed: false,
             counter: Mutex::new(None),
+            hot: Mutex::new(None),
         }
     }
 
     /// A ring whose snapshots a Follower stores into `cell`; its in-place
     /// methods raise, as the follower would overwrite their change.
     pub(crate) fn followed(cell: Arc<ArcSwap<Snapshot>>) -> PyRing {
-        PyRing { current: cell, writer: Mutex::new(()), followed: true, counter: Mutex::new(None) }
+        PyRing {
+            current: cell,
+            writer: Mutex::new(()),
+            followed: true,
+            counter: Mutex::new(None),
+            hot: Mutex::new(None),
+        }
     }
 
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
@@ -192,6 +201,10 @@ impl PyRing {
             Some(counter) => counter.count(ring),
             None => ring,
         };
+        let ring = match self.hot.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            Some(sketch) => sketch.watch(ring),
+            None => ring,
+        };
         self.current.store(Snapshot::new(py, ring));
         Ok(())
     }
@@ -219,6 +232,21 @@ fn python_literal(value: &ParamValue) -> String {
 
 #[pymethods]
 impl PyRing {
+    /// watch_hot_keys(sketch: HotKeys) -> None: from now on, show `sketch`
+    /// the key of every lookup by key on this ring (get and its variants,
+    /// each key of a batch, get_n), across add_node / remove_node /
+    /// set_weight; lookups by hash are not shown. TypeError on a
+    /// Follower's ring.
+    fn watch_hot_keys(&self, py: Python<'_>, sketch: &crate::hot::PyHotKeys) -> PyResult<()> {
+        self.refuse_followed()?;
+        let _writer = self.writer.lock_py_attached(py).unwrap_or_else(|poisoned| poisoned.into_inner());
+        let snapshot = self.current.load_full();
+        let ring = sketch.sketch.watch((*snapshot.ring).clone());
+        self.current.store(Snapshot::new(py, ring));
+        *self.hot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&sketch.sketch));
+        Ok(())
+    }
+
     /// count_lookups() -> None: from now on, count the lookups on this ring
     /// per node (get and its variants, each key of a batch, get_n's first
     /// node), across add_node / remove_node / set_weight; about 1.7 ns a

@@ -254,6 +254,12 @@ impl Ring {
         Ok(found)
     }
 
+    /// [`Ring::get_n_indices_by_hash`] without counting or observing: the
+    /// hot set's publisher's preference lists.
+    pub(crate) fn preference_uncounted(&self, hash: u64, out: &mut [usize]) -> Result<usize, RingError> {
+        self.preference(hash, out)
+    }
+
     fn preference(&self, hash: u64, out: &mut [usize]) -> Result<usize, RingError> {
         if self.live_nodes == 0 {
             return Err(RingError::EmptyRing);

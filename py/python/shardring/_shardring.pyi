@@ -224,6 +224,10 @@ class Ring:
         ("ring", "jump", "rendezvous", "maglev", "jumpback", "memento"), MD5's first 4 bytes little-endian (ketama modes), CRC-32
         ("nginx"), the Redis slot ("slots"), a compatibility mode's peer's hash
         otherwise."""
+    def watch_hot_keys(self, sketch: HotKeys, /) -> None:
+        """From now on, show ``sketch`` the key of every lookup by key on this
+        ring (batches included; lookups by hash are not shown), across
+        add_node / remove_node / set_weight. TypeError on a Follower's ring."""
     def count_lookups(self) -> None:
         """From now on, count the lookups on this ring per node (across
         add_node / remove_node / set_weight). TypeError on a Follower's ring."""
@@ -539,3 +543,49 @@ class Transition:
         steady transition's is its ring's."""
     def moves(self) -> Diff:
         """The old ring's difference to the new one: what a rebalancer copies."""
+
+class HotKeys:
+    """Which keys take the most requests (HeavyKeeper; ``width`` x 16 bytes).
+    OutOfRangeError naming a setting out of its range."""
+    def __init__(self, top: int = 100, width: int = 4096, sample: int = 4, half_life: float = 60.0) -> None: ...
+    def observe(self, key: _Key, /) -> None:
+        """Counts one request of ``key``."""
+    def top(self) -> list[tuple[bytes, int, float]]:
+        """The hot keys, most requested first: (key, requests, requests per second)."""
+    def halve(self) -> None:
+        """Halves every count now (the sketch does it every half-life)."""
+    @property
+    def sketch_bytes(self) -> int: ...
+
+class HotSet:
+    """The hot keys a fleet agreed to spread (``P/hot``); HotSet() is empty."""
+    def __init__(self) -> None: ...
+    @staticmethod
+    def from_json(text: str, /) -> HotSet:
+        """InvalidConfigError naming the field."""
+    def to_json(self) -> str: ...
+    @property
+    def epoch(self) -> int: ...
+    def keys(self) -> list[tuple[bytes, int, str, int, float]]:
+        """(key, replicas, phase, generation, rate), sorted by key."""
+    def plan(self, ring: Ring, key: _Key, /) -> tuple[str, bool, str, list[str], bytes]:
+        """(read, read_copy, owner, copies, copy_key): where to read ``key``
+        (a copy: read ``copy_key`` there, on a miss the owner, then add the
+        copy), and the ids to write the copy to after the owner."""
+    def advance(self, ring: Ring, observed: list[tuple[bytes, float]], loads: dict[str, float], bound: float = 1.25) -> HotSet:
+        """The next publication for ``ring`` from the fleet's hot keys
+        [(key, rate)] and requests per node {id: rate} (per second)."""
+    def __len__(self) -> int: ...
+
+class NearCache:
+    """A small TTL cache of hot values in this process."""
+    def __init__(self, capacity: int, ttl: float) -> None: ...
+    @staticmethod
+    def default_capacity(nodes: int, /) -> int:
+        """ceil(n log2 n), at least 16 (Fan et al., SoCC 2011)."""
+    def get(self, key: _Key, /) -> bytes | None: ...
+    def put(self, key: _Key, value: bytes, /) -> None: ...
+    def remove(self, key: _Key, /) -> None: ...
+    @property
+    def hits_and_misses(self) -> tuple[int, int]: ...
+    def __len__(self) -> int: ...

@@ -1,0 +1,209 @@
+//! Hot keys in Python: `HotKeys` (the core's sketch), `HotSet` (the agreed
+//! hot keys and their spread plans) and `NearCache`. A ring shows a sketch
+//! its keys once `ring.watch_hot_keys(sketch)` was called.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+
+use crate::errors::{out_of_range, to_py_err};
+use crate::keys::key_bytes;
+use crate::ring::PyRing;
+
+/// HotKeys(top=100, width=4096, sample=4, half_life=60.0): which keys take
+/// the most requests (HeavyKeeper, bounded memory: `width` x 16 bytes).
+/// OutOfRangeError naming the setting when one is out of its range.
+#[pyclass(name = "HotKeys", module = "shardring", frozen)]
+pub struct PyHotKeys {
+    pub(crate) sketch: Arc<shardring::HotKeys>,
+}
+
+#[pymethods]
+impl PyHotKeys {
+    #[new]
+    #[pyo3(signature = (top = 100, width = 4096, sample = 4, half_life = 60.0))]
+    fn new(py: Python<'_>, top: usize, width: usize, sample: u32, half_life: f64) -> PyResult<PyHotKeys> {
+        let half_life = Duration::try_from_secs_f64(half_life)
+            .map_err(|_| out_of_range(py, format!("half_life {half_life} must be a number of seconds")))?;
+        let options = shardring::HotKeysOptions { top, width, sample, half_life };
+        let sketch = shardring::HotKeys::new(options).map_err(|message| out_of_range(py, message))?;
+        Ok(PyHotKeys { sketch: Arc::new(sketch) })
+    }
+
+    /// observe(key) -> None: counts one request of `key` (str or bytes).
+    fn observe(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.sketch.observe(&*key_bytes(key)?);
+        Ok(())
+    }
+
+    /// top() -> list[tuple[bytes, int, float]]: the hot keys, most requested
+    /// first: (key, estimated requests, estimated requests per second).
+    fn top<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let top = py.detach(|| self.sketch.top());
+        let rows = top.into_iter().map(|k| (PyBytes::new(py, &k.key), k.requests, k.rate));
+        PyList::new(py, rows)
+    }
+
+    /// halve() -> None: halves every count now (done every half-life).
+    fn halve(&self) {
+        self.sketch.halve();
+    }
+
+    /// Bytes of sketch buckets.
+    #[getter]
+    fn sketch_bytes(&self) -> usize {
+        self.sketch.sketch_bytes()
+    }
+}
+
+/// HotSet.from_json(text): the hot keys a fleet agreed to spread (`P/hot`).
+/// Use `plan(ring, key)` for where to read and write a key.
+#[pyclass(name = "HotSet", module = "shardring", frozen)]
+pub struct PyHotSet {
+    set: Arc<shardring::HotSet>,
+}
+
+#[pymethods]
+impl PyHotSet {
+    /// HotSet() is the empty set, epoch 0.
+    #[new]
+    fn new() -> PyHotSet {
+        PyHotSet { set: Arc::new(shardring::HotSet::default()) }
+    }
+
+    /// from_json(text) -> HotSet. InvalidConfigError naming the field.
+    #[staticmethod]
+    fn from_json(text: &str) -> PyResult<PyHotSet> {
+        Ok(PyHotSet { set: Arc::new(shardring::HotSet::from_json(text).map_err(to_py_err)?) })
+    }
+
+    /// to_json() -> str.
+    fn to_json(&self) -> String {
+        self.set.to_json()
+    }
+
+    /// The publication number.
+    #[getter]
+    fn epoch(&self) -> u64 {
+        self.set.epoch
+    }
+
+    /// keys() -> list[tuple[bytes, int, str, int, float]]: (key, replicas,
+    /// phase, generation, rate), sorted by key.
+    fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let phase = |p: shardring::HotPhase| match p {
+            shardring::HotPhase::Writing => "writing",
+            shardring::HotPhase::Spread => "spread",
+            shardring::HotPhase::Leaving => "leaving",
+        };
+        let rows = self
+            .set
+            .keys()
+            .iter()
+            .map(|e| (PyBytes::new(py, &e.key), e.replicas, phase(e.phase), e.generation, e.rate));
+        PyList::new(py, rows)
+    }
+
+    /// plan(ring, key) -> (read, read_copy, owner, copies, copy_key): the node
+    /// id to read `key` from, whether it holds a copy (read `copy_key`
+    /// there; on a miss read `owner`, then add the value under `copy_key`),
+    /// the owner, the ids to write the copy to after the owner, and the copy
+    /// key (b"" when not spread). EmptyRingError.
+    fn plan<'py>(&self, py: Python<'py>, ring: &PyRing, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+        let snapshot = ring.snapshot();
+        let plan = self.set.plan(&snapshot.ring, &*key_bytes(key)?).map_err(to_py_err)?;
+        let id = |i: usize| snapshot.ring.nodes()[i].id().to_owned();
+        let copies: Vec<String> = plan.copies.iter().map(|&i| id(i)).collect();
+        (id(plan.read), plan.read_copy, id(plan.owner), copies, PyBytes::new(py, &plan.copy_key)).into_pyobject(py)
+    }
+
+    /// advance(ring, observed, loads, bound=1.25) -> HotSet: the next
+    /// publication for `ring` from the fleet's hot keys `[(key, rate)]` and
+    /// its requests per node `{id: rate}` (per second, counted by owner;
+    /// an id left out is 0). InvalidConfigError for an id not in the ring,
+    /// a negative or non-finite rate, or a bound under 1.
+    #[pyo3(signature = (ring, observed, loads, bound = 1.25))]
+    fn advance(
+        &self,
+        py: Python<'_>,
+        ring: &PyRing,
+        observed: Vec<(Vec<u8>, f64)>,
+        loads: std::collections::HashMap<String, f64>,
+        bound: f64,
+    ) -> PyResult<PyHotSet> {
+        let snapshot = ring.snapshot();
+        let rates = node_rates(&snapshot.ring, &loads).map_err(to_py_err)?;
+        let next = py.detach(|| self.set.advance(&snapshot.ring, &observed, &rates, bound)).map_err(to_py_err)?;
+        Ok(PyHotSet { set: Arc::new(next) })
+    }
+
+    fn __len__(&self) -> usize {
+        self.set.keys().len()
+    }
+}
+
+/// `loads` by id as a rate per node of `ring`, in its order.
+fn node_rates(
+    ring: &shardring::Ring,
+    loads: &std::collections::HashMap<String, f64>,
+) -> Result<Vec<f64>, shardring::RingError> {
+    if let Some(id) = loads.keys().find(|id| ring.position(id).is_none()) {
+        return Err(shardring::RingError::InvalidConfig {
+            message: format!("hot set: loads name {id:?}, not a node of the ring"),
+        });
+    }
+    Ok(ring.nodes().iter().map(|n| loads.get(n.id()).copied().unwrap_or(0.0)).collect())
+}
+
+/// NearCache(capacity, ttl): a small TTL cache of hot values in this
+/// process; `NearCache.default_capacity(nodes)` is Fan et al.'s n log n.
+#[pyclass(name = "NearCache", module = "shardring", frozen)]
+pub struct PyNearCache {
+    cache: shardring::NearCache,
+}
+
+#[pymethods]
+impl PyNearCache {
+    #[new]
+    fn new(py: Python<'_>, capacity: usize, ttl: f64) -> PyResult<PyNearCache> {
+        let ttl = Duration::try_from_secs_f64(ttl)
+            .map_err(|_| out_of_range(py, format!("ttl {ttl} must be a number of seconds")))?;
+        let cache = shardring::NearCache::new(capacity, ttl).map_err(|message| out_of_range(py, message))?;
+        Ok(PyNearCache { cache })
+    }
+
+    /// default_capacity(nodes) -> int: ceil(n log2 n), at least 16.
+    #[staticmethod]
+    fn default_capacity(nodes: usize) -> usize {
+        shardring::NearCache::default_capacity(nodes)
+    }
+
+    /// get(key) -> bytes | None.
+    fn get<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        Ok(self.cache.get(&key_bytes(key)?).map(|v| PyBytes::new(py, &v)))
+    }
+
+    /// put(key, value) -> None.
+    fn put(&self, key: &Bound<'_, PyAny>, value: &[u8]) -> PyResult<()> {
+        self.cache.put(&key_bytes(key)?, value);
+        Ok(())
+    }
+
+    /// remove(key) -> None.
+    fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.cache.remove(&key_bytes(key)?);
+        Ok(())
+    }
+
+    /// (hits, misses) since it was made.
+    #[getter]
+    fn hits_and_misses(&self) -> (u64, u64) {
+        self.cache.hits_and_misses()
+    }
+
+    fn __len__(&self) -> usize {
+        self.cache.len()
+    }
+}
