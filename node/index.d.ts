@@ -123,6 +123,15 @@ export declare class NativeFollower {
   get fingerprintHex(): string
   /** Lookups made on this follower's rings so far, per node id. */
   lookupCounts(): Record<string, number>
+  /**
+   * The hot keys of this follower's lookups, most requested first;
+   * `null` unless started with `hotKeys: true`.
+   */
+  hotKeys(): Array<HotKey> | null
+  /** The fleet's hot set as last read from `<prefix>/hot`. */
+  hotSet(): HotSet
+  /** Where to read and write `key` now, by the fleet's hot set. */
+  plan(key: string | Buffer): SpreadPlan
   /** The follower's metrics as OpenMetrics text. */
   metrics(): string
   /** `{ epoch, revision, fingerprint, fingerprintHex, connected, staleFor (seconds), lastError, epochs }`. */
@@ -472,6 +481,12 @@ export interface EtcdSecurity {
   reportAs?: string
   /** Seconds between reports (default 10). */
   reportInterval?: number
+  /**
+   * Find the hot keys of the follower's lookups (a 64 KiB sketch;
+   * `follower.hotKeys()`) and report them, for `shardring hot publish`
+   * (default false).
+   */
+  hotKeys?: boolean
 }
 
 /** Share of the hash space moving from one node to another. */

@@ -1,7 +1,7 @@
 // Types of the shardring npm package: the native binding's generated types
 // (index.d.ts) plus the methods shardring.js adds to Ring.
 import { EventEmitter } from 'node:events'
-import type { Acquired, Balance, Flow, FollowerStatus, Ring, RingOptions, Transition } from './index'
+import type { Acquired, Balance, Flow, FollowerStatus, HotKey, HotSet, Ring, RingOptions, SpreadPlan, Transition } from './index'
 
 export {
   HotKeys,
@@ -82,6 +82,8 @@ export declare class Follower extends EventEmitter {
       reportAs?: string
       /** Seconds between reports (default 10). */
       reportInterval?: number
+      /** Find (and report) the hot keys of the follower's lookups. */
+      hotKeys?: boolean
     },
   ): Promise<Follower>
   /** Follows a JSON ring config file; rejects at once with `RING_FILE` naming why when it cannot be read or is refused. */
@@ -105,6 +107,12 @@ export declare class Follower extends EventEmitter {
   status(): FollowerStatus
   /** Lookups made on this follower's rings so far, per node id. */
   lookupCounts(): Record<string, number>
+  /** The hot keys of this follower's lookups; `null` unless started with `hotKeys: true`. */
+  hotKeys(): HotKey[] | null
+  /** The fleet's hot set as last read from `<prefix>/hot`. */
+  hotSet(): HotSet
+  /** Where to read and write `key` now, by the fleet's hot set. */
+  plan(key: string | Uint8Array): SpreadPlan
   /** The follower's metrics as OpenMetrics text (serve it at /metrics). */
   metrics(): string
   /** Resolves with the revision held once it is `revision` or later (a whole number from 0 to 2^53 - 1). */

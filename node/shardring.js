@@ -300,7 +300,7 @@ NativeTracker.prototype.acquire = function acquire(key) {
 // An option given as an own property (a TypeError for a null or missing
 // options object): a field inherited from Object.prototype is not an option.
 // The options Follower.etcd takes; all but the first are TLS and auth.
-const ETCD_OPTIONS = ['timeout', 'caFile', 'certFile', 'keyFile', 'user', 'password', 'passwordFile', 'reportAs', 'reportInterval']
+const ETCD_OPTIONS = ['timeout', 'caFile', 'certFile', 'keyFile', 'user', 'password', 'passwordFile', 'reportAs', 'reportInterval', 'hotKeys']
 
 function ownOption(options, name) {
   return Object.hasOwn(options, name) ? options[name] : undefined
@@ -352,7 +352,9 @@ class Follower extends EventEmitter {
    * `password` or `passwordFile` (owner-only); an unknown option is a
    * TypeError. With `reportAs` (a client id), the follower reports itself
    * every `reportInterval` seconds (default 10) as `<prefix>/clients/<id>`
-   * for `shardring fleet status`.
+   * for `shardring fleet status`. With `hotKeys: true` it finds the hot
+   * keys of its lookups (`follower.hotKeys()`) and reports them too, for
+   * `shardring hot publish`.
    */
   static etcd(endpoints, prefix, options = {}) {
     const list = Array.isArray(endpoints) ? endpoints.join(',') : endpoints
@@ -368,6 +370,8 @@ class Follower extends EventEmitter {
         if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) {
           throw new RangeError(`reportInterval must be a number of seconds > 0, got ${String(value)}`)
         }
+      } else if (name === 'hotKeys') {
+        if (typeof value !== 'boolean') throw new TypeError(`hotKeys must be a boolean, got ${typeof value}`)
       } else if (typeof value !== 'string') {
         throw new TypeError(`${name} must be a string, got ${typeof value}`)
       }
@@ -493,6 +497,24 @@ class Follower extends EventEmitter {
   lookupCounts() {
     this._open()
     return this._native.lookupCounts()
+  }
+
+  /** The hot keys of this follower's lookups; `null` unless started with `hotKeys: true`. */
+  hotKeys() {
+    this._open()
+    return this._native.hotKeys()
+  }
+
+  /** The fleet's hot set as last read from `<prefix>/hot`. */
+  hotSet() {
+    this._open()
+    return this._native.hotSet()
+  }
+
+  /** Where to read and write `key` now, by the fleet's hot set. */
+  plan(key) {
+    this._open()
+    return this._native.plan(key)
   }
 
   /** The follower's metrics as OpenMetrics text (serve it at /metrics). */

@@ -7,6 +7,7 @@ mod dashboard;
 mod error;
 mod etcd;
 mod fleet;
+mod hot;
 mod keys;
 mod member;
 mod metrics_http;
@@ -109,6 +110,10 @@ enum Command {
     /// Where keys go: owner, preference list, read and write sets during a
     /// transition, and the arc each key falls in.
     Route(fleet::RouteArgs),
+    /// The fleet's hot set (`P/hot`): publish it from the clients' reports,
+    /// or show it.
+    #[command(subcommand)]
+    Hot(hot::HotCommand),
     /// Serve a live page of the ring under a prefix: members' arcs, states,
     /// ownership, request rates, key counts and memory, clients and their
     /// agreement, a running rebalance's progress.
@@ -186,6 +191,7 @@ fn main() -> ExitCode {
             other => other.map(drop),
         },
         Command::Route(args) => fleet::route(&args, &mut io::stdout().lock()),
+        Command::Hot(command) => hot::hot(command, &mut io::stdout().lock()),
         Command::Dashboard(args) => dashboard::dashboard(&args),
         Command::Rebalance(args) => match rebalance::rebalance(&args, &mut io::stdout().lock()) {
             // Some server failed: reported above; the others were done.

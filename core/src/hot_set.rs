@@ -76,32 +76,42 @@ struct EntryFields {
     rate: f64,
 }
 
+/// A key from its JSON fields: exactly one of `key` (text) and `key_hex`.
+fn key_from_fields(key: Option<String>, key_hex: Option<String>) -> Result<Vec<u8>, String> {
+    match (key, key_hex) {
+        (Some(text), None) => Ok(text.into_bytes()),
+        (None, Some(hex)) => {
+            let digits = hex.as_bytes();
+            if digits.len() % 2 != 0 || !digits.iter().all(u8::is_ascii_hexdigit) {
+                return Err(format!("key_hex {hex:?} is not an even number of hex digits"));
+            }
+            let value = |c: u8| (c as char).to_digit(16).expect("checked") as u8;
+            Ok(digits.chunks(2).map(|p| (value(p[0]) << 4) | value(p[1])).collect())
+        }
+        _ => Err("a hot key needs exactly one of key and key_hex".to_owned()),
+    }
+}
+
+/// A key's JSON fields: `key` when it is UTF-8, else `key_hex`.
+fn key_to_fields(key: Vec<u8>) -> (Option<String>, Option<String>) {
+    match String::from_utf8(key) {
+        Ok(text) => (Some(text), None),
+        Err(e) => (None, Some(e.into_bytes().iter().map(|b| format!("{b:02x}")).collect())),
+    }
+}
+
 impl TryFrom<EntryFields> for HotEntry {
     type Error = String;
 
     fn try_from(fields: EntryFields) -> Result<HotEntry, String> {
-        let key = match (fields.key, fields.key_hex) {
-            (Some(text), None) => text.into_bytes(),
-            (None, Some(hex)) => {
-                let digits = hex.as_bytes();
-                if digits.len() % 2 != 0 || !digits.iter().all(u8::is_ascii_hexdigit) {
-                    return Err(format!("key_hex {hex:?} is not an even number of hex digits"));
-                }
-                let value = |c: u8| (c as char).to_digit(16).expect("checked") as u8;
-                digits.chunks(2).map(|p| (value(p[0]) << 4) | value(p[1])).collect()
-            }
-            _ => return Err("a hot key needs exactly one of key and key_hex".to_owned()),
-        };
+        let key = key_from_fields(fields.key, fields.key_hex)?;
         Ok(HotEntry::new(key, fields.replicas, fields.phase, fields.generation, fields.rate))
     }
 }
 
 impl From<HotEntry> for EntryFields {
     fn from(entry: HotEntry) -> EntryFields {
-        let (key, key_hex) = match String::from_utf8(entry.key) {
-            Ok(text) => (Some(text), None),
-            Err(e) => (None, Some(e.into_bytes().iter().map(|b| format!("{b:02x}")).collect())),
-        };
+        let (key, key_hex) = key_to_fields(entry.key);
         EntryFields {
             key,
             key_hex,
@@ -110,6 +120,43 @@ impl From<HotEntry> for EntryFields {
             generation: entry.generation,
             rate: entry.rate,
         }
+    }
+}
+
+/// A hot key a client saw and its rate: what a client reports to the
+/// fleet (`P/clients/<id>`) and [`HotSet::advance`] reads. JSON as a hot
+/// set's keys: `{"key": "user:42", "rate": 812.5}` (or `key_hex`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "KeyRateFields", into = "KeyRateFields")]
+pub struct KeyRate {
+    /// The key's bytes.
+    pub key: Vec<u8>,
+    /// Requests per second.
+    pub rate: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyRateFields {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    key_hex: Option<String>,
+    rate: f64,
+}
+
+impl TryFrom<KeyRateFields> for KeyRate {
+    type Error = String;
+
+    fn try_from(fields: KeyRateFields) -> Result<KeyRate, String> {
+        Ok(KeyRate { key: key_from_fields(fields.key, fields.key_hex)?, rate: fields.rate })
+    }
+}
+
+impl From<KeyRate> for KeyRateFields {
+    fn from(observed: KeyRate) -> KeyRateFields {
+        let (key, key_hex) = key_to_fields(observed.key);
+        KeyRateFields { key, key_hex, rate: observed.rate }
     }
 }
 

@@ -68,7 +68,7 @@ pub use error::RingError;
 pub use handoff::Route;
 pub use hash::{HashFunction, KeyHash, hash_key, hash_point};
 pub use hot_keys::{HotKey, HotKeys, HotKeysOptions};
-pub use hot_set::{HotEntry, HotPhase, HotSet, MAX_HOT_REPLICAS, SpreadPlan};
+pub use hot_set::{HotEntry, HotPhase, HotSet, KeyRate, MAX_HOT_REPLICAS, SpreadPlan};
 pub use json::from_json_strict;
 pub use near_cache::NearCache;
 pub use node::{Node, NodeState};

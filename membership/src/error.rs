@@ -74,6 +74,11 @@ pub enum MembershipError {
     #[error("{0}")]
     InvalidClientReport(String),
 
+    /// A follower's [`shardring::HotKeysOptions`] are out of range (the
+    /// message names the setting).
+    #[error("hot keys: {0}")]
+    InvalidHotKeys(String),
+
     /// A member id given to an operation is empty or has no record.
     #[error("no member {id:?} under {prefix}")]
     UnknownMember {

@@ -165,6 +165,9 @@ async fn read_prefix(client: &mut Client, position: &mut Position, shared: &Foll
     let mut records = Records::new(layout);
     let mut changes = Vec::new();
     position.keys = response.kvs().iter().map(|kv| (kv.key().to_vec(), kv.mod_revision())).collect();
+    let hot_key = records.layout().hot_key();
+    let hot = response.kvs().iter().find(|kv| kv.key() == hot_key.as_bytes());
+    shared.read_hot_set(hot_key.as_bytes(), hot.map(|kv| kv.value()));
     for kv in response.kvs() {
         match records.change_of(kv.key(), Some(kv.value())) {
             Ok(Some(change)) => changes.push(change),
@@ -382,6 +385,10 @@ fn apply(position: &mut Position, shared: &FollowerState, batch: Vec<WatchRespon
                 Some(_) => position.keys.insert(kv.key().to_vec(), kv.mod_revision()),
                 None => position.keys.remove(kv.key()),
             };
+            if kv.key() == position.records.layout().hot_key().as_bytes() {
+                shared.read_hot_set(kv.key(), value);
+                continue;
+            }
             match position.records.change_of(kv.key(), value) {
                 Ok(Some(change)) => changes.push(change),
                 Ok(None) => {}

@@ -4,9 +4,11 @@
 //! asks whether every node holds the same ring.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use etcd_client::GetOptions;
+use shardring::{HotSet, Ring};
 
 use crate::error::MembershipError;
 use crate::member::{Admin, timed};
@@ -44,6 +46,15 @@ pub struct FleetView {
     /// A running (or just finished) rebalance's progress (`P/rebalance`),
     /// as the rebalancer wrote it, when there is one.
     pub rebalance: Option<serde_json::Value>,
+    /// The hot set at `P/hot` (empty when there is none; `Err` naming the
+    /// problem when it is not a hot set).
+    pub hot_set: Result<HotSet, String>,
+    /// `P/hot`'s modification revision (0 when there is none): what
+    /// [`Admin::put_hot_set`] compares against.
+    pub hot_set_revision: i64,
+    /// The ring the records describe (the read ring during a transition),
+    /// when they build one.
+    pub ring: Option<Arc<Ring>>,
 }
 
 /// How one client stands ([`FleetView::verdict`]).
@@ -172,7 +183,15 @@ impl Admin {
         let mut clients = Vec::new();
         let mut rebalance = None;
         let rebalance_key = self.layout.rebalance_key();
+        let (hot_key, mut hot_set, mut hot_set_revision) = (self.layout.hot_key(), Ok(HotSet::default()), 0);
         for kv in response.kvs() {
+            if kv.key() == hot_key.as_bytes() {
+                hot_set = std::str::from_utf8(kv.value())
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| HotSet::from_json(text).map_err(|e| e.to_string()));
+                hot_set_revision = kv.mod_revision();
+                continue;
+            }
             if kv.key() == rebalance_key.as_bytes() {
                 rebalance = serde_json::from_slice(kv.value()).ok();
                 continue;
@@ -193,6 +212,7 @@ impl Admin {
             }
         }
         let (built, _) = records.advance(None, changes);
+        let ring = built.as_ref().ok().map(|t| Arc::clone(t.read_ring()));
         let (fingerprint, algorithm, members) = match built {
             Ok(transition) => {
                 let mut members = BTreeMap::new();
@@ -206,7 +226,33 @@ impl Admin {
             }
             Err(error) => (Err(error.to_string()), None, BTreeMap::new()),
         };
-        Ok(FleetView { revision, ring_revision, fingerprint, algorithm, members, clients, rebalance })
+        Ok(FleetView {
+            revision,
+            ring_revision,
+            fingerprint,
+            algorithm,
+            members,
+            clients,
+            rebalance,
+            hot_set,
+            hot_set_revision,
+            ring,
+        })
+    }
+
+    /// Writes `set` to `P/hot` when the key's modification revision is
+    /// still `expected` (0: when there is none), so that of two publishers
+    /// only one writes each step. Returns whether it wrote.
+    ///
+    /// Errors: [`MembershipError::Etcd`].
+    pub fn put_hot_set(&mut self, set: &HotSet, expected: i64) -> Result<bool, MembershipError> {
+        use etcd_client::{Compare, CompareOp, Txn, TxnOp};
+        let key = self.layout.hot_key();
+        let txn = Txn::new()
+            .when([Compare::mod_revision(key.clone(), CompareOp::Equal, expected)])
+            .and_then([TxnOp::put(key, set.to_json(), None)]);
+        let (target, client) = (&self.target, &mut self.client);
+        Ok(self.runtime.block_on(timed(target, client.txn(txn)))?.succeeded())
     }
 
     /// Writes `P/rebalance` = `json` (a rebalance's progress) under a new
@@ -249,6 +295,7 @@ mod tests {
             interval_seconds: 1.0,
             reported_at_ms: now_ms() - ago_ms,
             lookups: BTreeMap::from([("a".to_owned(), 3)]),
+            hot_keys: Vec::new(),
         };
         ClientEntry { id: id.to_owned(), record: Ok(record), mod_revision }
     }
@@ -262,6 +309,9 @@ mod tests {
             members: BTreeMap::new(),
             clients,
             rebalance: None,
+            hot_set: Ok(HotSet::default()),
+            hot_set_revision: 0,
+            ring: None,
         }
     }
 

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use shardring::{LookupCounter, LookupCounts, Ring};
+use shardring::{HotKey, HotKeys, HotKeysOptions, HotSet, LookupCounter, LookupCounts, Ring, SpreadPlan};
 use tokio::sync::{mpsc as async_mpsc, watch};
 
 use crate::access::EtcdAccess;
@@ -38,6 +38,11 @@ pub struct FollowerOptions {
     /// Report this follower to the fleet as `P/clients/<id>` (etcd
     /// followers only; default none): see [`ClientReport`].
     pub report: Option<ClientReport>,
+    /// Find the hot keys of the lookups on the follower's rings (default
+    /// none: 4 to 7 ns per lookup, `make bench`, *hot keys*):
+    /// [`Follower::hot_keys`], the metrics and the fleet reports (which
+    /// `shardring hot publish` reads) carry them.
+    pub hot_keys: Option<HotKeysOptions>,
 }
 
 impl Default for FollowerOptions {
@@ -50,6 +55,7 @@ impl Default for FollowerOptions {
             on_epoch: None,
             count_lookups: true,
             report: None,
+            hot_keys: None,
         }
     }
 }
@@ -64,6 +70,7 @@ impl std::fmt::Debug for FollowerOptions {
             .field("on_epoch", &self.on_epoch.is_some())
             .field("count_lookups", &self.count_lookups)
             .field("report", &self.report)
+            .field("hot_keys", &self.hot_keys)
             .finish()
     }
 }
@@ -163,6 +170,9 @@ impl Follower {
         let backoff = (options.min_backoff, options.max_backoff);
         let mut state = FollowerState::new(source_name, options.hook, options.on_epoch, progress_sender, backoff);
         state.counter = options.count_lookups.then(LookupCounter::new);
+        if let Some(hot) = options.hot_keys {
+            state.hot = Some(Arc::new(HotKeys::new(hot).map_err(MembershipError::InvalidHotKeys)?));
+        }
         let shared = Arc::new(state);
         let (stop, stop_receiver) = watch::channel(false);
         let context = Context { shared: Arc::clone(&shared), stop: stop_receiver, progress };
@@ -214,6 +224,30 @@ impl Follower {
     /// when [`FollowerOptions::count_lookups`] is off.
     pub fn lookup_counts(&self) -> Option<LookupCounts> {
         self.shared.counter.as_ref().map(LookupCounter::snapshot)
+    }
+
+    /// The hot keys of the lookups on this follower's rings, most requested
+    /// first (see [`HotKeys::top`]); `None` when
+    /// [`FollowerOptions::hot_keys`] is off.
+    pub fn hot_keys(&self) -> Option<Vec<HotKey>> {
+        self.shared.hot.as_ref().map(|hot| hot.top())
+    }
+
+    /// The fleet's hot set as last read from `P/hot` (empty, epoch 0, before
+    /// one is published or for a file follower).
+    pub fn hot_set(&self) -> Arc<HotSet> {
+        self.shared.hot_set()
+    }
+
+    /// How to read and write `key` now: [`HotSet::plan`] of the fleet's hot
+    /// set on the current ring, with that ring (the plan's indices are
+    /// into its nodes).
+    ///
+    /// Errors: [`shardring::RingError::EmptyRing`].
+    pub fn plan(&self, key: impl AsRef<[u8]>) -> Result<(Arc<Ring>, SpreadPlan), shardring::RingError> {
+        let ring = self.ring();
+        let plan = self.hot_set().plan(&ring, key)?;
+        Ok((ring, plan))
     }
 
     /// The follower's metrics as OpenMetrics text (ends with `# EOF`):

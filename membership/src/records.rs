@@ -87,10 +87,19 @@ impl Layout {
         format!("{}/rebalance", self.prefix)
     }
 
+    /// `P/hot`: the hot set every client spreads by (a
+    /// [`shardring::HotSet`] as JSON, written by `shardring hot publish`).
+    pub fn hot_key(&self) -> String {
+        format!("{}/hot", self.prefix)
+    }
+
     /// Whether `key` holds a report (a client's, or the rebalance's
-    /// progress) rather than ring state: a change to it alone makes no epoch.
+    /// progress) or the hot set rather than ring state: a change to it
+    /// alone makes no epoch.
     pub fn is_report(&self, key: &[u8]) -> bool {
-        key.starts_with(self.clients_prefix().as_bytes()) || key == self.rebalance_key().as_bytes()
+        key.starts_with(self.clients_prefix().as_bytes())
+            || key == self.rebalance_key().as_bytes()
+            || key == self.hot_key().as_bytes()
     }
 
     /// `P/members/`.

@@ -1,6 +1,7 @@
 //! Client reports: a follower that is given a client id writes, every
 //! interval, `P/clients/<client id>` = a [`ClientRecord`] (its epoch,
-//! revision, fingerprint and the lookups per node of the last interval)
+//! revision, fingerprint, the lookups per node of the last interval and its
+//! hot keys)
 //! under a lease of three intervals and 5 s, so a client that stops
 //! reporting is seen as stale, then disappears. `shardring fleet status` and the dashboard read these
 //! records to check that the fleet agrees (`docs/operating.md`).
@@ -79,6 +80,10 @@ pub struct ClientRecord {
     /// Lookups per node id over the last interval (empty when the follower
     /// does not count).
     pub lookups: BTreeMap<String, u64>,
+    /// The follower's hot keys and their rates (requests per second), most
+    /// requested first (empty when it does not find hot keys).
+    #[serde(default)]
+    pub hot_keys: Vec<shardring::KeyRate>,
 }
 
 fn now_ms() -> u64 {
@@ -130,6 +135,11 @@ pub(crate) async fn publish(
                 interval_seconds: report.interval.as_secs_f64(),
                 reported_at_ms: now_ms(),
                 lookups,
+                hot_keys: shared
+                    .hot
+                    .as_ref()
+                    .map(|hot| hot.top().into_iter().map(|k| shardring::KeyRate { key: k.key, rate: k.rate }).collect())
+                    .unwrap_or_default(),
             }
         };
         let json = serde_json::to_string(&record).expect("a client record serialises");

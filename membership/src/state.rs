@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use shardring::{LookupCounter, Ring, RingDiff, Transition};
+use shardring::{HotKeys, HotSet, LookupCounter, Ring, RingDiff, Transition};
 use tokio::sync::{mpsc as async_mpsc, watch};
 
 use crate::error::MembershipError;
@@ -169,6 +169,10 @@ pub(crate) struct FollowerState {
     pub(crate) source_name: String,
     /// Counts the lookups on every ring this follower publishes, when it counts.
     pub(crate) counter: Option<LookupCounter>,
+    /// Observes the keys of the lookups on every ring it publishes, when on.
+    pub(crate) hot: Option<Arc<HotKeys>>,
+    /// The fleet's hot set (`P/hot`; empty until one is read).
+    hot_set: RwLock<Arc<HotSet>>,
     /// Rebuild times, rejections and reconnections, for the metrics.
     pub(crate) recorded: Recorded,
     pub(crate) min_backoff: Duration,
@@ -223,6 +227,8 @@ impl FollowerState {
             progress,
             source_name,
             counter: None,
+            hot: None,
+            hot_set: RwLock::new(Arc::new(HotSet::default())),
             recorded: Recorded::default(),
             min_backoff,
             max_backoff,
@@ -366,9 +372,36 @@ impl FollowerState {
     /// source passes each transition it builds through here before it
     /// keeps or publishes it (so no ring is copied to count).
     pub(crate) fn counted(&self, transition: Transition) -> Transition {
-        match &self.counter {
+        let transition = match &self.counter {
             Some(counter) => counter.count_transition(transition),
             None => transition,
+        };
+        match &self.hot {
+            Some(hot) => hot.watch_transition(transition),
+            None => transition,
+        }
+    }
+
+    /// The fleet's hot set as last read.
+    pub(crate) fn hot_set(&self) -> Arc<HotSet> {
+        Arc::clone(&self.hot_set.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Takes `value` of `key` (`P/hot`) as the hot set: `None` (deleted) is
+    /// the empty set; a value that is not a hot set is rejected and the
+    /// last set stays.
+    pub(crate) fn read_hot_set(&self, key: &[u8], value: Option<&[u8]>) {
+        let set = match value.map(|v| std::str::from_utf8(v).map_err(|e| e.to_string())) {
+            None => Ok(HotSet::default()),
+            Some(Ok(text)) => HotSet::from_json(text).map_err(|e| match e {
+                shardring::RingError::InvalidConfig { message } => format!("not a hot set: {message}"),
+                other => format!("not a hot set: {other}"),
+            }),
+            Some(Err(error)) => Err(format!("the value is not UTF-8: {error}")),
+        };
+        match set {
+            Ok(set) => *self.hot_set.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(set),
+            Err(message) => self.reject(Rejected { key: String::from_utf8_lossy(key).into_owned(), message }),
         }
     }
 

@@ -121,6 +121,10 @@ pub struct EtcdSecurity {
     pub report_as: Option<String>,
     /// Seconds between reports (default 10).
     pub report_interval: Option<f64>,
+    /// Find the hot keys of the follower's lookups (a 64 KiB sketch;
+    /// `follower.hotKeys()`) and report them, for `shardring hot publish`
+    /// (default false).
+    pub hot_keys: Option<bool>,
 }
 
 impl EtcdSecurity {
@@ -177,7 +181,9 @@ impl Task for Starting {
                 };
                 let report = security.as_mut().and_then(|s| s.report_as.take());
                 let report = report.map(|client_id| shardring_membership::ClientReport { client_id, interval });
-                let options = FollowerOptions { report, ..options };
+                let hot = security.as_ref().and_then(|s| s.hot_keys).unwrap_or(false);
+                let hot_keys = hot.then(shardring::HotKeysOptions::default);
+                let options = FollowerOptions { report, hot_keys, ..options };
                 let access = match security {
                     Some(security) => security.access(&endpoints),
                     None => Ok(EtcdAccess::new(&endpoints)),
@@ -207,7 +213,8 @@ fn describe(error: &MembershipError) -> String {
         | MembershipError::InvalidEndpoint { .. }
         | MembershipError::Record { .. }
         | MembershipError::InvalidUser { .. }
-        | MembershipError::InvalidClientReport(_) => "RING_INVALID_CONFIG",
+        | MembershipError::InvalidClientReport(_)
+        | MembershipError::InvalidHotKeys(_) => "RING_INVALID_CONFIG",
         MembershipError::Stopped => "RING_STOPPED",
         MembershipError::File { .. } | MembershipError::Secret(_) => "RING_FILE",
         _ => "RING_ETCD",
@@ -339,6 +346,36 @@ impl NativeFollower {
         self.with(&env, |f| {
             f.lookup_counts().unwrap_or_default().counts.into_iter().map(|(id, c)| (id, c as f64)).collect()
         })
+    }
+
+    /// The hot keys of this follower's lookups, most requested first;
+    /// `null` unless started with `hotKeys: true`.
+    #[napi]
+    pub fn hot_keys(&self, env: Env) -> Result<Option<Vec<crate::hot::HotKey>>> {
+        self.with(&env, |f| {
+            f.hot_keys().map(|top| {
+                let row = |k: shardring::HotKey| crate::hot::HotKey {
+                    key: k.key.into(),
+                    requests: k.requests as f64,
+                    rate: k.rate,
+                };
+                top.into_iter().map(row).collect()
+            })
+        })
+    }
+
+    /// The fleet's hot set as last read from `<prefix>/hot`.
+    #[napi]
+    pub fn hot_set(&self, env: Env) -> Result<crate::hot::HotSet> {
+        self.with(&env, |f| crate::hot::HotSet { set: f.hot_set() })
+    }
+
+    /// Where to read and write `key` now, by the fleet's hot set.
+    #[napi(ts_args_type = "key: string | Buffer")]
+    pub fn plan(&self, env: Env, key: Unknown<'_>) -> Result<crate::hot::SpreadPlan> {
+        let planned = self.with(&env, |f| crate::keys::with_key(&env, key, |bytes| f.plan(bytes)))??;
+        let (ring, plan) = planned.map_err(|e| crate::errors::throw(&env, e))?;
+        Ok(crate::hot::SpreadPlan::of(&ring, plan))
     }
 
     /// The follower's metrics as OpenMetrics text.

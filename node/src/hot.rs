@@ -107,6 +107,20 @@ pub struct SpreadPlan {
     pub copy_key: Buffer,
 }
 
+impl SpreadPlan {
+    /// The core's plan, its indices as the node ids of `ring`.
+    pub(crate) fn of(ring: &shardring::Ring, plan: shardring::SpreadPlan) -> SpreadPlan {
+        let id = |i: usize| ring.nodes()[i].id().to_owned();
+        SpreadPlan {
+            read: id(plan.read),
+            read_copy: plan.read_copy,
+            owner: id(plan.owner),
+            copies: plan.copies.iter().map(|&i| id(i)).collect(),
+            copy_key: plan.copy_key.into(),
+        }
+    }
+}
+
 /// One key of `HotSet.keys()`.
 #[napi(object)]
 pub struct HotEntry {
@@ -128,7 +142,7 @@ pub struct ObservedKey {
 /// The hot keys a fleet agreed to spread (`P/hot`); `new HotSet()` is empty.
 #[napi]
 pub struct HotSet {
-    set: Arc<shardring::HotSet>,
+    pub(crate) set: Arc<shardring::HotSet>,
 }
 
 #[napi]
@@ -183,14 +197,7 @@ impl HotSet {
     pub fn plan(&self, env: Env, ring: &Ring, key: Unknown<'_>) -> Result<SpreadPlan> {
         let snapshot = ring.current();
         let plan = with_key(&env, key, |bytes| self.set.plan(&snapshot, bytes))?.map_err(|e| throw(&env, e))?;
-        let id = |i: usize| snapshot.nodes()[i].id().to_owned();
-        Ok(SpreadPlan {
-            read: id(plan.read),
-            read_copy: plan.read_copy,
-            owner: id(plan.owner),
-            copies: plan.copies.iter().map(|&i| id(i)).collect(),
-            copy_key: plan.copy_key.into(),
-        })
+        Ok(SpreadPlan::of(&snapshot, plan))
     }
 
     /// The next publication for `ring` from the fleet's hot keys and its

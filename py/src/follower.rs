@@ -38,7 +38,8 @@ fn membership_error(py: Python<'_>, error: MembershipError) -> PyErr {
         | MembershipError::InvalidPrefix { .. }
         | MembershipError::InvalidEndpoint { .. }
         | MembershipError::InvalidUser { .. }
-        | MembershipError::InvalidClientReport(_) => ("InvalidConfigError", "RING_INVALID_CONFIG"),
+        | MembershipError::InvalidClientReport(_)
+        | MembershipError::InvalidHotKeys(_) => ("InvalidConfigError", "RING_INVALID_CONFIG"),
         MembershipError::Stopped => ("FollowerClosedError", "RING_STOPPED"),
         MembershipError::File { .. } | MembershipError::Secret(_) => ("SourceError", "RING_FILE"),
         _ => ("SourceError", "RING_ETCD"),
@@ -234,10 +235,13 @@ impl PyFollower {
     /// password file that cannot be used, naming it. With `report_as`, the
     /// follower reports itself every `report_interval` seconds as
     /// `<prefix>/clients/<report_as>` (epoch, fingerprint, lookups per node)
-    /// for `shardring fleet status`; InvalidConfigError for a bad id.
+    /// for `shardring fleet status`; InvalidConfigError for a bad id. With
+    /// `hot_keys=True` it finds the hot keys of its lookups (a 64 KiB
+    /// HotKeys sketch; follower.hot_keys()) and reports them too, for
+    /// `shardring hot publish`.
     #[staticmethod]
-    #[pyo3(signature = (endpoints, prefix, *, timeout = Argument::Absent, ca_file = None, cert_file = None, key_file = None, user = None, password = None, password_file = None, report_as = None, report_interval = 10.0),
-           text_signature = "(endpoints, prefix, *, timeout=5.0, ca_file=None, cert_file=None, key_file=None, user=None, password=None, password_file=None, report_as=None, report_interval=10.0)")]
+    #[pyo3(signature = (endpoints, prefix, *, timeout = Argument::Absent, ca_file = None, cert_file = None, key_file = None, user = None, password = None, password_file = None, report_as = None, report_interval = 10.0, hot_keys = false),
+           text_signature = "(endpoints, prefix, *, timeout=5.0, ca_file=None, cert_file=None, key_file=None, user=None, password=None, password_file=None, report_as=None, report_interval=10.0, hot_keys=False)")]
     #[allow(clippy::too_many_arguments)]
     fn etcd(
         py: Python<'_>,
@@ -252,6 +256,7 @@ impl PyFollower {
         password_file: Option<PathBuf>,
         report_as: Option<String>,
         report_interval: f64,
+        hot_keys: bool,
     ) -> PyResult<PyFollower> {
         let endpoints = endpoint_list(endpoints)?;
         let Ok(interval) = Duration::try_from_secs_f64(report_interval) else {
@@ -264,8 +269,36 @@ impl PyFollower {
         let access = EtcdAccess::new(&endpoints).with_credentials(&credentials).map_err(|e| membership_error(py, e))?;
         let prefix = prefix.to_owned();
         PyFollower::start(py, timeout, move |options| {
-            Follower::etcd(access, &prefix, FollowerOptions { report, ..options })
+            let hot_keys = hot_keys.then(shardring::HotKeysOptions::default);
+            Follower::etcd(access, &prefix, FollowerOptions { report, hot_keys, ..options })
         })
+    }
+
+    /// hot_keys() -> list[tuple[bytes, int, float]] | None: the hot keys of
+    /// this follower's lookups, most requested first (key, requests,
+    /// requests per second); None unless started with hot_keys=True.
+    fn hot_keys<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, pyo3::types::PyList>>> {
+        let Some(top) = self.with(|f| f.hot_keys())? else { return Ok(None) };
+        let rows = top.into_iter().map(|k| (pyo3::types::PyBytes::new(py, &k.key), k.requests, k.rate));
+        Ok(Some(pyo3::types::PyList::new(py, rows)?))
+    }
+
+    /// hot_set() -> HotSet: the fleet's hot set as last read from
+    /// `<prefix>/hot` (empty before one is published).
+    fn hot_set(&self) -> PyResult<crate::hot::PyHotSet> {
+        Ok(crate::hot::PyHotSet { set: self.with(|f| f.hot_set())? })
+    }
+
+    /// plan(key) -> (read, read_copy, owner, copies, copy_key): where to
+    /// read and write `key` now, by the fleet's hot set (HotSet.plan on
+    /// the current ring). EmptyRingError.
+    fn plan<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        let key = crate::keys::key_bytes(key)?;
+        let (ring, plan) = self.with(|f| f.plan(&key))?.map_err(crate::errors::to_py_err)?;
+        let id = |i: usize| ring.nodes()[i].id().to_owned();
+        let copies: Vec<String> = plan.copies.iter().map(|&i| id(i)).collect();
+        (id(plan.read), plan.read_copy, id(plan.owner), copies, pyo3::types::PyBytes::new(py, &plan.copy_key))
+            .into_pyobject(py)
     }
 
     /// lookup_counts() -> dict[str, int]: lookups made on this follower's

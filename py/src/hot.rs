@@ -62,7 +62,7 @@ impl PyHotKeys {
 /// Use `plan(ring, key)` for where to read and write a key.
 #[pyclass(name = "HotSet", module = "shardring", frozen)]
 pub struct PyHotSet {
-    set: Arc<shardring::HotSet>,
+    pub(crate) set: Arc<shardring::HotSet>,
 }
 
 #[pymethods]

@@ -399,6 +399,7 @@ class Follower:
         password_file: Optional[Union[str, PathLike[str]]] = None,
         report_as: Optional[str] = None,
         report_interval: float = 10.0,
+        hot_keys: bool = False,
     ) -> Follower:
         """Follows ``prefix`` in etcd at ``endpoints`` ("http://127.0.0.1:2379",
         comma-separated or a list); returns once the first ring is read.
@@ -434,6 +435,13 @@ class Follower:
     def fingerprint_hex(self) -> str:
         """The current ring's fingerprint as text (16 lowercase hex digits,
         zero-padded), as ``shardring watch`` prints it."""
+    def hot_keys(self) -> list[tuple[bytes, int, float]] | None:
+        """The hot keys of this follower's lookups (key, requests, rate);
+        None unless started with hot_keys=True."""
+    def hot_set(self) -> HotSet:
+        """The fleet's hot set as last read from ``<prefix>/hot``."""
+    def plan(self, key: _Key, /) -> tuple[str, bool, str, list[str], bytes]:
+        """Where to read and write ``key`` now, by the fleet's hot set."""
     def lookup_counts(self) -> dict[str, int]:
         """Lookups made on this follower's rings so far, per node id (get and
         its variants, each key of a batch, get_n's first node, read_nodes and
