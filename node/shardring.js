@@ -591,13 +591,16 @@ Transition.between = function between(oldRing, newRing) {
   return NativeTransition.between(ringArgument(oldRing, 'oldRing'), ringArgument(newRing, 'newRing'))
 }
 
+// Plain bindings, so that ES modules' named imports find every export.
+const { HotKeys, HotSet, NearCache } = native
+
 module.exports = {
   ALGORITHMS,
   Follower,
-  HotKeys: native.HotKeys,
-  HotSet: native.HotSet,
+  HotKeys,
+  HotSet,
   LoadTracker,
-  NearCache: native.NearCache,
+  NearCache,
   Ring,
   Transition,
   diff,
