@@ -34,8 +34,11 @@ __all__ = [
     "Diff",
     "Follower",
     "FollowerEvents",
+    "HotKeys",
+    "HotSet",
     "Lease",
     "LoadTracker",
+    "NearCache",
     "Ring",
     "Route",
     "Spread",
@@ -224,7 +227,7 @@ class Ring:
         ("ring", "jump", "rendezvous", "maglev", "jumpback", "memento"), MD5's first 4 bytes little-endian (ketama modes), CRC-32
         ("nginx"), the Redis slot ("slots"), a compatibility mode's peer's hash
         otherwise."""
-    def watch_hot_keys(self, sketch: HotKeys, /) -> None:
+    def watch_hot_keys(self, sketch: HotKeys) -> None:
         """From now on, show ``sketch`` the key of every lookup by key on this
         ring (batches included; lookups by hash are not shown), across
         add_node / remove_node / set_weight. TypeError on a Follower's ring."""
@@ -440,7 +443,7 @@ class Follower:
         None unless started with hot_keys=True."""
     def hot_set(self) -> HotSet:
         """The fleet's hot set as last read from ``<prefix>/hot``."""
-    def plan(self, key: _Key, /) -> tuple[str, bool, str, list[str], bytes]:
+    def plan(self, key: _Key) -> tuple[str, bool, str, list[str], bytes]:
         """Where to read and write ``key`` now, by the fleet's hot set."""
     def lookup_counts(self) -> dict[str, int]:
         """Lookups made on this follower's rings so far, per node id (get and
@@ -552,11 +555,12 @@ class Transition:
     def moves(self) -> Diff:
         """The old ring's difference to the new one: what a rebalancer copies."""
 
+@final
 class HotKeys:
     """Which keys take the most requests (HeavyKeeper; ``width`` x 16 bytes).
     OutOfRangeError naming a setting out of its range."""
-    def __init__(self, top: int = 100, width: int = 4096, sample: int = 4, half_life: float = 60.0) -> None: ...
-    def observe(self, key: _Key, /) -> None:
+    def __new__(cls, top: int = 100, width: int = 4096, sample: int = 4, half_life: float = 60.0) -> HotKeys: ...
+    def observe(self, key: _Key) -> None:
         """Counts one request of ``key``."""
     def top(self) -> list[tuple[bytes, int, float]]:
         """The hot keys, most requested first: (key, requests, requests per second)."""
@@ -565,18 +569,19 @@ class HotKeys:
     @property
     def sketch_bytes(self) -> int: ...
 
+@final
 class HotSet:
     """The hot keys a fleet agreed to spread (``P/hot``); HotSet() is empty."""
-    def __init__(self) -> None: ...
+    def __new__(cls) -> HotSet: ...
     @staticmethod
-    def from_json(text: str, /) -> HotSet:
+    def from_json(text: str) -> HotSet:
         """InvalidConfigError naming the field."""
     def to_json(self) -> str: ...
     @property
     def epoch(self) -> int: ...
     def keys(self) -> list[tuple[bytes, int, str, int, float]]:
         """(key, replicas, phase, generation, rate), sorted by key."""
-    def plan(self, ring: Ring, key: _Key, /) -> tuple[str, bool, str, list[str], bytes]:
+    def plan(self, ring: Ring, key: _Key) -> tuple[str, bool, str, list[str], bytes]:
         """(read, read_copy, owner, copies, copy_key): where to read ``key``
         (a copy: read ``copy_key`` there, on a miss the owner, then add the
         copy), and the ids to write the copy to after the owner."""
@@ -585,15 +590,16 @@ class HotSet:
         [(key, rate)] and requests per node {id: rate} (per second)."""
     def __len__(self) -> int: ...
 
+@final
 class NearCache:
     """A small TTL cache of hot values in this process."""
-    def __init__(self, capacity: int, ttl: float) -> None: ...
+    def __new__(cls, capacity: int, ttl: float) -> NearCache: ...
     @staticmethod
-    def default_capacity(nodes: int, /) -> int:
+    def default_capacity(nodes: int) -> int:
         """ceil(n log2 n), at least 16 (Fan et al., SoCC 2011)."""
-    def get(self, key: _Key, /) -> bytes | None: ...
-    def put(self, key: _Key, value: bytes, /) -> None: ...
-    def remove(self, key: _Key, /) -> None: ...
+    def get(self, key: _Key) -> bytes | None: ...
+    def put(self, key: _Key, value: bytes) -> None: ...
+    def remove(self, key: _Key) -> None: ...
     @property
     def hits_and_misses(self) -> tuple[int, int]: ...
     def __len__(self) -> int: ...
