@@ -310,7 +310,9 @@ impl HotSet {
     /// reads that may take one more node, the key with the largest share
     /// per node among those takes the next node of its preference list
     /// (at most 64, and only keys of at least a quarter of the mean node's
-    /// headroom `(bound - 1) * total / nodes` are spread). A key given 2 or
+    /// headroom `(bound - 1) * total / nodes` are spread, and a key takes
+    /// one more node only while that takes a sixteenth of the headroom off
+    /// each of its nodes). A key given 2 or
     /// more nodes enters as `writing` (its generation is the new epoch);
     /// `writing` becomes `spread`; a `spread` key whose rate fell under an
     /// eighth of that headroom (or that no client reports) becomes
@@ -423,6 +425,10 @@ impl HotSet {
                 .iter()
                 .enumerate()
                 .filter(|(_, c)| c.kept.is_none() && c.taken < c.list.len() && c.list[..c.taken].contains(&node))
+                // One more node must take at least 1/16 of the headroom off
+                // each: a node loaded by many small keys is left as it is
+                // rather than every key on it spread everywhere.
+                .filter(|(_, c)| c.rate / (c.taken * (c.taken + 1)) as f64 >= headroom / 16.0)
                 .max_by(|(_, a), (_, b)| (a.rate / a.taken as f64).total_cmp(&(b.rate / b.taken as f64)))
                 .map(|(i, _)| i);
             match best {

@@ -258,7 +258,9 @@ impl Follower {
     /// `docs/operating.md`.
     pub fn metrics(&self) -> String {
         let counts = self.lookup_counts();
-        crate::metrics::render(&self.epoch(), &self.status(), &self.shared.recorded, counts.as_ref())
+        let (top, hot_set) = (self.hot_keys(), self.hot_set());
+        let hot = (top.as_deref(), hot_set.as_ref());
+        crate::metrics::render(&self.epoch(), &self.status(), &self.shared.recorded, counts.as_ref(), hot)
     }
 
     /// Connection state and staleness.

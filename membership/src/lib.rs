@@ -66,7 +66,7 @@ pub use fleet::{ClientEntry, ClientStanding, FleetView, Verdict};
 pub use follower::{Follower, FollowerOptions};
 pub use member::{Admin, Member, MemberEntry, MemberState as AgentState};
 pub use records::{Change, KeyKind, Layout, MemberRecord, ParamsRecord, Records, Rejected};
-pub use report::{CLIENT_FORMAT, ClientRecord, ClientReport};
+pub use report::{CLIENT_FORMAT, ClientRecord, ClientReport, MIN_REPORTED_REQUESTS};
 pub use secret::{MAX_FILE_BYTES, Secret, SecretError, read_bounded, read_private};
 pub use shardring::NodeState;
 pub use state::{Epoch, EpochHook, Event, Hook, Status};

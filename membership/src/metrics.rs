@@ -46,6 +46,9 @@ fn label(name: &'static str, value: impl Into<String>) -> Labels {
     vec![(name, EscapedLabel(value.into()))]
 }
 
+/// Ranks of hot keys the metrics show.
+const HOT_RANKS: usize = 10;
+
 fn gauge(value: f64) -> Gauge<f64, AtomicU64> {
     let gauge = Gauge::<f64, AtomicU64>::default();
     gauge.set(value);
@@ -60,7 +63,13 @@ fn counter(value: u64) -> Counter {
 
 /// The OpenMetrics text of a follower: its epoch, ring, health, what it
 /// recorded and the lookups counted (`None` when it does not count).
-pub(crate) fn render(epoch: &Epoch, status: &Status, recorded: &Recorded, counts: Option<&LookupCounts>) -> String {
+pub(crate) fn render(
+    epoch: &Epoch,
+    status: &Status,
+    recorded: &Recorded,
+    counts: Option<&LookupCounts>,
+    hot: (Option<&[shardring::HotKey]>, &shardring::HotSet),
+) -> String {
     let mut registry = Registry::with_prefix("shardring");
     let ring = &epoch.ring;
     let fingerprint = format!("{:016x}", epoch.fingerprint);
@@ -123,6 +132,36 @@ pub(crate) fn render(epoch: &Epoch, status: &Status, recorded: &Recorded, counts
             lookups.get_or_create(&label("node", id.as_str())).inc_by(*count);
         }
         registry.register("lookups", "Lookups that chose each node, since the follower started", lookups);
+    }
+    let (top, hot_set) = hot;
+    registry.register("hot_set_epoch", "Epoch of the fleet's hot set (P/hot; 0: none)", gauge(hot_set.epoch as f64));
+    let phases = Family::<Labels, Gauge<f64, AtomicU64>>::default();
+    for (phase, name) in [
+        (shardring::HotPhase::Writing, "writing"),
+        (shardring::HotPhase::Spread, "spread"),
+        (shardring::HotPhase::Leaving, "leaving"),
+    ] {
+        let keys = hot_set.keys().iter().filter(|k| k.phase == phase);
+        phases.get_or_create(&label("phase", name)).set(keys.count() as f64);
+    }
+    registry.register("hot_set_keys", "Keys of the fleet's hot set by phase", phases);
+    let copies: u32 = hot_set.keys().iter().map(|k| k.replicas - 1).sum();
+    registry.register(
+        "hot_set_copies",
+        "Copies the fleet's hot set keeps (replicas beyond the owners)",
+        gauge(copies as f64),
+    );
+    if let Some(top) = top {
+        // By rank, never by key: at most HOT_RANKS series.
+        let rates = Family::<Labels, Gauge<f64, AtomicU64>>::default();
+        for (rank, key) in top.iter().take(HOT_RANKS).enumerate() {
+            rates.get_or_create(&label("rank", &(rank + 1).to_string())).set(key.rate);
+        }
+        registry.register(
+            "hot_key_requests_per_second",
+            "Estimated rate of this client's hottest keys, by rank",
+            rates,
+        );
     }
     let mut text = String::new();
     encode(&mut text, &registry).expect("writing to a String cannot fail");

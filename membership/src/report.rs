@@ -19,6 +19,11 @@ use crate::etcd::{REQUEST_TIMEOUT, connect, describe};
 use crate::records::Layout;
 use crate::state::FollowerState;
 
+/// Fewest estimated requests of a hot key a report carries: a key seen a
+/// few times (a client that just started) is no hot key, and its rate over
+/// a short time would be far off.
+pub const MIN_REPORTED_REQUESTS: u64 = 64;
+
 /// Version of the [`ClientRecord`] format.
 pub const CLIENT_FORMAT: u32 = 1;
 
@@ -81,7 +86,8 @@ pub struct ClientRecord {
     /// does not count).
     pub lookups: BTreeMap<String, u64>,
     /// The follower's hot keys and their rates (requests per second), most
-    /// requested first (empty when it does not find hot keys).
+    /// requested first, those of at least [`MIN_REPORTED_REQUESTS`]
+    /// estimated requests (empty when it does not find hot keys).
     #[serde(default)]
     pub hot_keys: Vec<shardring::KeyRate>,
 }
@@ -138,7 +144,10 @@ pub(crate) async fn publish(
                 hot_keys: shared
                     .hot
                     .as_ref()
-                    .map(|hot| hot.top().into_iter().map(|k| shardring::KeyRate { key: k.key, rate: k.rate }).collect())
+                    .map(|hot| {
+                        let top = hot.top().into_iter().filter(|k| k.requests >= MIN_REPORTED_REQUESTS);
+                        top.map(|k| shardring::KeyRate { key: k.key, rate: k.rate }).collect()
+                    })
                     .unwrap_or_default(),
             }
         };

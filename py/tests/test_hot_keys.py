@@ -174,6 +174,13 @@ def test_the_fleet_agrees_on_its_hot_set_through_etcd(etcd):
         assert (read, read_copy) == (owner, False) and copies and copy_key.startswith(b"hot:1#hot")
         assert "spread" in publish()
         wait_for_phase("spread")
+        from test_fleet import families
+        metrics = families(follower.metrics())
+        phases = {s.labels["phase"]: s.value for s in metrics["shardring_hot_set_keys"].samples}
+        assert phases == {"writing": 0, "spread": 1, "leaving": 0}, follower.hot_set().to_json()[:600]
+        assert metrics["shardring_hot_set_copies"].samples[0].value == len(copies)
+        ranks = {s.labels["rank"]: s.value for s in metrics["shardring_hot_key_requests_per_second"].samples}
+        assert ranks["1"] > 0 and len(ranks) <= 10
         out, _ = node.communicate(timeout=60)
         planned = json.loads(out)
         reads = {follower.plan("hot:1")[0] for _ in range(len(copies) + 1)}
