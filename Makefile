@@ -82,6 +82,7 @@ bench: build
 	$(PY) py/bench/rebalance_latency.py --backend redis | tee build/bench-rebalance-redis.txt
 	$(PY) py/bench/rebalance_speed.py --keys 1000000 | tee build/bench-rebalance-speed.txt
 	$(PY) py/bench/tls_cost.py --keys 200000 --changes 200 | tee build/bench-tls.txt
+	$(PY) py/bench/hot_keys.py --json build/bench-hot-keys.json | tee build/bench-hot-keys.txt
 	@echo; echo "shardring against its peers ($$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')):"
 	@python3 bench/report.py --c build/bench-c.txt --rust build/bench-rust.txt --python build/bench-python.txt --node build/bench-node.txt --removals build/bench-removals.txt --write docs/performance.md
 

@@ -155,7 +155,7 @@ pub(crate) fn render(
         // By rank, never by key: at most HOT_RANKS series.
         let rates = Family::<Labels, Gauge<f64, AtomicU64>>::default();
         for (rank, key) in top.iter().take(HOT_RANKS).enumerate() {
-            rates.get_or_create(&label("rank", &(rank + 1).to_string())).set(key.rate);
+            rates.get_or_create(&label("rank", (rank + 1).to_string())).set(key.rate);
         }
         registry.register(
             "hot_key_requests_per_second",

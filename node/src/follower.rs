@@ -351,10 +351,10 @@ impl NativeFollower {
     /// The hot keys of this follower's lookups, most requested first;
     /// `null` unless started with `hotKeys: true`.
     #[napi]
-    pub fn hot_keys(&self, env: Env) -> Result<Option<Vec<crate::hot::HotKey>>> {
+    pub fn hot_keys(&self, env: Env) -> Result<Option<Vec<crate::sketch::HotKey>>> {
         self.with(&env, |f| {
             f.hot_keys().map(|top| {
-                let row = |k: shardring::HotKey| crate::hot::HotKey {
+                let row = |k: shardring::HotKey| crate::sketch::HotKey {
                     key: k.key.into(),
                     requests: k.requests as f64,
                     rate: k.rate,

@@ -22,6 +22,7 @@ pub mod keys;
 mod options;
 mod placer;
 pub mod ring;
+pub mod sketch;
 pub mod transition;
 
 use napi_derive::napi;

@@ -215,7 +215,7 @@ impl Ring {
     /// `addNode` / `removeNode` / `setWeight`; lookups by hash are not
     /// shown. A `TypeError` on a Follower's ring.
     #[napi]
-    pub fn watch_hot_keys(&self, env: Env, sketch: &crate::hot::HotKeys) -> Result<()> {
+    pub fn watch_hot_keys(&self, env: Env, sketch: &crate::sketch::HotKeys) -> Result<()> {
         self.refuse_followed(&env)?;
         let mut hot = self.hot.lock().unwrap_or_else(|p| p.into_inner());
         self.cell.store(Arc::new(sketch.sketch.watch((**self.cell.load()).clone())));

@@ -10,6 +10,7 @@ mod hot;
 mod keys;
 mod options;
 mod ring;
+mod sketch;
 mod transition;
 
 use pyo3::prelude::*;
@@ -26,7 +27,7 @@ fn _shardring(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<transition::PyTransition>()?;
     m.add_class::<transition::PyRoute>()?;
     m.add_class::<follower::PyEvents>()?;
-    m.add_class::<hot::PyHotKeys>()?;
+    m.add_class::<sketch::PyHotKeys>()?;
     m.add_class::<hot::PyHotSet>()?;
     m.add_class::<hot::PyNearCache>()?;
     m.add_function(wrap_pyfunction!(keys::hash_key, m)?)?;

@@ -237,7 +237,7 @@ impl PyRing {
     /// each key of a batch, get_n), across add_node / remove_node /
     /// set_weight; lookups by hash are not shown. TypeError on a
     /// Follower's ring.
-    fn watch_hot_keys(&self, py: Python<'_>, sketch: &crate::hot::PyHotKeys) -> PyResult<()> {
+    fn watch_hot_keys(&self, py: Python<'_>, sketch: &crate::sketch::PyHotKeys) -> PyResult<()> {
         self.refuse_followed()?;
         let _writer = self.writer.lock_py_attached(py).unwrap_or_else(|poisoned| poisoned.into_inner());
         let snapshot = self.current.load_full();
