@@ -7,7 +7,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use clap::Subcommand;
-use shardring::{HotPhase, HotSet};
+use shardring::HotSet;
 use shardring_membership::{Admin, FleetView};
 
 use crate::error::CliError;
@@ -134,16 +134,12 @@ fn reported(view: &FleetView, ring: &shardring::Ring) -> (Vec<(Vec<u8>, f64)>, V
 fn describe(set: &HotSet, out: &mut impl Write) -> Result<(), CliError> {
     writeln!(out, "hot set epoch {}: {} keys", set.epoch, set.keys().len())?;
     for entry in set.keys() {
-        let phase = match entry.phase {
-            HotPhase::Writing => "writing",
-            HotPhase::Spread => "spread",
-            HotPhase::Leaving => "leaving",
-        };
         writeln!(
             out,
-            "  {}  replicas {}  {phase}  generation {}  {:.1}/s",
+            "  {}  replicas {}  {}  generation {}  {:.1}/s",
             String::from_utf8_lossy(&entry.key).escape_debug(),
             entry.replicas,
+            entry.phase.name(),
             entry.generation,
             entry.rate
         )?;

@@ -41,6 +41,17 @@ pub enum HotPhase {
     Leaving,
 }
 
+impl HotPhase {
+    /// Its name in JSON: `writing`, `spread` or `leaving`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HotPhase::Writing => "writing",
+            HotPhase::Spread => "spread",
+            HotPhase::Leaving => "leaving",
+        }
+    }
+}
+
 /// One key of a [`HotSet`]. In JSON the key is `key` (UTF-8 text) or,
 /// when its bytes are not UTF-8, `key_hex` (lowercase hex).
 #[derive(Debug, Serialize, Deserialize)]
@@ -295,6 +306,26 @@ impl HotSet {
         let copies = nodes[1..found].to_vec();
         let copy_key = if copies.is_empty() { Vec::new() } else { entry.copy_key() };
         Ok(SpreadPlan { read, read_copy: read != owner, owner, copies, copy_key })
+    }
+
+    /// Requests per second by node id as [`HotSet::advance`]'s `loads`:
+    /// one rate per node of `ring`, in its order, 0 for an id left out.
+    ///
+    /// Errors: [`RingError::InvalidConfig`] naming an id not in `ring`.
+    pub fn loads_by_id<'a>(
+        ring: &Ring,
+        loads: impl IntoIterator<Item = (&'a str, f64)>,
+    ) -> Result<Vec<f64>, RingError> {
+        let mut rates = vec![0.0; ring.nodes().len()];
+        for (id, rate) in loads {
+            let Some(index) = ring.position(id) else {
+                return Err(RingError::InvalidConfig {
+                    message: format!("hot set: loads name {id:?}, not a node of the ring"),
+                });
+            };
+            rates[index] = rate;
+        }
+        Ok(rates)
     }
 
     /// The next publication: the set one epoch on, for `ring`, given the

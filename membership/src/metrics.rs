@@ -136,13 +136,9 @@ pub(crate) fn render(
     let (top, hot_set) = hot;
     registry.register("hot_set_epoch", "Epoch of the fleet's hot set (P/hot; 0: none)", gauge(hot_set.epoch as f64));
     let phases = Family::<Labels, Gauge<f64, AtomicU64>>::default();
-    for (phase, name) in [
-        (shardring::HotPhase::Writing, "writing"),
-        (shardring::HotPhase::Spread, "spread"),
-        (shardring::HotPhase::Leaving, "leaving"),
-    ] {
+    for phase in [shardring::HotPhase::Writing, shardring::HotPhase::Spread, shardring::HotPhase::Leaving] {
         let keys = hot_set.keys().iter().filter(|k| k.phase == phase);
-        phases.get_or_create(&label("phase", name)).set(keys.count() as f64);
+        phases.get_or_create(&label("phase", phase.name())).set(keys.count() as f64);
     }
     registry.register("hot_set_keys", "Keys of the fleet's hot set by phase", phases);
     let copies: u32 = hot_set.keys().iter().map(|k| k.replicas - 1).sum();

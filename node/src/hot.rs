@@ -96,18 +96,13 @@ impl HotSet {
     /// The keys, sorted by their bytes.
     #[napi]
     pub fn keys(&self) -> Vec<HotEntry> {
-        let phase = |p: shardring::HotPhase| match p {
-            shardring::HotPhase::Writing => "writing",
-            shardring::HotPhase::Spread => "spread",
-            shardring::HotPhase::Leaving => "leaving",
-        };
         self.set
             .keys()
             .iter()
             .map(|e| HotEntry {
                 key: e.key.clone().into(),
                 replicas: e.replicas,
-                phase: phase(e.phase).to_owned(),
+                phase: e.phase.name().to_owned(),
                 generation: e.generation as f64,
                 rate: e.rate,
             })
@@ -137,11 +132,8 @@ impl HotSet {
         bound: Option<f64>,
     ) -> Result<HotSet> {
         let snapshot = ring.current();
-        if let Some(id) = loads.keys().find(|id| snapshot.position(id).is_none()) {
-            let message = format!("hot set: loads name {id:?}, not a node of the ring");
-            return Err(throw(&env, shardring::RingError::InvalidConfig { message }));
-        }
-        let rates: Vec<f64> = snapshot.nodes().iter().map(|n| loads.get(n.id()).copied().unwrap_or(0.0)).collect();
+        let named = loads.iter().map(|(id, rate)| (id.as_str(), *rate));
+        let rates = shardring::HotSet::loads_by_id(&snapshot, named).map_err(|e| throw(&env, e))?;
         let observed: Vec<(Vec<u8>, f64)> = observed.into_iter().map(|o| (o.key.to_vec(), o.rate)).collect();
         let next = self.set.advance(&snapshot, &observed, &rates, bound.unwrap_or(1.25)).map_err(|e| throw(&env, e))?;
         Ok(HotSet { set: Arc::new(next) })

@@ -33,7 +33,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "py" / "tests"))
 
 from pymemcache.client.base import Client  # noqa: E402
-from servers import Memcached  # noqa: E402
+from servers import Memcached, flush_all  # noqa: E402
 
 import shardring  # noqa: E402
 
@@ -50,16 +50,9 @@ def stats(servers):
     return rows
 
 
-def flush(servers):
-    for server in servers:
-        client = Client((server.host, server.port))
-        client.flush_all()
-        client.close()
-
-
 def run(servers, ids, args, hot_set):
     """Four clients at once (Python, Node, Python, Node); their reports."""
-    flush(servers)
+    flush_all(servers)
     # flush_all leaves the items' memory until they are touched: wait a tick
     # so that items written after it are not flushed too (its resolution is 1 s).
     time.sleep(1.1)

@@ -47,16 +47,11 @@ impl PyHotSet {
     /// keys() -> list[tuple[bytes, int, str, int, float]]: (key, replicas,
     /// phase, generation, rate), sorted by key.
     fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let phase = |p: shardring::HotPhase| match p {
-            shardring::HotPhase::Writing => "writing",
-            shardring::HotPhase::Spread => "spread",
-            shardring::HotPhase::Leaving => "leaving",
-        };
         let rows = self
             .set
             .keys()
             .iter()
-            .map(|e| (PyBytes::new(py, &e.key), e.replicas, phase(e.phase), e.generation, e.rate));
+            .map(|e| (PyBytes::new(py, &e.key), e.replicas, e.phase.name(), e.generation, e.rate));
         PyList::new(py, rows)
     }
 
@@ -88,7 +83,8 @@ impl PyHotSet {
         bound: f64,
     ) -> PyResult<PyHotSet> {
         let snapshot = ring.snapshot();
-        let rates = node_rates(&snapshot.ring, &loads).map_err(to_py_err)?;
+        let named = loads.iter().map(|(id, rate)| (id.as_str(), *rate));
+        let rates = shardring::HotSet::loads_by_id(&snapshot.ring, named).map_err(to_py_err)?;
         let next = py.detach(|| self.set.advance(&snapshot.ring, &observed, &rates, bound)).map_err(to_py_err)?;
         Ok(PyHotSet { set: Arc::new(next) })
     }
@@ -96,19 +92,6 @@ impl PyHotSet {
     fn __len__(&self) -> usize {
         self.set.keys().len()
     }
-}
-
-/// `loads` by id as a rate per node of `ring`, in its order.
-fn node_rates(
-    ring: &shardring::Ring,
-    loads: &std::collections::HashMap<String, f64>,
-) -> Result<Vec<f64>, shardring::RingError> {
-    if let Some(id) = loads.keys().find(|id| ring.position(id).is_none()) {
-        return Err(shardring::RingError::InvalidConfig {
-            message: format!("hot set: loads name {id:?}, not a node of the ring"),
-        });
-    }
-    Ok(ring.nodes().iter().map(|n| loads.get(n.id()).copied().unwrap_or(0.0)).collect())
 }
 
 /// NearCache(capacity, ttl): a small TTL cache of hot values in this
