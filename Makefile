@@ -180,7 +180,7 @@ test-rust:
 # AddressSanitizer + UndefinedBehaviorSanitizer against libring.a (LeakSanitizer
 # on): zero errors, zero leaks either way. Then the C++ wrapper's test, and the
 # example built from a staged install via pkg-config and statically.
-C_TESTS := vectors errors api threads bounded bad_inputs version follower transition
+C_TESTS := vectors errors api threads bounded bad_inputs version follower transition hot
 TEST_CFLAGS := $(CFLAGS) -DRING_CRATE_VERSION='"$(VERSION)"'
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 test-c: build-c

@@ -173,6 +173,42 @@
 #define RING_HANDOFF_MARK_LEN 35
 
 /**
+ * `ring_hot_keys_new`'s defaults: the top 100 keys.
+ */
+#define RING_HOT_KEYS_TOP 100
+
+/**
+ * Buckets per row (two rows of 8-byte buckets: 64 KiB).
+ */
+#define RING_HOT_KEYS_WIDTH 4096
+
+/**
+ * One lookup in 4 counted, per thread.
+ */
+#define RING_HOT_KEYS_SAMPLE 4
+
+/**
+ * Counts halve every 60 s.
+ */
+#define RING_HOT_KEYS_HALF_LIFE_MS 60000
+
+/**
+ * Most nodes a hot key is kept on (its owner and 63 copies).
+ */
+#define RING_MAX_HOT_REPLICAS 64
+
+/**
+ * Most copies of a hot key: `ring_spread_plan_t::copies` holds this many.
+ */
+#define RING_MAX_HOT_COPIES 63
+
+/**
+ * Bytes of `ring_spread_plan_t::copy_suffix`: `#hot`, a 64-bit generation
+ * in decimal, and a NUL.
+ */
+#define RING_COPY_SUFFIX_LEN 32
+
+/**
  * Result code of every fallible `ring_*` function. Values are explicit and
  * never reused.
  */
@@ -309,6 +345,38 @@ typedef struct ring_diff_t ring_diff_t;
  * to use from many threads at once.
  */
 typedef struct ring_follower_t ring_follower_t;
+
+/**
+ * A HeavyKeeper sketch of the most requested keys, in bounded memory
+ * (`width * 16` bytes and the top keys' bytes). Create with
+ * `ring_hot_keys_new`; show it lookups with `ring_hot_keys_observe`, or
+ * every lookup of a ring with `ring_watch_hot_keys`; read it with
+ * `ring_hot_keys_top`; release with `ring_hot_keys_free` (rings watched by
+ * it keep it alive). Safe to use from many threads at once.
+ */
+typedef struct ring_hot_keys_t ring_hot_keys_t;
+
+/**
+ * The fleet's agreed hot keys at one epoch (core/SPEC.md, *Hot keys*; the
+ * JSON of `P/hot`). Create with `ring_hot_set_new_from_json`; release
+ * with `ring_hot_set_free`. Safe to use from many threads at once.
+ */
+typedef struct ring_hot_set_t ring_hot_set_t;
+
+/**
+ * The sketch's top keys at one moment, most requested first. Create with
+ * `ring_hot_keys_top`, read with `ring_hot_top_count` and
+ * `ring_hot_top_key`, release with `ring_hot_top_free`.
+ */
+typedef struct ring_hot_top_t ring_hot_top_t;
+
+/**
+ * A small TTL cache of the hottest keys' values, bytes to bytes (Fan et
+ * al., SoCC 2011: O(n log n) entries for n servers balance any load).
+ * Create with `ring_near_cache_new`; release with `ring_near_cache_free`.
+ * Safe to use from many threads at once (one lock per operation).
+ */
+typedef struct ring_near_cache_t ring_near_cache_t;
 
 /**
  * An immutable ring snapshot. Create with `ring_new` or
@@ -541,6 +609,44 @@ typedef struct {
    */
   const char *password_file;
 } ring_etcd_security_t;
+
+/**
+ * How to read and write one key under a hot set: indices into the nodes
+ * of the ring the plan was made on.
+ */
+typedef struct {
+  /**
+   * The node to read from.
+   */
+  size_t read;
+  /**
+   * Whether `read` holds a copy: read the key followed by `copy_suffix`
+   * there; on a miss read the owner, then add the value under the copy
+   * key on `read`.
+   */
+  bool read_copy;
+  /**
+   * The key's owner (written first; the fallback of a copy read).
+   */
+  size_t owner;
+  /**
+   * How many of `copies` hold copies (0 when the key is not hot).
+   */
+  size_t copy_count;
+  /**
+   * The nodes to write the copy key to after the owner.
+   */
+  size_t copies[RING_MAX_HOT_COPIES];
+  /**
+   * Bytes of `copy_suffix` before its NUL (0 when the key is not hot).
+   */
+  size_t copy_suffix_len;
+  /**
+   * The copy key is the key's bytes followed by these (`#hot` and the
+   * key's generation in decimal), NUL-terminated.
+   */
+  uint8_t copy_suffix[RING_COPY_SUFFIX_LEN];
+} ring_spread_plan_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1506,6 +1612,268 @@ const char *ring_redis_guard_sha1(void);
  * `"SHARDRING_MOVED"`: static, NUL-terminated, never NULL.
  */
 const char *ring_redis_moved_reply(void);
+
+/**
+ * A new sketch keeping the `top` most requested keys (1 to 4,096) in two
+ * rows of `width` buckets (a power of two from 64 to 2^24), counting one
+ * lookup in `sample` per thread (a power of two, at most 65,536), its
+ * counts halving every `half_life_ms` milliseconds (at least 1). Every
+ * value is used as given: the defaults are `RING_HOT_KEYS_TOP`,
+ * `RING_HOT_KEYS_WIDTH`, `RING_HOT_KEYS_SAMPLE` and
+ * `RING_HOT_KEYS_HALF_LIFE_MS`.
+ *
+ * On success writes a new handle to `*out_hot_keys`; release it with
+ * `ring_hot_keys_free`. Errors: `RING_NULL_ARGUMENT`; `RING_INVALID_CONFIG`
+ * naming the setting out of range.
+ *
+ * # Safety
+ * `out_hot_keys` must be writable.
+ */
+ring_result ring_hot_keys_new(size_t top,
+                              size_t width,
+                              uint32_t sample,
+                              uint64_t half_life_ms,
+                              ring_hot_keys_t **out_hot_keys);
+
+/**
+ * Releases a sketch handle; rings watched by it keep the sketch. NULL is a
+ * no-op.
+ *
+ * # Safety
+ * `hot_keys` must be NULL or a live handle, released once.
+ */
+void ring_hot_keys_free(ring_hot_keys_t *hot_keys);
+
+/**
+ * Shows the sketch one lookup of the `key_len` bytes at `key`.
+ *
+ * Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `hot_keys` must be a live handle; `key` valid for `key_len` bytes.
+ */
+ring_result ring_hot_keys_observe(const ring_hot_keys_t *hot_keys,
+                                  const uint8_t *key,
+                                  size_t key_len);
+
+/**
+ * A new handle to `ring` that shows `hot_keys` every lookup by key it
+ * makes (`ring_get_node`, `ring_get_nodes`, `ring_get_node_batch`; not
+ * `ring_get_node_by_hash`), placing exactly as `ring`. About 4 to 7 ns
+ * per lookup (docs/hot-keys.md).
+ *
+ * On success writes the handle to `*out_ring`; release it with
+ * `ring_free`. Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `ring` and `hot_keys` must be live handles; `out_ring` writable.
+ */
+ring_result ring_watch_hot_keys(const ring_t *ring,
+                                const ring_hot_keys_t *hot_keys,
+                                ring_t **out_ring);
+
+/**
+ * Takes the sketch's top keys now and writes a new handle holding them
+ * to `*out_top`; release it with `ring_hot_top_free`.
+ *
+ * Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `hot_keys` must be a live handle; `out_top` writable.
+ */
+ring_result ring_hot_keys_top(const ring_hot_keys_t *hot_keys, ring_hot_top_t **out_top);
+
+/**
+ * Number of keys in `top`; 0 for NULL.
+ *
+ * # Safety
+ * `top` must be NULL or a live handle.
+ */
+size_t ring_hot_top_count(const ring_hot_top_t *top);
+
+/**
+ * Key `index` of `top` (0 is the most requested): its bytes (pointer and
+ * length, valid while `top` lives), its estimated requests (counts halve
+ * every half-life; the sampled count times the sampling interval) and its
+ * estimated rate in requests per second.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INDEX_OUT_OF_RANGE`.
+ *
+ * # Safety
+ * `top` must be a live handle; every out-pointer writable.
+ */
+ring_result ring_hot_top_key(const ring_hot_top_t *top,
+                             size_t index,
+                             const uint8_t **out_key,
+                             size_t *out_key_len,
+                             uint64_t *out_requests,
+                             double *out_rate);
+
+/**
+ * Releases a top handle. NULL is a no-op.
+ *
+ * # Safety
+ * `top` must be NULL or a live handle, released once.
+ */
+void ring_hot_top_free(ring_hot_top_t *top);
+
+/**
+ * Reads a hot set from `json_len` bytes of JSON (`{"epoch": 3, "keys":
+ * [{"key": "user:42", "replicas": 4, "phase": "spread", "generation": 2,
+ * "rate": 1200.0}]}`, strictly: an unknown field is refused) and writes a
+ * new handle to `*out_set`; release it with `ring_hot_set_free`.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`, `RING_INVALID_CONFIG`
+ * naming the field, a key listed twice or replicas not from 2 to 64.
+ *
+ * # Safety
+ * `json` must be valid for `json_len` bytes; `out_set` writable.
+ */
+ring_result ring_hot_set_new_from_json(const char *json, size_t json_len, ring_hot_set_t **out_set);
+
+/**
+ * Releases a hot set. NULL is a no-op.
+ *
+ * # Safety
+ * `set` must be NULL or a live handle, released once.
+ */
+void ring_hot_set_free(ring_hot_set_t *set);
+
+/**
+ * The set's epoch (its publication number; 0 for the empty set, and for
+ * NULL).
+ *
+ * # Safety
+ * `set` must be NULL or a live handle.
+ */
+uint64_t ring_hot_set_epoch(const ring_hot_set_t *set);
+
+/**
+ * How to read and write the `key_len` bytes at `key` on `ring` under
+ * `set`, written to `*out_plan`: a key not in the set is read from and
+ * written to its owner only; a spread key's reads take its nodes in turn
+ * (round robin over every call on this set).
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
+ *
+ * # Safety
+ * `set` and `ring` must be live handles; `key` valid for `key_len` bytes;
+ * `out_plan` writable.
+ */
+ring_result ring_hot_set_plan(const ring_hot_set_t *set,
+                              const ring_t *ring,
+                              const uint8_t *key,
+                              size_t key_len,
+                              ring_spread_plan_t *out_plan);
+
+/**
+ * As `ring_hot_set_plan` with the follower's current ring and the hot set
+ * it last read from `P/hot` (empty before one is published). When
+ * `out_ring` is not NULL, writes a new handle to the ring the plan's
+ * indices refer to (release it with `ring_free`): read node ids there,
+ * since the follower's ring can change between two calls.
+ *
+ * Errors: `RING_NULL_ARGUMENT`, `RING_EMPTY_RING`.
+ *
+ * # Safety
+ * `follower` must be a live handle; `key` valid for `key_len` bytes;
+ * `out_plan` and a non-NULL `out_ring` writable.
+ */
+ring_result ring_follower_plan(const ring_follower_t *follower,
+                               const uint8_t *key,
+                               size_t key_len,
+                               ring_spread_plan_t *out_plan,
+                               ring_t **out_ring);
+
+/**
+ * `ceil(n * log2(n))` entries for `nodes` servers, at least 16: 44 for 12,
+ * 665 for 100.
+ */
+size_t ring_near_cache_default_capacity(size_t nodes);
+
+/**
+ * A new cache of at most `capacity` entries (1 to 1,000,000; when full, a
+ * put evicts the entry expiring first), each served for `ttl_ms`
+ * milliseconds (at least 1) after it was put.
+ *
+ * Errors: `RING_NULL_ARGUMENT`; `RING_INVALID_CONFIG` naming the value.
+ *
+ * # Safety
+ * `out_cache` must be writable.
+ */
+ring_result ring_near_cache_new(size_t capacity, uint64_t ttl_ms, ring_near_cache_t **out_cache);
+
+/**
+ * Releases a cache. NULL is a no-op.
+ *
+ * # Safety
+ * `cache` must be NULL or a live handle, released once.
+ */
+void ring_near_cache_free(ring_near_cache_t *cache);
+
+/**
+ * Stores a copy of the `value_len` bytes at `value` under the `key_len`
+ * bytes at `key`, served for the cache's TTL from now.
+ *
+ * Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `cache` must be a live handle; `key` and `value` valid for their lengths.
+ */
+ring_result ring_near_cache_put(const ring_near_cache_t *cache,
+                                const uint8_t *key,
+                                size_t key_len,
+                                const uint8_t *value,
+                                size_t value_len);
+
+/**
+ * Looks `key` up: on a hit (put less than the TTL ago) writes true to
+ * `*out_found`, the value's length to `*out_len` and the value to
+ * `out_value` (`capacity` bytes); on a miss writes false and 0. Every call
+ * counts one hit or one miss.
+ *
+ * Errors: `RING_NULL_ARGUMENT`; `RING_BUFFER_TOO_SMALL` when the value is
+ * longer than `capacity` (`*out_len` then holds its length; the entry
+ * stays).
+ *
+ * # Safety
+ * `cache` must be a live handle; `key` valid for `key_len` bytes;
+ * `out_value` NULL with `capacity` 0 or writable for `capacity` bytes; the
+ * other out-pointers writable.
+ */
+ring_result ring_near_cache_get(const ring_near_cache_t *cache,
+                                const uint8_t *key,
+                                size_t key_len,
+                                uint8_t *out_value,
+                                size_t capacity,
+                                size_t *out_len,
+                                bool *out_found);
+
+/**
+ * Drops `key`'s entry (after a write or delete of the key), if any.
+ *
+ * Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `cache` must be a live handle; `key` valid for `key_len` bytes.
+ */
+ring_result ring_near_cache_remove(const ring_near_cache_t *cache,
+                                   const uint8_t *key,
+                                   size_t key_len);
+
+/**
+ * The cache's hits and misses since it was made, and the entries it holds
+ * now, each written where its pointer is not NULL.
+ *
+ * Errors: `RING_NULL_ARGUMENT` (`cache`).
+ *
+ * # Safety
+ * `cache` must be a live handle; non-NULL out-pointers writable.
+ */
+ring_result ring_near_cache_stats(const ring_near_cache_t *cache,
+                                  uint64_t *out_hits,
+                                  uint64_t *out_misses,
+                                  size_t *out_len);
 
 #ifdef __cplusplus
 }  // extern "C"

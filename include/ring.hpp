@@ -7,6 +7,8 @@
 // - shardring::Diff owns a ring_diff_t; shardring::LoadTracker a
 //   ring_tracker_t, and its acquire() returns a shardring::Lease that gives
 //   its unit of load back when destroyed. Both are move-only.
+// - shardring::HotKeys (a sketch of the most requested keys), HotSet (the
+//   fleet's hot set and a key's SpreadPlan) and NearCache are move-only too.
 // - Keys are std::string_view bytes. Node ids come back as std::string_view
 //   into the ring (or diff), valid while any copy of it lives.
 // - Every failed call throws shardring::Error: code() is the ring_result,
@@ -161,6 +163,7 @@ class Diff;
 class LoadTracker;
 class Follower;
 class Transition;
+class HotKeys;
 
 class Ring {
   public:
@@ -440,6 +443,7 @@ class Ring {
   private:
     friend class Follower;
     friend class Transition;
+    friend class HotKeys;
     struct Adopt {};
     Ring(Adopt, ring_t *handle) noexcept : handle_(handle) {}
 
@@ -460,6 +464,191 @@ class Ring {
     };
 
     ring_t *handle_ = nullptr;
+};
+
+/// One of a sketch's hot keys (ring_hot_top_key).
+struct HotKey {
+    std::string key;
+    /// Estimated requests (counts halve every half-life).
+    uint64_t requests = 0;
+    /// Estimated requests per second.
+    double rate = 0;
+};
+
+/// How to read and write one key under a hot set (ring_spread_plan_t):
+/// indices into the nodes of the ring it was made on.
+struct SpreadPlan {
+    /// The node to read from; read_copy when it holds a copy (read key +
+    /// copy_suffix there, falling back to the owner on a miss).
+    size_t read = 0;
+    bool read_copy = false;
+    /// The owner, written first.
+    size_t owner = 0;
+    /// The nodes that hold copies, written under key + copy_suffix.
+    std::vector<size_t> copies;
+    /// "#hot" and the key's generation; empty when the key is not hot.
+    std::string copy_suffix;
+
+    static SpreadPlan of(const ring_spread_plan_t &plan) {
+        return SpreadPlan{plan.read, plan.read_copy, plan.owner,
+                          std::vector<size_t>(plan.copies, plan.copies + plan.copy_count),
+                          std::string(reinterpret_cast<const char *>(plan.copy_suffix), plan.copy_suffix_len)};
+    }
+};
+
+/// A HeavyKeeper sketch of the most requested keys (ring_hot_keys_t);
+/// move-only. Rings it watches keep it alive.
+class HotKeys {
+  public:
+    /// A sketch of the top keys, width buckets per row, one lookup in
+    /// sample counted, counts halving every half_life_ms (ring_hot_keys_new).
+    /// Throws Error (RING_INVALID_CONFIG).
+    explicit HotKeys(size_t top = RING_HOT_KEYS_TOP, size_t width = RING_HOT_KEYS_WIDTH,
+                     uint32_t sample = RING_HOT_KEYS_SAMPLE, uint64_t half_life_ms = RING_HOT_KEYS_HALF_LIFE_MS) {
+        detail::check(ring_hot_keys_new(top, width, sample, half_life_ms, &handle_));
+    }
+    HotKeys(const HotKeys &) = delete;
+    HotKeys &operator=(const HotKeys &) = delete;
+    HotKeys(HotKeys &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+    HotKeys &operator=(HotKeys &&other) noexcept {
+        std::swap(handle_, other.handle_);
+        return *this;
+    }
+    ~HotKeys() { ring_hot_keys_free(handle_); }
+
+    /// Shows the sketch one lookup of key (ring_hot_keys_observe).
+    void observe(std::string_view key) const {
+        detail::check(ring_hot_keys_observe(handle_, reinterpret_cast<const uint8_t *>(key.data()), key.size()));
+    }
+
+    /// A ring placing as ring that shows this sketch every lookup by key
+    /// (ring_watch_hot_keys).
+    Ring watch(const Ring &ring) const {
+        ring_t *out = nullptr;
+        detail::check(ring_watch_hot_keys(ring.handle(), handle_, &out));
+        return Ring(Ring::Adopt{}, out);
+    }
+
+    /// The top keys now, most requested first (ring_hot_keys_top).
+    std::vector<HotKey> top() const {
+        ring_hot_top_t *top = nullptr;
+        detail::check(ring_hot_keys_top(handle_, &top));
+        std::vector<HotKey> keys(ring_hot_top_count(top));
+        for (size_t i = 0; i < keys.size(); i++) {
+            const uint8_t *key = nullptr;
+            size_t len = 0;
+            ring_result rc = ring_hot_top_key(top, i, &key, &len, &keys[i].requests, &keys[i].rate);
+            if (rc != RING_OK) {
+                ring_hot_top_free(top);
+                detail::check(rc);
+            }
+            keys[i].key.assign(reinterpret_cast<const char *>(key), len);
+        }
+        ring_hot_top_free(top);
+        return keys;
+    }
+
+  private:
+    ring_hot_keys_t *handle_ = nullptr;
+};
+
+/// The fleet's agreed hot keys at one epoch (ring_hot_set_t); move-only.
+class HotSet {
+  public:
+    /// Reads P/hot's JSON (ring_hot_set_new_from_json). Throws Error (RING_INVALID_CONFIG).
+    static HotSet from_json(std::string_view json) {
+        HotSet set;
+        detail::check(ring_hot_set_new_from_json(json.data(), json.size(), &set.handle_));
+        return set;
+    }
+    HotSet(const HotSet &) = delete;
+    HotSet &operator=(const HotSet &) = delete;
+    HotSet(HotSet &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+    HotSet &operator=(HotSet &&other) noexcept {
+        std::swap(handle_, other.handle_);
+        return *this;
+    }
+    ~HotSet() { ring_hot_set_free(handle_); }
+
+    /// Its publication number (ring_hot_set_epoch).
+    uint64_t epoch() const noexcept { return ring_hot_set_epoch(handle_); }
+
+    /// How to read and write key on ring (ring_hot_set_plan). Throws Error (RING_EMPTY_RING).
+    SpreadPlan plan(const Ring &ring, std::string_view key) const {
+        ring_spread_plan_t plan{};
+        detail::check(ring_hot_set_plan(handle_, ring.handle(), reinterpret_cast<const uint8_t *>(key.data()),
+                                        key.size(), &plan));
+        return SpreadPlan::of(plan);
+    }
+
+  private:
+    HotSet() = default;
+    ring_hot_set_t *handle_ = nullptr;
+};
+
+/// A small TTL cache of hot keys' values (ring_near_cache_t); move-only.
+class NearCache {
+  public:
+    /// Hits, misses and entries held (ring_near_cache_stats).
+    struct Stats {
+        uint64_t hits = 0, misses = 0;
+        size_t entries = 0;
+    };
+
+    /// ceil(n log2 n) entries for n nodes, at least 16 (ring_near_cache_default_capacity).
+    static size_t default_capacity(size_t nodes) noexcept { return ring_near_cache_default_capacity(nodes); }
+
+    /// At most capacity entries, each served for ttl_ms (ring_near_cache_new).
+    /// Throws Error (RING_INVALID_CONFIG).
+    NearCache(size_t capacity, uint64_t ttl_ms) { detail::check(ring_near_cache_new(capacity, ttl_ms, &handle_)); }
+    NearCache(const NearCache &) = delete;
+    NearCache &operator=(const NearCache &) = delete;
+    NearCache(NearCache &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+    NearCache &operator=(NearCache &&other) noexcept {
+        std::swap(handle_, other.handle_);
+        return *this;
+    }
+    ~NearCache() { ring_near_cache_free(handle_); }
+
+    /// Stores a copy of value under key (ring_near_cache_put).
+    void put(std::string_view key, std::string_view value) const {
+        detail::check(ring_near_cache_put(handle_, reinterpret_cast<const uint8_t *>(key.data()), key.size(),
+                                          reinterpret_cast<const uint8_t *>(value.data()), value.size()));
+    }
+
+    /// The value of key while fresh, else nullopt (ring_near_cache_get). A
+    /// value over 4 KiB takes a second call, so it counts as two hits.
+    std::optional<std::string> get(std::string_view key) const {
+        std::string value(4096, '\0');
+        for (;;) {
+            size_t len = 0;
+            bool found = false;
+            ring_result rc = ring_near_cache_get(handle_, reinterpret_cast<const uint8_t *>(key.data()), key.size(),
+                                                 reinterpret_cast<uint8_t *>(value.data()), value.size(), &len, &found);
+            if (rc == RING_BUFFER_TOO_SMALL) {
+                value.resize(len);
+                continue;
+            }
+            detail::check(rc);
+            if (!found) return std::nullopt;
+            value.resize(len);
+            return value;
+        }
+    }
+
+    /// Drops key's entry (ring_near_cache_remove).
+    void remove(std::string_view key) const {
+        detail::check(ring_near_cache_remove(handle_, reinterpret_cast<const uint8_t *>(key.data()), key.size()));
+    }
+
+    Stats stats() const {
+        Stats stats;
+        detail::check(ring_near_cache_stats(handle_, &stats.hits, &stats.misses, &stats.entries));
+        return stats;
+    }
+
+  private:
+    ring_near_cache_t *handle_ = nullptr;
 };
 
 /// The exact difference between two rings (ring_diff_t); independent of the
@@ -894,6 +1083,16 @@ class Follower {
         std::string copy(text, len);
         ring_string_free(text);
         return copy;
+    }
+
+    /// How to read and write key now under the fleet's hot set, with the
+    /// ring the plan's indices refer to (ring_follower_plan). Throws Error (RING_EMPTY_RING).
+    std::pair<Ring, SpreadPlan> plan(std::string_view key) const {
+        ring_spread_plan_t plan{};
+        ring_t *ring = nullptr;
+        detail::check(ring_follower_plan(handle_, reinterpret_cast<const uint8_t *>(key.data()), key.size(), &plan,
+                                         &ring));
+        return {Ring(Ring::Adopt{}, ring), SpreadPlan::of(plan)};
     }
 
     /// Blocks until the follower holds revision or later; returns the revision

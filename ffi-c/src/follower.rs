@@ -107,7 +107,7 @@ fn membership_error(error: MembershipError) -> ring_result {
 
 /// # Safety
 /// `handle` must be NULL or a live follower handle.
-unsafe fn follower_ref<'a>(handle: *const ring_follower_t) -> Result<&'a Follower, ring_result> {
+pub(crate) unsafe fn follower_ref<'a>(handle: *const ring_follower_t) -> Result<&'a Follower, ring_result> {
     if handle.is_null() {
         return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `follower` is NULL")));
     }

@@ -22,10 +22,12 @@
 // (`ring_options_t`, read and converted), `ring` (the handle, its
 // construction, lookups and derivations), `keys` (key arrays and the batch
 // lookup), then `analysis`, `bounded` and `transition` over rings, and
-// `follower` over rings and transitions. This root only declares and
-// re-exports them: no module imports from it, so no module imports one that
-// imports it. cbindgen writes include/ring.h in this order (a module's items
-// in source order), so moving an item between modules moves it in the header.
+// `follower` over rings and transitions, `handoff` over transitions, and
+// `hot` (hot keys, hot sets, the near cache) over rings and followers.
+// This root only declares and re-exports them: no module imports from it,
+// so no module imports one that imports it. cbindgen writes include/ring.h
+// in this order (a module's items in source order), so moving an item
+// between modules moves it in the header.
 mod error;
 mod boundary;
 mod options;
@@ -36,6 +38,7 @@ mod bounded;
 mod follower;
 mod transition;
 mod handoff;
+mod hot;
 
 use std::ffi::{CStr, c_char};
 
@@ -45,6 +48,7 @@ pub use bounded::*;
 pub use error::*;
 pub use follower::*;
 pub use handoff::*;
+pub use hot::*;
 pub use keys::*;
 pub use options::*;
 pub use ring::*;

@@ -87,6 +87,19 @@ static inline ring_result check_no_panic(ring_result rc, const char *function, c
 #define ring_transition_handoff_mark(...) RING_NO_PANIC(ring_transition_handoff_mark, __VA_ARGS__)
 #define ring_transition_ring(...) RING_NO_PANIC(ring_transition_ring, __VA_ARGS__)
 #define ring_transition_state(...) RING_NO_PANIC(ring_transition_state, __VA_ARGS__)
+#define ring_hot_keys_new(...) RING_NO_PANIC(ring_hot_keys_new, __VA_ARGS__)
+#define ring_hot_keys_observe(...) RING_NO_PANIC(ring_hot_keys_observe, __VA_ARGS__)
+#define ring_watch_hot_keys(...) RING_NO_PANIC(ring_watch_hot_keys, __VA_ARGS__)
+#define ring_hot_keys_top(...) RING_NO_PANIC(ring_hot_keys_top, __VA_ARGS__)
+#define ring_hot_top_key(...) RING_NO_PANIC(ring_hot_top_key, __VA_ARGS__)
+#define ring_hot_set_new_from_json(...) RING_NO_PANIC(ring_hot_set_new_from_json, __VA_ARGS__)
+#define ring_hot_set_plan(...) RING_NO_PANIC(ring_hot_set_plan, __VA_ARGS__)
+#define ring_follower_plan(...) RING_NO_PANIC(ring_follower_plan, __VA_ARGS__)
+#define ring_near_cache_new(...) RING_NO_PANIC(ring_near_cache_new, __VA_ARGS__)
+#define ring_near_cache_put(...) RING_NO_PANIC(ring_near_cache_put, __VA_ARGS__)
+#define ring_near_cache_get(...) RING_NO_PANIC(ring_near_cache_get, __VA_ARGS__)
+#define ring_near_cache_remove(...) RING_NO_PANIC(ring_near_cache_remove, __VA_ARGS__)
+#define ring_near_cache_stats(...) RING_NO_PANIC(ring_near_cache_stats, __VA_ARGS__)
 
 /* Prints the counts and returns main's exit code. */
 #define CHECK_SUMMARY(name)                                                                                  \

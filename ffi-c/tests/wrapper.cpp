@@ -491,6 +491,10 @@ static void follower() {
         shardring::Follower moved = std::move(f);
         CHECK(moved.ring().size() == 3, "moved follower works");
         CHECK(moved.transition().fingerprint() == moved.ring().fingerprint(), "a steady follower's transition is its ring");
+        std::pair<shardring::Ring, shardring::SpreadPlan> plan = moved.plan("user:42");
+        CHECK(plan.first.size() == 3 && plan.first.node_id(plan.second.owner) == plan.first.get("user:42") &&
+                  plan.second.read == plan.second.owner && plan.second.copies.empty(),
+              "a file follower's plan: the owner alone");
     }
     try {
         shardring::Follower::etcd("nowhere", "/p");
@@ -546,6 +550,55 @@ static void transition() {
     }
 }
 
+static void hot_keys() {
+    shardring::Ring ring({{"a"}, {"b"}, {"c"}, {"d"}});
+    shardring::HotKeys sketch(10, RING_HOT_KEYS_WIDTH, 1);
+    shardring::Ring watched = sketch.watch(ring);
+    for (int i = 0; i < 2000; i++) {
+        std::string key = i % 4 == 0 ? "hot" : "key-" + std::to_string(i);
+        CHECK(watched.get(key) == ring.get(key), "a watched ring places as its ring");
+    }
+    sketch.observe("hot");
+    std::vector<shardring::HotKey> top = sketch.top();
+    CHECK(!top.empty() && top[0].key == "hot" && top[0].requests >= 490 && top[0].requests <= 1000 && top[0].rate > 0,
+          "the hot key first: %s", top.empty() ? "(none)" : top[0].key.c_str());
+    CHECK(error_code([] { shardring::HotKeys bad(10, 100); }) == RING_INVALID_CONFIG, "width 100");
+
+    shardring::HotSet set = shardring::HotSet::from_json(
+        "{\"epoch\": 4, \"keys\": [{\"key\": \"hot\", \"replicas\": 2, \"phase\": \"spread\", \"generation\": 12, "
+        "\"rate\": 10.0}]}");
+    CHECK(set.epoch() == 4, "epoch");
+    std::vector<std::string_view> prefs = ring.get_n("hot", 2);
+    size_t copy_reads = 0;
+    for (int i = 0; i < 4; i++) {
+        shardring::SpreadPlan plan = set.plan(ring, "hot");
+        CHECK(ring.node_id(plan.owner) == prefs[0] && plan.copies.size() == 1 && ring.node_id(plan.copies[0]) == prefs[1],
+              "owner and copy");
+        CHECK(plan.copy_suffix == "#hot12", "suffix %s", plan.copy_suffix.c_str());
+        copy_reads += plan.read_copy;
+    }
+    CHECK(copy_reads == 2, "every other read on the copy: %zu", copy_reads);
+    CHECK(set.plan(ring, "cold").copies.empty() && set.plan(ring, "cold").copy_suffix.empty(), "a cold key");
+    shardring::HotSet moved = std::move(set);
+    CHECK(moved.epoch() == 4, "moved set");
+    CHECK(error_code([] { shardring::HotSet::from_json("{\"epoch\": 1}"); }) == RING_INVALID_CONFIG, "no keys");
+
+    shardring::NearCache cache(shardring::NearCache::default_capacity(4), 60000);
+    std::string big(5000, 'v');
+    cache.put("big", big);
+    CHECK(cache.get("big") == big, "a value longer than the first buffer");
+    cache.remove("big");
+    cache.put("k", "v");
+    CHECK(cache.get("k") == "v", "a hit");
+    CHECK(!cache.get("other"), "a miss");
+    cache.remove("k");
+    CHECK(!cache.get("k"), "removed");
+    shardring::NearCache::Stats stats = cache.stats();
+    CHECK(stats.hits == 3 && stats.misses == 2 && stats.entries == 0, "stats (the big value counted twice) %llu %llu %zu",
+          (unsigned long long)stats.hits, (unsigned long long)stats.misses, stats.entries);
+    CHECK(error_code([] { shardring::NearCache bad(0, 1000); }) == RING_INVALID_CONFIG, "capacity 0");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: %s testdata/vectors.json\n", argv[0]);
@@ -567,6 +620,7 @@ int main(int argc, char **argv) {
         errors_and_version();
         follower();
         transition();
+        hot_keys();
     } catch (const shardring::Error &e) {
         CHECK(false, "unexpected %s: %s", e.name(), e.what());
     }
