@@ -7,7 +7,8 @@
 //! Imports are read with `syn`: `use crate::...` trees however they are
 //! written (groups, nested groups, several lines, `self`/`super` paths) and
 //! every path in the code that starts with `crate::` (types, calls, trait
-//! bounds), outside `#[cfg(test)]` items. A path to a name the crate root
+//! bounds, and in macro arguments, read from their tokens), outside
+//! `#[cfg(test)]` items. A path to a name the crate root
 //! re-exports (`crate::Ring`) is followed to the module that defines it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -126,6 +127,34 @@ impl<'a> Visit<'a> for Paths {
     fn visit_path(&mut self, path: &'a syn::Path) {
         self.found.push(path.segments.iter().map(|s| s.ident.to_string()).collect());
         syn::visit::visit_path(self, path);
+    }
+
+    /// A macro's arguments are tokens, not syntax, to `syn`: a
+    /// `crate::x::y` path inside `format!(..)` or `tokio::join!(..)` is
+    /// read from their text.
+    fn visit_macro(&mut self, mac: &'a syn::Macro) {
+        syn::visit::visit_macro(self, mac);
+        let text = mac.tokens.to_string();
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        for (at, _) in text.match_indices("crate") {
+            if text[..at].chars().next_back().is_some_and(word) {
+                continue;
+            }
+            let mut path = vec!["crate".to_owned()];
+            let mut rest = &text[at + "crate".len()..];
+            while let Some(next) = rest.trim_start().strip_prefix("::") {
+                let next = next.trim_start();
+                let len = next.find(|c: char| !word(c)).unwrap_or(next.len());
+                if len == 0 {
+                    break;
+                }
+                path.push(next[..len].to_owned());
+                rest = &next[len..];
+            }
+            if path.len() > 1 {
+                self.found.push(path);
+            }
+        }
     }
 }
 
@@ -250,8 +279,9 @@ fn no_module_imports_a_module_that_imports_it_in_any_crate() {
 }
 
 /// The reader sees what the old line-based one missed: a `use crate::{...}`
-/// group over several lines, a nested group, an inline `crate::x::` path,
-/// a path through a root re-export, and nothing inside `#[cfg(test)]`.
+/// group over several lines, a nested group, an inline `crate::x::` path
+/// (in a macro's arguments too), a path through a root re-export, and
+/// nothing inside `#[cfg(test)]`.
 #[test]
 fn imports_are_read_in_every_form() {
     let code = r#"
@@ -260,6 +290,7 @@ fn imports_are_read_in_every_form() {
             beta::{B, gamma::C},
         };
         fn f() -> crate::delta::D { crate::epsilon::e(); crate::Thing::new() }
+        fn k() -> String { format!("{}{}", crate::iota::I, my_crate::kappa::K) }
         pub(super) fn g() {}
         pub(in crate::theta) fn h() {}
         #[cfg(test)]
@@ -269,11 +300,13 @@ fn imports_are_read_in_every_form() {
     let mut paths = Paths::default();
     paths.visit_file(&file);
     let modules: BTreeSet<String> =
-        ["alpha", "beta", "beta::gamma", "delta", "epsilon", "zeta", "eta", "theta", "here"].map(String::from).into();
+        ["alpha", "beta", "beta::gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "here"]
+            .map(String::from)
+            .into();
     let reexports = BTreeMap::from([("Thing".to_owned(), "eta".to_owned())]);
     let found: BTreeSet<String> = paths.found.iter().filter_map(|p| target(p, "here", &modules, &reexports)).collect();
     let expected: BTreeSet<String> =
-        ["alpha", "beta", "beta::gamma", "delta", "epsilon", "eta"].map(String::from).into();
+        ["alpha", "beta", "beta::gamma", "delta", "epsilon", "eta", "iota"].map(String::from).into();
     assert_eq!(found, expected);
     // An item of the parent module (`pub use` there or defined there).
     let parent = ["super", "Args"].map(String::from);
