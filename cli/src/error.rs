@@ -27,6 +27,11 @@ pub(crate) enum CliError {
     /// A rebalance that cannot start: a bad option or another run's checkpoint.
     #[error("{0}")]
     Rebalance(String),
+    /// A memcached or Redis server option (`--tls*`, `--redis-*`,
+    /// `--memcached-*`) that cannot be used: a file, a missing password, a
+    /// flag of the other protocol.
+    #[error("{0}")]
+    ServerAccess(String),
     #[error("{0}")]
     Io(#[from] io::Error),
 }

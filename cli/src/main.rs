@@ -15,6 +15,7 @@ mod plot;
 mod rebalance;
 mod report;
 mod roles;
+mod server_access;
 mod simulate;
 
 use std::ffi::OsString;

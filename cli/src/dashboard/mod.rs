@@ -22,7 +22,7 @@ use shardring_membership::{Admin, FleetView, Follower, FollowerOptions};
 
 use crate::error::CliError;
 use crate::member::Target;
-pub(crate) use stats::ServerKind;
+use crate::server_access::{Credentials, ServerKind, ServerSecurity};
 
 /// The page: markup, style and script in one file, embedded.
 const PAGE: &str = include_str!("page.html");
@@ -41,13 +41,18 @@ pub(crate) struct DashboardArgs {
     /// the fleet's layout to whoever can reach it.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// Read each member's key count and memory from its server, over plain
-    /// TCP: at the member id (`host:port`), or at its `--address`.
+    /// Read each member's key count and memory from its server: at the
+    /// member id (`host:port`), or at its `--address`; over TLS and as a
+    /// user with the flags below, as `rebalance` reaches them.
     #[arg(long, value_enum)]
     servers: Option<ServerKind>,
     /// The server of a member whose id is not its address (repeatable).
     #[arg(long = "address", value_name = "ID=HOST:PORT", value_parser = member_address, requires = "servers")]
     addresses: Vec<(String, String)>,
+    /// With --servers: TLS and the servers' users (`--tls*`, `--redis-*`,
+    /// `--memcached-*`), as `rebalance` takes them.
+    #[command(flatten)]
+    security: ServerSecurity,
 }
 
 fn member_address(text: &str) -> Result<(String, String), String> {
@@ -57,19 +62,41 @@ fn member_address(text: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Where the dashboard reads servers' stats, if it does.
+/// Where the dashboard reads servers' stats, if it does, and how.
 #[derive(Clone)]
 struct Servers {
     kind: ServerKind,
     addresses: BTreeMap<String, String>,
+    credentials: Credentials,
+}
+
+impl Servers {
+    /// The servers `args` names, with their credentials read once, now.
+    ///
+    /// Errors: a TLS or credential flag without `--servers`, or one that
+    /// cannot be used ([`ServerSecurity::credentials`]).
+    fn of(args: &DashboardArgs) -> Result<Option<Servers>, CliError> {
+        let Some(kind) = args.servers else {
+            if args.security.given() {
+                return Err(CliError::ServerAccess(
+                    "--tls, --tls-ca, --tls-cert, --redis-* and --memcached-* are for the servers' stats: give \
+                     --servers too"
+                        .into(),
+                ));
+            }
+            return Ok(None);
+        };
+        let credentials = args.security.credentials(kind, "--servers")?;
+        Ok(Some(Servers { kind, addresses: args.addresses.iter().cloned().collect(), credentials }))
+    }
 }
 
 pub(crate) fn dashboard(args: &DashboardArgs) -> Result<(), CliError> {
+    let servers = Servers::of(args)?;
     let membership = |e: shardring_membership::MembershipError| CliError::Membership(e.to_string());
     let options = FollowerOptions { count_lookups: false, ..FollowerOptions::default() };
     let follower = Follower::etcd(args.target.access()?, args.target.prefix(), options).map_err(membership)?;
     let mut admin = Admin::connect(args.target.access()?, args.target.prefix()).map_err(membership)?;
-    let servers = args.servers.map(|kind| Servers { kind, addresses: args.addresses.iter().cloned().collect() });
     let state = Arc::new(Mutex::new(build(&follower, admin.fleet().ok(), servers.as_ref(), args.target.prefix())));
     let server = tiny_http::Server::http(args.listen)
         .map_err(|e| CliError::Membership(format!("cannot serve the dashboard on {}: {e}", args.listen)))?;
@@ -153,7 +180,7 @@ fn build(follower: &Follower, fleet: Option<FleetView>, servers: Option<&Servers
                 .iter()
                 .map(|&id| {
                     let address = servers.addresses.get(id).map_or(id, String::as_str);
-                    (id, scope.spawn(move || stats::read(servers.kind, address)))
+                    (id, scope.spawn(move || stats::read(servers.kind, address, &servers.credentials)))
                 })
                 .collect();
             reads

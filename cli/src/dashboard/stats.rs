@@ -1,11 +1,15 @@
 //! What a cache server says about itself: its key count and memory, read
 //! from the server (memcached's `stats`: `curr_items`, `bytes`; Redis's
-//! `INFO`: the `keys=` of each `db*` line, `used_memory`), over plain TCP
-//! with a short timeout, so a dead server is reported, not waited for.
+//! `INFO`: the `keys=` of each `db*` line, `used_memory`) with a short
+//! timeout, so a dead server is reported, not waited for. The connection
+//! is the rebalancer's ([`server_access::open`]): over TLS and as a user
+//! when the flags ask for it. The answer is read here, bounded in time and
+//! size (a client crate would read any answer whole, however slow or long).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::io::{BufRead, BufReader, Read};
 use std::time::{Duration, Instant};
+
+use crate::server_access::{self, Credentials, ServerKind};
 
 /// Longest wait for one connect, write or read.
 const TIMEOUT: Duration = Duration::from_millis(400);
@@ -18,13 +22,6 @@ const DEADLINE: Duration = Duration::from_secs(1);
 /// 3 KiB, Redis's `INFO` about 6 KiB).
 const MAX_ANSWER: u64 = 1 << 20;
 
-/// Which protocol the members' servers speak.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub(crate) enum ServerKind {
-    Memcached,
-    Redis,
-}
-
 /// A server's key count and memory in bytes.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub(crate) struct ServerStats {
@@ -32,37 +29,63 @@ pub(crate) struct ServerStats {
     pub(crate) bytes: u64,
 }
 
-fn connect(address: &str) -> Result<TcpStream, String> {
-    // An IP address and port need no resolver; a host name goes through it.
-    let target = match address.parse() {
-        Ok(target) => target,
-        Err(_) => address
-            .to_socket_addrs()
-            .map_err(|e| format!("{address}: {e}"))?
-            .next()
-            .ok_or_else(|| format!("{address}: no address"))?,
-    };
-    let stream = TcpStream::connect_timeout(&target, TIMEOUT).map_err(|e| format!("{address}: {e}"))?;
-    stream.set_read_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
-    stream.set_write_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
-    Ok(stream)
+/// At most 80 characters of a server's `line`, for an error.
+fn shown(line: &str) -> String {
+    line.chars().take(80).collect()
 }
 
+/// What an error adds when a server requires a user none was given for.
+fn needs_user(kind: ServerKind) -> String {
+    let env = match kind {
+        ServerKind::Redis => server_access::REDIS_PASSWORD_ENV,
+        ServerKind::Memcached => server_access::MEMCACHED_PASSWORD_ENV,
+    };
+    let name = kind.name();
+    format!(" (the server requires a user: --{name}-user, with --{name}-password-file or {env})")
+}
+
+/// A server that ended the connection before answering, for `reason` (it
+/// closed it, or reset it): over plain TCP, likely a TLS port.
+fn ended(address: &str, credentials: &Credentials, reason: impl std::fmt::Display) -> String {
+    let hint = if credentials.tls.is_none() { " (does it speak TLS only? then --tls)" } else { "" };
+    format!("{address}: {reason}{hint}")
+}
+
+/// A read that failed before the first byte of the answer.
+fn unanswered(address: &str, credentials: &Credentials, error: std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::ConnectionReset => ended(address, credentials, error),
+        _ => format!("{address}: {error}"),
+    }
+}
+
+/// [`ended`] for a connection closed without an answer.
+const CLOSED: &str = "the connection closed without an answer";
+
 /// Reads `address`'s stats (a member id that is `host:port`), within
-/// about [`DEADLINE`] and [`MAX_ANSWER`] bytes.
+/// about [`DEADLINE`] and [`MAX_ANSWER`] bytes, connecting with
+/// `credentials`.
 ///
-/// Errors: the server cannot be reached, answers something else, too much
-/// or too slowly, as text naming the address.
-pub(crate) fn read(kind: ServerKind, address: &str) -> Result<ServerStats, String> {
-    let mut stream = connect(address)?;
+/// Errors: the server cannot be reached, refuses the TLS handshake or the
+/// authentication (a wrong password: `authentication failed`; a user
+/// needed and none given: its `NOAUTH` or `unauthenticated`), answers
+/// something else, too much or too slowly, as text naming the address,
+/// never the password.
+pub(crate) fn read(kind: ServerKind, address: &str, credentials: &Credentials) -> Result<ServerStats, String> {
     let started = Instant::now();
     let late = || started.elapsed() > DEADLINE;
+    let mut stream = server_access::open(address, kind, credentials, TIMEOUT, TIMEOUT)?;
     match kind {
         ServerKind::Memcached => {
-            stream.write_all(b"stats\r\n").map_err(|e| format!("{address}: {e}"))?;
-            let (mut keys, mut bytes) = (None, None);
+            stream.send(b"stats\r\n", None).map_err(|e| format!("{address}: {e}"))?;
+            let (mut keys, mut bytes, mut answered) = (None, None, false);
             for line in BufReader::new(stream.take(MAX_ANSWER)).lines() {
-                let line = line.map_err(|e| format!("{address}: {e}"))?;
+                let line = match line {
+                    Ok(line) => line,
+                    Err(error) if !answered => return Err(unanswered(address, credentials, error)),
+                    Err(error) => return Err(format!("{address}: {error}")),
+                };
+                answered = true;
                 if late() {
                     return Err(format!("{address}: no whole answer within {DEADLINE:?}"));
                 }
@@ -74,27 +97,38 @@ pub(crate) fn read(kind: ServerKind, address: &str) -> Result<ServerStats, Strin
                 match (words.next(), words.next(), words.next()) {
                     (Some("STAT"), Some("curr_items"), Some(value)) => keys = value.parse().ok(),
                     (Some("STAT"), Some("bytes"), Some(value)) => bytes = value.parse().ok(),
+                    _ if line == "CLIENT_ERROR unauthenticated" => {
+                        return Err(format!("{address}: {line}{}", needs_user(kind)));
+                    }
                     _ if line.starts_with("ERROR") || line.starts_with("CLIENT_ERROR") => {
-                        let shown: String = line.chars().take(80).collect();
-                        return Err(format!("{address}: {shown}"));
+                        return Err(format!("{address}: {}", shown(line)));
                     }
                     _ => {}
                 }
             }
             match (keys, bytes) {
                 (Some(keys), Some(bytes)) => Ok(ServerStats { keys, bytes }),
+                _ if !answered => Err(ended(address, credentials, CLOSED)),
                 _ => Err(format!("{address}: no curr_items and bytes in its stats")),
             }
         }
         ServerKind::Redis => {
-            stream.write_all(b"INFO\r\n").map_err(|e| format!("{address}: {e}"))?;
+            stream.send(b"INFO\r\n", None).map_err(|e| format!("{address}: {e}"))?;
             let mut reader = BufReader::new(stream.take(MAX_ANSWER));
             let mut header = String::new();
-            reader.read_line(&mut header).map_err(|e| format!("{address}: {e}"))?;
-            let length = header.trim_end().strip_prefix('$').and_then(|n| n.parse::<u64>().ok());
+            reader.read_line(&mut header).map_err(|e| unanswered(address, credentials, e))?;
+            let header = header.trim_end();
+            if header.is_empty() {
+                return Err(ended(address, credentials, CLOSED));
+            }
+            // An error answer: NOAUTH without credentials, NOPERM for a user without INFO.
+            if let Some(error) = header.strip_prefix('-') {
+                let hint = if error.starts_with("NOAUTH") { needs_user(kind) } else { String::new() };
+                return Err(format!("{address}: INFO refused: {}{hint}", shown(error)));
+            }
+            let length = header.strip_prefix('$').and_then(|n| n.parse::<u64>().ok());
             let Some(length) = length.filter(|&n| n < MAX_ANSWER) else {
-                let shown: String = header.trim_end().chars().take(80).collect();
-                return Err(format!("{address}: not an INFO answer: {shown:?}"));
+                return Err(format!("{address}: not an INFO answer: {:?}", shown(header)));
             };
             let mut body = Vec::new();
             while (body.len() as u64) < length {
@@ -126,6 +160,7 @@ pub(crate) fn read(kind: ServerKind, address: &str) -> Result<ServerStats, Strin
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
     use std::net::TcpListener;
 
     use super::*;
@@ -151,20 +186,55 @@ mod tests {
         address
     }
 
+    /// A server on loopback that, for each `(command, answer)` step in
+    /// turn, reads until what it got ends with `command`, then writes
+    /// `answer`; then it reads until the client closes (so no write of the
+    /// client meets a closed socket).
+    fn scripted(steps: Vec<(&'static [u8], Vec<u8>)>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            let Some(Ok(mut stream)) = listener.incoming().next() else { return };
+            let mut got = Vec::new();
+            for (command, answer) in steps {
+                while !got.ends_with(command) {
+                    let mut byte = [0u8; 1];
+                    if !matches!(stream.read(&mut byte), Ok(1)) {
+                        return;
+                    }
+                    got.push(byte[0]);
+                }
+                if stream.write_all(&answer).is_err() {
+                    return;
+                }
+            }
+            let _ = std::io::copy(&mut stream, &mut std::io::sink());
+        });
+        address
+    }
+
+    fn user(user: &str, password: &str) -> Credentials {
+        let password = Some(shardring_membership::Secret::new(password).unwrap());
+        Credentials { user: Some(user.to_owned()), password, tls: None }
+    }
+
     #[test]
     fn a_server_that_answers_badly_is_an_error_within_the_deadline() {
-        let cases: [(ServerKind, &'static [u8], usize, &str); 5] = [
+        let none = Credentials::default();
+        let cases: [(ServerKind, &'static [u8], usize, &str); 7] = [
             (ServerKind::Redis, b"$99999999999999\r\n", 1, "not an INFO answer"),
-            (ServerKind::Redis, b"-NOAUTH Authentication required.\r\n", 1, "not an INFO answer"),
+            (ServerKind::Redis, b"-NOAUTH Authentication required.\r\n", 1, "INFO refused: NOAUTH"),
             (ServerKind::Redis, b"$100\r\nshort", 1, "ended early"),
+            (ServerKind::Redis, b"", 1, "closed without an answer (does it speak TLS only? then --tls)"),
             // 12 MB of stats: cut off at MAX_ANSWER.
             (ServerKind::Memcached, b"STAT pid 1\r\n", 1_000_000, "no curr_items and bytes"),
             (ServerKind::Memcached, b"ERROR\r\n", 1, "ERROR"),
+            (ServerKind::Memcached, b"CLIENT_ERROR unauthenticated\r\n", 1, "requires a user: --memcached-user"),
         ];
         for (kind, answer, times, reason) in cases {
             let address = answering(answer, times);
             let started = Instant::now();
-            let error = read(kind, &address).unwrap_err();
+            let error = read(kind, &address, &none).unwrap_err();
             assert!(error.contains(reason) && error.contains(&address), "{kind:?} {error}");
             assert!(started.elapsed() < DEADLINE + TIMEOUT * 3, "{kind:?} took {:?}", started.elapsed());
         }
@@ -179,21 +249,54 @@ mod tests {
             }
         });
         let started = Instant::now();
-        let error = read(ServerKind::Memcached, &address).unwrap_err();
+        let error = read(ServerKind::Memcached, &address, &none).unwrap_err();
         assert!(error.contains("no whole answer within"), "{error}");
         assert!(started.elapsed() < DEADLINE + TIMEOUT, "{:?}", started.elapsed());
-        let error = read(ServerKind::Memcached, "127.0.0.1:1").unwrap_err();
+        let error = read(ServerKind::Memcached, "127.0.0.1:1", &none).unwrap_err();
         assert!(error.starts_with("127.0.0.1:1: "), "{error}");
     }
 
     #[test]
     fn memcached_and_redis_answers_are_read() {
+        let none = Credentials::default();
         let memcached = answering(b"STAT pid 1\r\nSTAT curr_items 42\r\nSTAT bytes 4096\r\nEND\r\n", 1);
-        let stats = read(ServerKind::Memcached, &memcached).unwrap();
+        let stats = read(ServerKind::Memcached, &memcached, &none).unwrap();
         assert_eq!((stats.keys, stats.bytes), (42, 4096));
         let body = "# Memory\r\nused_memory:123456\r\n# Keyspace\r\ndb0:keys=7,expires=0\r\ndb3:keys=5,expires=1\r\n";
-        let answer: &'static [u8] = Box::leak(format!("${}\r\n{body}\r\n", body.len()).into_bytes().into_boxed_slice());
-        let stats = read(ServerKind::Redis, &answering(answer, 1)).unwrap();
+        let info = format!("${}\r\n{body}\r\n", body.len()).into_bytes();
+        let answer: &'static [u8] = Box::leak(info.clone().into_boxed_slice());
+        let stats = read(ServerKind::Redis, &answering(answer, 1), &none).unwrap();
         assert_eq!((stats.keys, stats.bytes), (12, 123456));
+        // As an ACL user: AUTH, then INFO.
+        let auth = &b"*3\r\n$4\r\nAUTH\r\n$5\r\nmover\r\n$9\r\npw-S3cret\r\n"[..];
+        let server = scripted(vec![(auth, b"+OK\r\n".to_vec()), (b"INFO\r\n", info)]);
+        let stats = read(ServerKind::Redis, &server, &user("mover", "pw-S3cret")).unwrap();
+        assert_eq!((stats.keys, stats.bytes), (12, 123456));
+    }
+
+    #[test]
+    fn a_refused_authentication_names_the_server_and_never_the_password() {
+        let refusals: [(ServerKind, &[u8], &str); 4] = [
+            (
+                ServerKind::Redis,
+                b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+                "Redis authentication failed as user \"mover\": WRONGPASS",
+            ),
+            // A server that echoes the password: redacted.
+            (ServerKind::Redis, b"-ERR no such password pw-S3cret\r\n", "no such password <redacted>"),
+            (ServerKind::Memcached, b"VERSION 1.6.18\r\n", "does not require authentication"),
+            (
+                ServerKind::Memcached,
+                b"CLIENT_ERROR unauthenticated\r\nCLIENT_ERROR authentication failure\r\n",
+                "failed",
+            ),
+        ];
+        for (kind, answer, reason) in refusals {
+            let command: &[u8] = if kind == ServerKind::Redis { b"pw-S3cret\r\n" } else { b"version\r\n" };
+            let address = scripted(vec![(command, answer.to_vec())]);
+            let error = read(kind, &address, &user("mover", "pw-S3cret")).unwrap_err();
+            assert!(error.starts_with(&format!("{address}: ")) && error.contains(reason), "{kind:?} {error}");
+            assert!(!error.contains("pw-S3cret"), "{error}");
+        }
     }
 }

@@ -8,6 +8,7 @@ use clap::ValueEnum;
 use super::address::Address;
 use super::rate::Rate;
 use crate::etcd::{ENDPOINTS_ENV, PREFIX_ENV};
+use crate::server_access::ServerKind;
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 pub(crate) enum BackendName {
@@ -17,6 +18,16 @@ pub(crate) enum BackendName {
     /// Redis (SCAN, DUMP/PTTL/RESTORE; with --delete, EXISTS/DEL; with
     /// --migrate, MIGRATE).
     Redis,
+}
+
+impl BackendName {
+    /// The protocol the servers speak.
+    pub(crate) fn kind(self) -> ServerKind {
+        match self {
+            BackendName::Memcached => ServerKind::Memcached,
+            BackendName::Redis => ServerKind::Redis,
+        }
+    }
 }
 
 /// `shardring rebalance`.
@@ -98,52 +109,13 @@ pub(crate) struct Args {
     /// Print the report as JSON.
     #[arg(long)]
     pub(super) json: bool,
-    /// Redis: the ACL user to authenticate as, on every server (and in
-    /// MIGRATE, to the target); its password comes from --redis-password-file
-    /// or the SHARDRING_REDIS_PASSWORD environment variable, never a flag.
-    #[arg(long, value_name = "USER")]
-    pub(super) redis_user: Option<String>,
-    /// Redis: a file holding the password (its first line), readable by its
-    /// owner alone (mode 600); refused otherwise, naming the file.
-    #[arg(long, value_name = "PATH", value_parser = crate::etcd::password_file)]
-    pub(super) redis_password_file: Option<shardring_membership::Secret>,
-    /// memcached: the user of memcached's text-protocol authentication
-    /// (`memcached -Y FILE`, lines `user:password`), on every server; its
-    /// password comes from --memcached-password-file or the
-    /// SHARDRING_MEMCACHED_PASSWORD environment variable, never a flag.
-    #[arg(long, value_name = "USER")]
-    pub(super) memcached_user: Option<String>,
-    /// memcached: a file holding the password (its first line), readable by
-    /// its owner alone (mode 600); refused otherwise, naming the file.
-    #[arg(long, value_name = "PATH", value_parser = crate::etcd::password_file)]
-    pub(super) memcached_password_file: Option<shardring_membership::Secret>,
-    /// Speak TLS to the servers (Redis `--tls-port`, memcached `-Z`),
-    /// checking their certificates against --tls-ca or the system's roots.
-    /// With --migrate, the servers themselves must MIGRATE over TLS too
-    /// (Redis `tls-cluster yes`, each with a client certificate).
-    #[arg(long)]
-    pub(super) tls: bool,
-    /// PEM CA bundle that signed the servers' certificates (implies --tls).
-    #[arg(long, value_name = "PATH")]
-    pub(super) tls_ca: Option<PathBuf>,
-    /// PEM client certificate for servers that ask for one (Redis
-    /// `tls-auth-clients yes`), with --tls-key (implies --tls).
-    #[arg(long, value_name = "PATH", requires = "tls_key")]
-    pub(super) tls_cert: Option<PathBuf>,
-    /// PEM private key of --tls-cert, readable by its owner alone (mode 600).
-    #[arg(long, value_name = "PATH", requires = "tls_cert")]
-    pub(super) tls_key: Option<PathBuf>,
+    /// TLS and the servers' users (`--tls*`, `--redis-*`, `--memcached-*`),
+    /// as `dashboard --servers` takes them.
+    #[command(flatten)]
+    pub(super) security: crate::server_access::ServerSecurity,
     #[command(flatten)]
     pub(super) etcd_security: crate::etcd::EtcdSecurity,
 }
-
-/// The environment variable a Redis password may come from instead of
-/// `--redis-password-file`.
-pub(crate) const REDIS_PASSWORD_ENV: &str = "SHARDRING_REDIS_PASSWORD";
-
-/// The environment variable a memcached password may come from instead of
-/// `--memcached-password-file`.
-pub(crate) const MEMCACHED_PASSWORD_ENV: &str = "SHARDRING_MEMCACHED_PASSWORD";
 
 /// `--address ID=HOST:PORT`, its host and port checked ([`Address::parse`]).
 fn parse_address(text: &str) -> Result<(String, Address), String> {

@@ -13,13 +13,11 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use super::backend::{Backend, Deletion, Failure, Key, Outcome};
-use super::redis::Credentials;
-use super::tls::Stream;
-use shardring_membership::Secret;
+use crate::server_access::tls::Stream;
+use crate::server_access::{Credentials, ServerKind};
 
 /// A value read with `gets`: its bytes, flags and CAS unique.
 type Item = (Vec<u8>, u32, u64);
@@ -34,21 +32,6 @@ const GETS_LINE: usize = 2000;
 
 /// Items per page of a metadump listing.
 const DUMP_PAGE: usize = 10_000;
-
-/// A connection to `server` (`host:port`), within [`CONNECT_TIMEOUT`] per address.
-fn connect(server: &str) -> Result<TcpStream, String> {
-    let mut last = None;
-    for address in server.to_socket_addrs().map_err(|e| format!("{server}: {e}"))? {
-        match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
-            Ok(stream) => return Ok(stream),
-            Err(error) => last = Some(error),
-        }
-    }
-    Err(match last {
-        Some(error) => format!("{server}: {error}"),
-        None => format!("{server}: the address resolves to nothing"),
-    })
-}
 
 /// Memcached servers by address (`host:port`, the node ids).
 #[derive(Default)]
@@ -69,64 +52,11 @@ impl Memcached {
         Memcached { access, ..Memcached::default() }
     }
 
-    /// One reply line from `stream`, read byte by byte (before the
-    /// connection gets its buffered reader).
-    fn line(server: &str, stream: &mut Stream) -> Result<String, String> {
-        let mut reply = Vec::new();
-        let mut byte = [0u8; 1];
-        while !reply.ends_with(b"\r\n") {
-            if stream.read(&mut byte).map_err(|e| format!("{server}: {e}"))? == 0 {
-                return Err(format!("{server}: the connection closed during authentication"));
-            }
-            reply.push(byte[0]);
-        }
-        Ok(String::from_utf8_lossy(&reply).trim_end().to_owned())
-    }
-
-    /// memcached's text-protocol authentication (`memcached -Y`): the first
-    /// command is a `set` whose value is `user password`; `STORED` says the
-    /// connection may go on. A `version` goes first: a server that answers
-    /// it does not require authentication, and would store the password as
-    /// an ordinary item for every client to read, so it is refused instead.
-    /// The errors name the server and memcached's answer, never the password.
-    fn authenticate(server: &str, stream: &mut Stream, user: &str, password: &Secret) -> Result<(), String> {
-        let io = |e: std::io::Error| format!("{server}: {e}");
-        stream.send(b"version\r\n", None).map_err(io)?;
-        let probe = Memcached::line(server, stream)?;
-        if probe != "CLIENT_ERROR unauthenticated" {
-            return Err(format!(
-                "{server}: memcached does not require authentication (it answered {probe:?}, not \
-                 \"CLIENT_ERROR unauthenticated\"): the password is not sent; start it with -Y, or drop \
-                 --memcached-user"
-            ));
-        }
-        let value = format!("{user} {}", password.expose());
-        let mut request = format!("set shardring-auth 0 0 {}\r\n", value.len()).into_bytes();
-        request.extend_from_slice(value.as_bytes());
-        request.extend_from_slice(b"\r\n");
-        stream.send(&request, None).map_err(io)?;
-        match Memcached::line(server, stream)?.as_str() {
-            "STORED" => Ok(()),
-            other => Err(format!("{server}: memcached authentication as {user:?} failed: {other}")),
-        }
-    }
-
     /// A connection to `server` with `timeout` on reads and writes, TLS
-    /// when the run asks for it (the handshake done here).
+    /// when the run asks for it (the handshake done here) and authenticated
+    /// as its user ([`crate::server_access::open`]).
     fn open(&self, server: &str, timeout: Duration) -> Result<Stream, String> {
-        let io = |e: std::io::Error| format!("{server}: {e}");
-        let stream = connect(server)?;
-        stream.set_nodelay(true).map_err(io)?;
-        stream.set_read_timeout(Some(timeout)).map_err(io)?;
-        stream.set_write_timeout(Some(timeout)).map_err(io)?;
-        let mut stream = match &self.access.tls {
-            Some(tls) => tls.wrap(server, stream)?,
-            None => Stream::Plain(stream),
-        };
-        if let (Some(user), Some(password)) = (&self.access.user, &self.access.password) {
-            Memcached::authenticate(server, &mut stream, user, password)?;
-        }
-        Ok(stream)
+        crate::server_access::open(server, ServerKind::Memcached, &self.access, CONNECT_TIMEOUT, timeout)
     }
 
     /// The connection to `server`, opened on first use.

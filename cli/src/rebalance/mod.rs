@@ -20,7 +20,6 @@ mod progress;
 mod rate;
 mod redis;
 mod report;
-mod tls;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -33,6 +32,7 @@ use shardring_membership::{Admin, Follower, FollowerOptions};
 
 use crate::config::load;
 use crate::error::CliError;
+use crate::server_access::Credentials;
 pub(crate) use args::Args;
 use args::BackendName;
 use backend::Backend;
@@ -45,55 +45,17 @@ use report::{report, report_plan};
 
 /// The backend `args` name, with its credentials (read before: see
 /// [`credentials`]).
-pub(super) fn backend(args: &Args, credentials: &redis::Credentials) -> Box<dyn Backend> {
+pub(super) fn backend(args: &Args, credentials: &Credentials) -> Box<dyn Backend> {
     match args.backend {
         BackendName::Memcached => Box::new(memcached::Memcached::new(credentials.clone())),
         BackendName::Redis => Box::new(redis::Redis::new(credentials.clone())),
     }
 }
 
-/// How `args` reaches the servers: TLS (`--tls*`), and the user with its
-/// password: Redis `--redis-user` with `--redis-password-file` or
-/// `SHARDRING_REDIS_PASSWORD` (a password alone is the `default` user's),
-/// memcached `--memcached-user` (its `-Y` authentication) with
-/// `--memcached-password-file` or `SHARDRING_MEMCACHED_PASSWORD`. The other
-/// backend's options are refused.
-pub(super) fn credentials(args: &Args) -> Result<redis::Credentials, CliError> {
-    let (user, file, env, other) = match args.backend {
-        BackendName::Redis => (&args.redis_user, &args.redis_password_file, args::REDIS_PASSWORD_ENV, "memcached"),
-        BackendName::Memcached => {
-            (&args.memcached_user, &args.memcached_password_file, args::MEMCACHED_PASSWORD_ENV, "redis")
-        }
-    };
-    let foreign = match args.backend {
-        BackendName::Redis => args.memcached_user.is_some() || args.memcached_password_file.is_some(),
-        BackendName::Memcached => args.redis_user.is_some() || args.redis_password_file.is_some(),
-    };
-    if foreign {
-        return Err(CliError::Rebalance(format!(
-            "--{other}-user and --{other}-password-file are for --backend {other}"
-        )));
-    }
-    let tls =
-        tls::ServerTls::from_flags(args.tls, args.tls_ca.as_ref(), args.tls_cert.as_ref(), args.tls_key.as_ref())?
-            .map(std::sync::Arc::new);
-    let password = match file {
-        Some(secret) => Some(secret.clone()),
-        None => shardring_membership::Secret::from_env(env).map_err(|e| CliError::Rebalance(e.to_string()))?,
-    };
-    let flag = if args.backend == BackendName::Redis { "redis" } else { "memcached" };
-    if user.is_some() && password.is_none() {
-        return Err(CliError::Rebalance(format!("--{flag}-user needs a password: --{flag}-password-file or {env}")));
-    }
-    if args.backend == BackendName::Memcached && password.is_some() && user.is_none() {
-        return Err(CliError::Rebalance(format!(
-            "a memcached password needs --memcached-user (from {env} or the file)"
-        )));
-    }
-    if password.is_some() && tls.is_none() {
-        crate::complain(format!("warning: the {flag} password goes to the servers over plain TCP (no --tls)"));
-    }
-    Ok(redis::Credentials { user: user.clone(), password, tls })
+/// How `args` reaches the servers: TLS and the user
+/// ([`crate::server_access::ServerSecurity::credentials`]).
+pub(super) fn credentials(args: &Args) -> Result<Credentials, CliError> {
+    args.security.credentials(args.backend.kind(), "--backend")
 }
 
 /// Runs `shardring rebalance`; `Ok(false)` when a server failed (exit code 1).

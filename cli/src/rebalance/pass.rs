@@ -116,7 +116,7 @@ pub(super) struct Pass<'a> {
     /// Keys in the next copy batch at most ([`next_copy_size`]).
     pub(super) copy_size: usize,
     /// Redis credentials, for the connections of listing threads.
-    pub(super) credentials: super::redis::Credentials,
+    pub(super) credentials: crate::server_access::Credentials,
     /// What the metrics endpoint and `P/rebalance` show.
     pub(super) progress: SharedProgress,
 }

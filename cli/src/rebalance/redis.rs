@@ -12,17 +12,7 @@ use redis::{Connection, ConnectionLike, IntoConnectionInfo, RedisError, Value};
 use shardring::handoff::MARK_PREFIX;
 
 use super::backend::{Backend, Deletion, Failure, Key, Outcome};
-use shardring_membership::Secret;
-
-/// How the rebalancer reaches every server: whom it authenticates as (on
-/// Redis an ACL user, `AUTH user password`, or without one the `default`
-/// user's password; on memcached the `-Y` user), and TLS.
-#[derive(Clone, Default)]
-pub(crate) struct Credentials {
-    pub(crate) user: Option<String>,
-    pub(crate) password: Option<Secret>,
-    pub(crate) tls: Option<std::sync::Arc<super::tls::ServerTls>>,
-}
+use crate::server_access::Credentials;
 
 /// Redis servers by address (`host:port`, the node ids).
 #[derive(Default)]

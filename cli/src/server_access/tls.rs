@@ -1,7 +1,9 @@
 //! TLS to the data servers (`--tls`, `--tls-ca`, `--tls-cert`,
-//! `--tls-key`): Redis through the `redis` crate's rustls support
-//! (`rediss://`), memcached (`-Z`) through rustls around our own text
-//! protocol connection. The server's certificate is checked against the CA
+//! `--tls-key`): the rebalancer's Redis connections through the `redis`
+//! crate's rustls support (`rediss://`, fed [`ServerTls::ca`] and
+//! [`ServerTls::identity`]), every other connection (memcached's `-Z`, the
+//! dashboard's stats from either) through rustls around our own stream
+//! ([`ServerTls::wrap`]). The server's certificate is checked against the CA
 //! given, else the system's roots, and must name the host the node's
 //! address gives (an IP address needs an IP SAN).
 
@@ -22,7 +24,7 @@ pub(crate) struct ServerTls {
     pub(crate) ca: Option<Vec<u8>>,
     /// The client certificate and key (PEM), if given.
     pub(crate) identity: Option<(Vec<u8>, Vec<u8>)>,
-    /// rustls's configuration (memcached).
+    /// rustls's configuration (for [`ServerTls::wrap`]).
     config: Arc<ClientConfig>,
 }
 
@@ -43,14 +45,14 @@ impl ServerTls {
         if !tls && ca.is_none() && cert.is_none() {
             return Ok(None);
         }
-        let failed = |e: shardring_membership::MembershipError| CliError::Rebalance(e.to_string());
+        let failed = |e: shardring_membership::MembershipError| CliError::ServerAccess(e.to_string());
         let mut roots = RootCertStore::empty();
         let ca_pem = match ca {
             Some(path) => {
                 let (pem, certificates) = pem::certificates(path).map_err(failed)?;
                 for certificate in certificates {
                     roots.add(certificate).map_err(|e| {
-                        CliError::Rebalance(format!("{}: not a CA certificate TLS can use: {e}", path.display()))
+                        CliError::ServerAccess(format!("{}: not a CA certificate TLS can use: {e}", path.display()))
                     })?;
                 }
                 Some(pem)
@@ -66,11 +68,11 @@ impl ServerTls {
                 let identity = ClientIdentity::load(cert, key).map_err(failed)?;
                 let config = builder
                     .with_client_auth_cert(identity.chain, identity.key)
-                    .map_err(|e| CliError::Rebalance(format!("{}: {e}", cert.display())))?;
+                    .map_err(|e| CliError::ServerAccess(format!("{}: {e}", cert.display())))?;
                 (config, Some((identity.cert_pem, identity.key_pem)))
             }
             (None, None) => (builder.with_no_client_auth(), None),
-            _ => return Err(CliError::Rebalance("--tls-cert and --tls-key go together".into())),
+            _ => return Err(CliError::ServerAccess("--tls-cert and --tls-key go together".into())),
         };
         let mut config = config;
         // No session resumption: every server is named by the same host
