@@ -154,6 +154,8 @@ return {
               text: rebalance.textContent},
   agreement: document.getElementById("agreement").textContent,
   clients: [...document.querySelectorAll("#clients tr")].map((r) => r.dataset.standing),
+  hot: [...document.querySelectorAll("#hot tr")].map((r) => [...r.cells].map((c) => c.textContent)),
+  hot_meta: document.getElementById("hot-meta").textContent,
   labels: [...document.querySelectorAll("#ring text")].map((t) => t.dataset.label),
 };
 """
@@ -184,6 +186,19 @@ def test_the_dashboard_shows_the_fleet_live_in_a_real_browser(etcd, fleet, brows
     assert sum(int(shown[id][1][6].replace(",", "")) for id in ids[:3]) == len(fleet["keys"])
     assert page(browser)["agreement"] == "✓ all agree"
     assert page(browser)["clients"] == ["current"]
+
+    # A hot set published at P/hot: each key with its phase, rate and the
+    # members holding it, its preference list (owner first), busiest first.
+    hot_set = {"epoch": 2, "keys": [
+        {"key": "user:42", "replicas": 2, "phase": "spread", "generation": 1, "rate": 900.0},
+        {"key": "cart:7", "replicas": 3, "phase": "writing", "generation": 2, "rate": 1500.0}]}
+    etcd.ctl("put", f"{PREFIX}/hot", json.dumps(hot_set))
+    hot = wait_for(lambda: page(browser)["hot"] if len(page(browser)["hot"]) == 2 else None, "the hot keys")
+    with shardring.Follower.etcd(etcd.url, PREFIX) as follower:
+        ring = follower.ring
+    assert hot == [["cart:7", "writing", "1500", "3", ", ".join(ring.get_n("cart:7", 3))],
+                   ["user:42", "spread", "900", "2", ", ".join(ring.get_n("user:42", 2))]], hot
+    assert page(browser)["hot_meta"] == "epoch 2, 2 keys"
 
     joined = time.monotonic()
     etcd.ctl("put", f"{PREFIX}/members/{ids[3]}", json.dumps({"weight": 1, "state": "warming"}))

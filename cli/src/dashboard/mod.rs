@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde_json::{Value, json};
-use shardring::{Ring, Transition};
+use shardring::{HotEntry, HotSet, Ring, Transition};
 use shardring_membership::{Admin, FleetView, Follower, FollowerOptions};
 
 use crate::error::CliError;
@@ -228,6 +228,7 @@ fn build(follower: &Follower, fleet: Option<FleetView>, servers: Option<&Servers
         _ => Vec::new(),
     };
     let (kind, segments) = segments(read);
+    let hot = hot_keys(&follower.hot_set(), read);
     json!({
         "prefix": prefix,
         "epoch": epoch.number,
@@ -242,9 +243,37 @@ fn build(follower: &Follower, fleet: Option<FleetView>, servers: Option<&Servers
         "agrees": verdict.as_ref().map(|v| v.agrees()),
         "split": verdict.as_ref().map(|v| v.split.clone()).unwrap_or_default(),
         "rebalance": fleet.as_ref().and_then(|f| f.rebalance.clone()),
+        "hot": hot,
         "etcd_answers": fleet.is_some(),
         "updated_at_ms": SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
     })
+}
+
+/// Most hot keys the page lists (the set's highest rates).
+const MAX_HOT_SHOWN: usize = 20;
+
+/// The fleet's hot set as the page shows it: its epoch, its size, and its
+/// keys of highest rate (at most [`MAX_HOT_SHOWN`]), each with its phase,
+/// rate and the members holding it (its owner first), never more.
+fn hot_keys(set: &HotSet, ring: &Ring) -> Value {
+    let mut entries: Vec<&HotEntry> = set.keys().iter().collect();
+    entries.sort_by(|a, b| b.rate.total_cmp(&a.rate));
+    let keys: Vec<Value> = entries
+        .into_iter()
+        .take(MAX_HOT_SHOWN)
+        .map(|entry| {
+            let nodes = ring.get_n(&entry.key, entry.replicas as usize).unwrap_or_default();
+            json!({
+                "key": String::from_utf8_lossy(&entry.key),
+                "phase": entry.phase.name(),
+                "replicas": entry.replicas,
+                "generation": entry.generation,
+                "rate": entry.rate,
+                "nodes": nodes.iter().map(|n| n.id()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({"epoch": set.epoch, "count": set.keys().len(), "keys": keys})
 }
 
 /// The circle's segments as `[start, end, member id]`, fractions of the
