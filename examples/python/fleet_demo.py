@@ -5,8 +5,10 @@ examples/python/follow.py, examples/node/follow.mjs). A 4th memcached joins;
 every client prints the same new epoch and fingerprint, and all three place
 100,000 keys identically. Then the fleet's eyes: a Python follower and a
 `shardring watch` report themselves under `P/clients/`, `shardring fleet
-status` prints every client and whether they agree, and `shardring
-dashboard` is photographed by headless chromium (build/dashboard.png).
+status` prints every client and whether they agree; the Python client finds
+its hot key, `shardring hot publish` spreads it over more servers and reads
+take them in turn; and `shardring dashboard` is photographed by headless
+chromium (build/dashboard.png).
 
 Run by examples/demo.sh (after `make demo` built everything):
     python examples/python/fleet_demo.py
@@ -77,7 +79,7 @@ def join(stack, url, name):
 
 def eyes(stack, url, ports):
     """Two reporting clients, `fleet status`, and a dashboard screenshot."""
-    follower = shardring.Follower.etcd(url, PREFIX, report_as="demo-python", report_interval=0.5)
+    follower = shardring.Follower.etcd(url, PREFIX, report_as="demo-python", report_interval=0.5, hot_keys=True)
     stack.callback(follower.close)
     watcher = subprocess.Popen([CLI, "watch", "--etcd", url, "--prefix", PREFIX, "--report-as", "demo-cli",
                                 "--report-interval", "0.5"], stdout=subprocess.DEVNULL)
@@ -90,9 +92,12 @@ def eyes(stack, url, ports):
         servers[follower.ring.get(key)].set(key, b"value")
     stop = threading.Event()
 
+    # One key, user:42, takes a third of the requests.
+    batch = [f"request-{i}" for i in range(4_000)] + [HOT_KEY] * 2_000
+
     def requests():
         while not stop.is_set():
-            follower.ring.get_many([f"request-{i}" for i in range(4_000)])
+            follower.ring.get_many(batch)
             time.sleep(0.1)
 
     sender = threading.Thread(target=requests)
@@ -108,6 +113,7 @@ def eyes(stack, url, ports):
         time.sleep(0.1)
     print("$ shardring fleet status --etcd ... --prefix " + PREFIX)
     print(subprocess.run([CLI, *status], capture_output=True, text=True).stdout.rstrip())
+    spread(follower, servers, url)
     chromium = shutil.which("chromium")
     if chromium is None:
         print("(no chromium: the dashboard's screenshot is skipped)")
@@ -137,6 +143,50 @@ def eyes(stack, url, ports):
     if taken.returncode != 0 or not os.path.exists(shot):
         raise RuntimeError(f"chromium wrote no screenshot: {taken.stdout}{taken.stderr}")
     print(f"shardring dashboard: a screenshot of http://127.0.0.1:{port}/ is in build/dashboard.png")
+
+
+HOT_KEY = "user:42"
+
+
+def spread(follower, servers, url):
+    """The follower finds user:42 hot and reports it; `shardring hot
+    publish` spreads it (a step to `writing`, one to `spread`); reads then
+    take its servers in turn, and every server it is on holds it."""
+    for _ in range(100):
+        if any(key == HOT_KEY.encode() for key, _, _ in follower.hot_keys() or []):
+            break
+        time.sleep(0.1)
+    top = follower.hot_keys()[0]
+    print(f"hot keys: this client sees {top[0].decode()} at ~{top[2]:,.0f} requests/s "
+          f"({top[1]:,} estimated requests)")
+    publish = [CLI, "hot", "publish", "--etcd", url, "--prefix", PREFIX, "--once"]
+    for phase in ("writing", "spread"):
+        time.sleep(1.2)  # a new report from the client (every 0.5 s) before each step
+        subprocess.run(publish, capture_output=True, text=True, check=True)
+        for _ in range(100):
+            phases = {key: entry_phase for key, _, entry_phase, _, _ in follower.hot_set().keys()}
+            if phases.get(HOT_KEY.encode()) == phase:
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError(f"{HOT_KEY} did not reach {phase}: {follower.hot_set().to_json()}")
+    print("$ shardring hot show --etcd ... --prefix " + PREFIX)
+    show = [CLI, "hot", "show", "--etcd", url, "--prefix", PREFIX]
+    print(subprocess.run(show, capture_output=True, text=True, check=True).stdout.rstrip())
+    # A write goes to the owner under the key and to each copy under the copy key.
+    read, read_copy, owner, copies, copy_key = follower.plan(HOT_KEY)
+    servers[owner].set(HOT_KEY, b"profile of user 42")
+    for node in copies:
+        servers[node].set(copy_key, b"profile of user 42")
+    reads = []
+    for _ in range(2 * (1 + len(copies))):
+        read, read_copy, owner, _, copy_key = follower.plan(HOT_KEY)
+        value = servers[read].get(copy_key if read_copy else HOT_KEY)
+        reads.append(f"{read}{' (copy)' if read_copy else ''}{'' if value else ' MISS'}")
+    print(f"{HOT_KEY} is on {owner} and, as {copy_key.decode()}, on {', '.join(copies)}; {len(reads)} reads: "
+          + ", ".join(reads))
+    if any("MISS" in r for r in reads) or len({r.split()[0] for r in reads}) != 1 + len(copies):
+        raise RuntimeError(f"the spread key was not read from each of its servers: {reads}")
 
 
 def main():
