@@ -83,6 +83,8 @@ bench: build
 	$(PY) py/bench/rebalance_speed.py --keys 1000000 | tee build/bench-rebalance-speed.txt
 	$(PY) py/bench/tls_cost.py --keys 200000 --changes 200 | tee build/bench-tls.txt
 	$(PY) py/bench/hot_keys.py --json build/bench-hot-keys.json | tee build/bench-hot-keys.txt
+	$(PY) py/bench/hot_keys_cost.py | tee -a build/bench-hot-keys.txt
+	cd node && node bench/hot_keys_cost.mjs | tee -a ../build/bench-hot-keys.txt
 	@echo; echo "shardring against its peers ($$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')):"
 	@python3 bench/report.py --c build/bench-c.txt --rust build/bench-rust.txt --python build/bench-python.txt --node build/bench-node.txt --removals build/bench-removals.txt --write docs/performance.md
 
@@ -103,6 +105,8 @@ bench-smoke: build
 	$(PY) py/bench/rebalance_latency.py --quick --backend redis
 	$(PY) py/bench/rebalance_speed.py --keys 20000
 	$(PY) py/bench/tls_cost.py --keys 5000 --changes 20
+	$(PY) py/bench/hot_keys_cost.py --quick
+	cd node && node bench/hot_keys_cost.mjs --quick
 
 # Debian packages the demo and tests use, installed only when missing.
 system-deps:
