@@ -14,7 +14,8 @@
 //! different nodes), list positions (jump, modula, auto-assigned ids) and
 //! fractional shares (Envoy's and gRPC's ring hash), so the lists here hold
 //! real ties: birthday searches over host names for the 32-bit point modes,
-//! HAProxy ids equal modulo 2^20, a known 64-bit pair for the XXH3 ring;
+//! HAProxy ids equal modulo 2^20, known 64-bit pairs for the XXH3 ring,
+//! uhashring and the ring hashes;
 //! every algorithm runs the same number of cases, and each order-sensitive
 //! one must see placement change in some of them.
 
@@ -38,6 +39,13 @@ const RING_HASH_TIE: u64 = 12_043_477_926_767_263_131;
 /// 16969076104075114785.
 const MURMUR_PAIR: [&str; 2] = ["d0122b7983956d6c", "fbd0b721db9edf20"];
 const MURMUR_TIE: u64 = 16_969_076_104_075_114_785;
+
+/// Ids whose uhashring point 0 coincide: the top 64 bits of the MD5 of
+/// `c2664d9aed718fd9-0` and of `9bc658ae254aca19-0` are
+/// 13794156811576650553 (a distinguished-point collision search over
+/// 16-hex-digit ids, about 2^32 MD5s).
+const UHASHRING_PAIR: [&str; 2] = ["c2664d9aed718fd9", "9bc658ae254aca19"];
+const UHASHRING_TIE: u64 = 13_794_156_811_576_650_553;
 
 /// HAProxy ids whose node keys coincide (`puid * 4096` is equal mod 2^32):
 /// every node `j` of one ties with node `j` of the other.
@@ -138,6 +146,12 @@ fn pool(algorithm: Algorithm) -> Vec<Listed> {
         Algorithm::Ring => {
             RING_PAIR.iter().map(|s| s.to_string()).chain(["a", "b", "c", "d"].map(String::from)).map(plain).collect()
         }
+        Algorithm::Uhashring => UHASHRING_PAIR
+            .iter()
+            .map(|s| s.to_string())
+            .chain((0..6).map(|i| format!("cache-{i}")))
+            .map(plain)
+            .collect(),
         Algorithm::EnvoyRingHash | Algorithm::GrpcRingHash => RING_HASH_PAIR
             .iter()
             .map(|s| s.to_string())
@@ -290,9 +304,7 @@ fn permuted_and_derived_lists_keep_fingerprint_and_placement_together() {
     for (algorithm, changed) in changed_placement {
         if order_free(algorithm) {
             assert_eq!(changed, 0, "{algorithm}");
-        } else if algorithm != Algorithm::Uhashring {
-            // uhashring's 64-bit points cannot be made to tie; its order
-            // places keys only then, so no case here moves a key.
+        } else {
             assert!(changed > 0, "{algorithm}: no permutation changed placement, so none tested the fingerprint");
         }
     }
@@ -306,11 +318,13 @@ fn permuted_and_derived_lists_keep_fingerprint_and_placement_together() {
 #[test]
 fn forced_ties_follow_each_algorithms_rule() {
     let mut checked = Vec::new();
-    let forced = [Algorithm::Ring, Algorithm::Haproxy, Algorithm::EnvoyRingHash, Algorithm::GrpcRingHash];
+    let forced =
+        [Algorithm::Ring, Algorithm::Uhashring, Algorithm::Haproxy, Algorithm::EnvoyRingHash, Algorithm::GrpcRingHash];
     for algorithm in BIRTHDAY.into_iter().chain(forced) {
         let pool = pool(algorithm);
         let pairs: Vec<([Listed; 2], u64)> = match algorithm {
             Algorithm::Ring => vec![([pool[0].clone(), pool[1].clone()], 13_006_201_352_855_750_151)],
+            Algorithm::Uhashring => vec![([pool[0].clone(), pool[1].clone()], UHASHRING_TIE)],
             Algorithm::EnvoyRingHash | Algorithm::GrpcRingHash => {
                 vec![([pool[0].clone(), pool[1].clone()], RING_HASH_TIE)]
             }
@@ -335,11 +349,12 @@ fn forced_ties_follow_each_algorithms_rule() {
             let forward = build(algorithm, pair);
             let reversed = build(algorithm, &[pair[1].clone(), pair[0].clone()]);
             // uhashring takes the first point strictly above a hash.
-            let at = if algorithm == Algorithm::UhashringKetama { tie - 1 } else { *tie };
+            let at =
+                if matches!(algorithm, Algorithm::Uhashring | Algorithm::UhashringKetama) { tie - 1 } else { *tie };
             let owners = [&forward, &reversed].map(|r| r.get_by_hash(at).unwrap().id().to_owned());
             let (first, second) = (pair[0].id.clone(), pair[1].id.clone());
             let expected = match algorithm {
-                Algorithm::UhashringKetama => [second.clone(), first.clone()],
+                Algorithm::Uhashring | Algorithm::UhashringKetama => [second.clone(), first.clone()],
                 Algorithm::Ring => [first.clone().min(second.clone()), first.clone().min(second.clone())],
                 Algorithm::Twemproxy => {
                     let winner =
@@ -353,7 +368,8 @@ fn forced_ties_follow_each_algorithms_rule() {
         }
         checked.push((algorithm, pairs.len()));
     }
-    assert!(checked.iter().all(|&(_, n)| n >= 1), "{checked:?}");
+    // At least four tied pairs for each birthday-searched mode (up to eight), every known pair for the others.
+    assert!(checked.iter().all(|&(a, n)| n >= if BIRTHDAY.contains(&a) { 4 } else { 1 }), "{checked:?}");
 }
 
 /// HAProxy's `full_hash` (Bob Jenkins' 32-bit integer avalanche, `intops.h`).
