@@ -321,6 +321,15 @@ enum ring_result
    * names the path and why. The same name as Python's and Node's code.
    */
   RING_FILE = 24,
+  /**
+   * etcd refused a follower: a TLS failure (etcd's certificate not from
+   * the CA given, a client certificate refused or missing, TLS against a
+   * plain server or the reverse), a wrong user or password, or a role
+   * without the permission asked for; `ring_last_error` names the
+   * endpoint and the reason. Waiting does not help: the credentials, TLS
+   * settings or roles must change. The same name as Python's and Node's code.
+   */
+  RING_REFUSED = 25,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1239,9 +1248,12 @@ uint64_t ring_tracker_total_load(const ring_tracker_t *tracker);
  *
  * On success writes a new handle to `*out_follower`; release it with
  * `ring_follower_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
- * `RING_INVALID_CONFIG` (a bad endpoint or prefix), `RING_TIMEOUT` (no
- * ring within `timeout_ms` milliseconds: etcd unreachable, or an invalid
- * ring config record).
+ * `RING_INVALID_CONFIG` (a bad endpoint or prefix), `RING_REFUSED` (no
+ * ring within `timeout_ms` milliseconds, and the last error was etcd
+ * refusing this client: its auth requires a user, or `http://` to a
+ * TLS-only etcd, or the reverse),
+ * `RING_TIMEOUT` (no ring within `timeout_ms` milliseconds otherwise:
+ * etcd unreachable, or an invalid ring config record).
  *
  * # Safety
  * `endpoints` and `prefix` must be valid for their lengths; `out_follower`
@@ -1271,10 +1283,11 @@ ring_result ring_follower_new_etcd(const char *endpoints,
  * others), a certificate without its key or a key without its
  * certificate, an empty password, naming the file; `RING_INVALID_CONFIG`
  * for a user without a password or the reverse, `http://` beside TLS
- * settings, an endpoint with user information; `RING_TIMEOUT`
- * with the TLS or auth reason (an unknown issuer, an expired certificate,
- * a wrong password, a permission denied) in `ring_last_error`. No
- * password appears in any message.
+ * settings, an endpoint with user information; `RING_REFUSED` with the
+ * TLS or auth reason and the endpoint in `ring_last_error` (an unknown
+ * issuer, an expired or refused certificate, TLS against a plain etcd or
+ * the reverse, a wrong password, a permission denied). No password
+ * appears in any message.
  *
  * # Safety
  * As `ring_follower_new_etcd`; `security` NULL or pointing to a struct

@@ -959,7 +959,8 @@ class Follower {
 
     /// Follows prefix in etcd at endpoints ("http://127.0.0.1:2379",
     /// comma-separated), once the first ring is read within timeout_ms
-    /// (ring_follower_new_etcd). Throws Error (RING_TIMEOUT, RING_INVALID_CONFIG).
+    /// (ring_follower_new_etcd). Throws Error (RING_TIMEOUT, RING_REFUSED: etcd refused this client,
+    /// RING_INVALID_CONFIG).
     static Follower etcd(std::string_view endpoints, std::string_view prefix, uint32_t timeout_ms = 5000,
                          Callback callback = nullptr, void *userdata = nullptr) {
         Follower follower(callback, userdata);
@@ -976,7 +977,8 @@ class Follower {
 
     /// As etcd() above, over TLS and with etcd's auth as security says
     /// (ring_follower_new_etcd_secure). Throws Error (RING_FILE: a TLS or password file that cannot be used;
-    /// RING_INVALID_CONFIG; RING_TIMEOUT with the TLS or auth reason).
+    /// RING_INVALID_CONFIG; RING_REFUSED with the endpoint and the TLS or auth reason: a certificate, TLS
+    /// against plain TCP, a wrong password, a permission denied; RING_TIMEOUT when etcd does not answer).
     static Follower etcd(std::string_view endpoints, std::string_view prefix, const Security &security,
                          uint32_t timeout_ms = 5000, Callback callback = nullptr, void *userdata = nullptr) {
         auto given = [](const std::string &text) { return text.empty() ? nullptr : text.c_str(); };

@@ -55,6 +55,16 @@ export interface EpochEvent {
 }
 
 /**
+ * What `Follower.etcd` rejects with when etcd refused the client (code
+ * `RING_REFUSED`): the message names the endpoint and the TLS or auth reason.
+ */
+export interface FollowerRefusedError extends Error {
+  code: 'RING_REFUSED'
+  /** TLS (a certificate, TLS against plain TCP), a wrong user or password, or a role without the permission. */
+  refusal: 'tls' | 'authentication' | 'permission'
+}
+
+/**
  * A ring kept current from etcd or a config file; see shardring.js. Events:
  * `'change'` and `'epoch'` ({@link EpochEvent}), `'rejected'` (`{ key,
  * message }`), `'disconnected'` (`{ message }`), `'reconnected'`
@@ -63,7 +73,8 @@ export interface EpochEvent {
 export declare class Follower extends EventEmitter {
   private constructor()
   /**
-   * Follows `prefix` in etcd at `endpoints`; rejects with `RING_TIMEOUT`, `RING_INVALID_CONFIG` or `RING_FILE`.
+   * Follows `prefix` in etcd at `endpoints`; rejects with `RING_REFUSED` (etcd refused this client: a
+   * {@link FollowerRefusedError}), `RING_TIMEOUT`, `RING_INVALID_CONFIG` or `RING_FILE`.
    * TLS with `caFile`/`certFile`/`keyFile` (PEM, key mode 600) or an `https://` endpoint; etcd auth with
    * `user` and `password` or `passwordFile` (mode 600).
    */

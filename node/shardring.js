@@ -307,12 +307,14 @@ function ownOption(options, name) {
 }
 
 // A membership error from the native side ("RING_TIMEOUT: message") as an
-// Error with that code.
+// Error with that code; a refusal ("RING_REFUSED(tls): message") also with
+// its kind in `refusal`.
 function followerError(error) {
-  const match = /^(RING_[A-Z_]+): ([\s\S]*)$/.exec(error.message)
+  const match = /^(RING_[A-Z_]+)(?:\(([a-z]+)\))?: ([\s\S]*)$/.exec(error.message)
   if (!match) return error
-  const typed = new Error(match[2])
+  const typed = new Error(match[3])
   typed.code = match[1]
+  if (match[2] !== undefined) typed.refusal = match[2]
   return typed
 }
 
@@ -344,8 +346,11 @@ class Follower extends EventEmitter {
   /**
    * Follows `prefix` in etcd at `endpoints` (`'http://127.0.0.1:2379'`,
    * comma-separated, or an array). Resolves once the first ring is read;
-   * rejects with code `RING_TIMEOUT` after `timeout` seconds (default 5,
-   * the last error, such as a TLS or permission reason, in the message),
+   * rejects with code `RING_REFUSED` when no ring is read within `timeout`
+   * seconds (default 5) and etcd refused this client (`error.refusal`:
+   * `'tls'`, `'authentication'` or `'permission'`; the endpoint and the
+   * TLS or auth reason in the message), `RING_TIMEOUT` after `timeout`
+   * seconds otherwise (the last error in the message),
    * `RING_INVALID_CONFIG` for a bad endpoint, prefix or user, `RING_FILE`
    * for a TLS or password file that cannot be used. TLS and etcd's auth:
    * `caFile`, `certFile`, `keyFile` (PEM; the key owner-only), `user` with

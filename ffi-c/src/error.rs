@@ -66,6 +66,13 @@ pub enum ring_result {
     /// unreadable) or holds a config that is refused; `ring_last_error`
     /// names the path and why. The same name as Python's and Node's code.
     RING_FILE = 24,
+    /// etcd refused a follower: a TLS failure (etcd's certificate not from
+    /// the CA given, a client certificate refused or missing, TLS against a
+    /// plain server or the reverse), a wrong user or password, or a role
+    /// without the permission asked for; `ring_last_error` names the
+    /// endpoint and the reason. Waiting does not help: the credentials, TLS
+    /// settings or roles must change. The same name as Python's and Node's code.
+    RING_REFUSED = 25,
 }
 
 use ring_result::*;
@@ -99,6 +106,7 @@ pub extern "C" fn ring_result_str(result: u32) -> *const c_char {
         22 => "node has no load to release\0",
         23 => "timed out waiting for the ring's source\0",
         24 => "the follower's config file cannot be read or is refused\0",
+        25 => "etcd refused the client (TLS, authentication or permission)\0",
         _ => "unknown result code\0",
     };
     text.as_ptr().cast()
@@ -109,7 +117,7 @@ pub extern "C" fn ring_result_str(result: u32) -> *const c_char {
 /// NULL (`"RING_UNKNOWN_RESULT"` for a value no code has).
 #[unsafe(no_mangle)]
 pub extern "C" fn ring_result_name(result: u32) -> *const c_char {
-    const NAMES: [&CStr; 25] = [
+    const NAMES: [&CStr; 26] = [
         c"RING_OK",
         c"RING_NULL_ARGUMENT",
         c"RING_PANIC",
@@ -135,6 +143,7 @@ pub extern "C" fn ring_result_name(result: u32) -> *const c_char {
         c"RING_NO_LOAD",
         c"RING_TIMEOUT",
         c"RING_FILE",
+        c"RING_REFUSED",
     ];
     NAMES.get(result as usize).copied().unwrap_or(c"RING_UNKNOWN_RESULT").as_ptr()
 }
@@ -197,7 +206,7 @@ mod tests {
     fn every_result_name_is_its_header_spelling() {
         // The last code: a code added after it must move this line, and the
         // names table with it (its length is checked against this below).
-        let last = ring_result::RING_FILE as u32;
+        let last = ring_result::RING_REFUSED as u32;
         for code in 0..=last {
             // SAFETY: `ring_result` is `repr(u32)` with every value in 0..=last a variant.
             let result: ring_result = unsafe { std::mem::transmute(code) };

@@ -100,6 +100,7 @@ fn membership_error(error: MembershipError) -> ring_result {
     let code = match &error {
         MembershipError::Timeout { .. } | MembershipError::Stopped => RING_TIMEOUT,
         MembershipError::File { .. } | MembershipError::Secret(_) => RING_FILE,
+        MembershipError::Refused { .. } => RING_REFUSED,
         _ => RING_INVALID_CONFIG,
     };
     fail(code, format_args!("{error}"))
@@ -130,9 +131,12 @@ fn hand_out(follower: Follower, out: *mut *mut ring_follower_t) {
 ///
 /// On success writes a new handle to `*out_follower`; release it with
 /// `ring_follower_free`. Errors: `RING_NULL_ARGUMENT`, `RING_INVALID_UTF8`,
-/// `RING_INVALID_CONFIG` (a bad endpoint or prefix), `RING_TIMEOUT` (no
-/// ring within `timeout_ms` milliseconds: etcd unreachable, or an invalid
-/// ring config record).
+/// `RING_INVALID_CONFIG` (a bad endpoint or prefix), `RING_REFUSED` (no
+/// ring within `timeout_ms` milliseconds, and the last error was etcd
+/// refusing this client: its auth requires a user, or `http://` to a
+/// TLS-only etcd, or the reverse),
+/// `RING_TIMEOUT` (no ring within `timeout_ms` milliseconds otherwise:
+/// etcd unreachable, or an invalid ring config record).
 ///
 /// # Safety
 /// `endpoints` and `prefix` must be valid for their lengths; `out_follower`
@@ -235,10 +239,11 @@ unsafe fn credentials(security: &ring_etcd_security_t) -> Result<EtcdCredentials
 /// others), a certificate without its key or a key without its
 /// certificate, an empty password, naming the file; `RING_INVALID_CONFIG`
 /// for a user without a password or the reverse, `http://` beside TLS
-/// settings, an endpoint with user information; `RING_TIMEOUT`
-/// with the TLS or auth reason (an unknown issuer, an expired certificate,
-/// a wrong password, a permission denied) in `ring_last_error`. No
-/// password appears in any message.
+/// settings, an endpoint with user information; `RING_REFUSED` with the
+/// TLS or auth reason and the endpoint in `ring_last_error` (an unknown
+/// issuer, an expired or refused certificate, TLS against a plain etcd or
+/// the reverse, a wrong password, a permission denied). No password
+/// appears in any message.
 ///
 /// # Safety
 /// As `ring_follower_new_etcd`; `security` NULL or pointing to a struct

@@ -555,6 +555,17 @@ int main(void) {
     ring_free(printed);
     CHECK(strcmp(ring_result_str(RING_EMPTY_RING), "ring has no points (no node with weight > 0)") == 0, "result str");
     CHECK(strcmp(ring_result_str(9999), "unknown result code") == 0, "unknown result code");
+    /* Every code up to the last (RING_REFUSED, 25) has its name and a description; the next has neither. */
+    for (uint32_t code = RING_OK; code <= RING_REFUSED; code++) {
+        CHECK(strncmp(ring_result_name(code), "RING_", 5) == 0 &&
+                  strcmp(ring_result_name(code), "RING_UNKNOWN_RESULT") != 0 &&
+                  strcmp(ring_result_str(code), "unknown result code") != 0,
+              "code %u: %s, %s", code, ring_result_name(code), ring_result_str(code));
+    }
+    CHECK(RING_REFUSED == 25 && strcmp(ring_result_name(RING_REFUSED), "RING_REFUSED") == 0, "RING_REFUSED");
+    CHECK(strcmp(ring_result_name(RING_REFUSED + 1), "RING_UNKNOWN_RESULT") == 0 &&
+              strcmp(ring_result_str(RING_REFUSED + 1), "unknown result code") == 0,
+          "no code after RING_REFUSED");
     char *json = NULL;
     size_t json_len = 0;
     CHECK(ring_to_json(NULL, &json, &json_len) == RING_NULL_ARGUMENT && json == NULL, "to_json of NULL");

@@ -25,6 +25,12 @@ static void on_event(void *userdata, uint32_t kind, int64_t revision, uint64_t f
     }
 }
 
+static double seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static size_t node_count_of(ring_follower_t *follower, int64_t *revision) {
     ring_t *ring = NULL;
     CHECK(ring_follower_ring(follower, &ring, revision) == RING_OK, "ring_follower_ring");
@@ -90,12 +96,17 @@ static void secure_against_plain(const etcd_server *etcd) {
     char https[64];
     snprintf(https, sizeof https, "https://127.0.0.1%s", port);
     ring_etcd_security_t security = {.ca_file = ca};
+    /* A refusal, not a timeout (waiting would not help), within the timeout given (2 s) and a margin. */
+    double started = seconds();
     CHECK(ring_follower_new_etcd_secure(https, strlen(https), PREFIX, strlen(PREFIX), &security, 2000, NULL, NULL,
-                                        &follower) == RING_TIMEOUT,
-          "TLS to a plain etcd");
+                                        &follower) == RING_REFUSED,
+          "TLS to a plain etcd is RING_REFUSED: %s", ring_last_error());
+    CHECK(seconds() - started < 3.0, "refused within the timeout: %.2f s", seconds() - started);
     CHECK(strstr(ring_last_error(), "not speak TLS, use an http:// endpoint") != NULL ||
               strstr(ring_last_error(), "does not speak TLS") != NULL,
           "says why: %s", ring_last_error());
+    CHECK(strstr(ring_last_error(), https) != NULL && strstr(ring_last_error(), "refused this client (TLS)") != NULL,
+          "names the endpoint and the refusal: %s", ring_last_error());
     CHECK(ring_follower_new_etcd_secure(etcd->url, strlen(etcd->url), PREFIX, strlen(PREFIX), &security, 2000, NULL,
                                         NULL, &follower) == RING_INVALID_CONFIG &&
               strstr(ring_last_error(), "use https://") != NULL,
@@ -226,7 +237,7 @@ static void errors(void) {
     const char *unreachable = "http://127.0.0.1:1";
     CHECK(ring_follower_new_etcd(unreachable, strlen(unreachable), PREFIX, strlen(PREFIX), 300, NULL, NULL,
                                  &follower) == RING_TIMEOUT,
-          "unreachable etcd");
+          "unreachable etcd: a timeout, not a refusal: %s", ring_last_error());
     CHECK(ring_follower_new_etcd(unreachable, strlen(unreachable), "/", 1, 300, NULL, NULL, &follower) ==
               RING_INVALID_CONFIG,
           "an empty prefix");
@@ -244,6 +255,7 @@ static void errors(void) {
     CHECK(ring_follower_epoch(NULL, &epoch) == RING_NULL_ARGUMENT && epoch == 7, "NULL follower");
     CHECK(ring_follower_wait(NULL, 1, 1, NULL) == RING_NULL_ARGUMENT, "NULL follower");
     CHECK(strcmp(ring_result_name(RING_TIMEOUT), "RING_TIMEOUT") == 0, "code name");
+    CHECK(RING_REFUSED == 25 && strcmp(ring_result_name(RING_REFUSED), "RING_REFUSED") == 0, "RING_REFUSED's name");
     ring_follower_free(NULL);
 }
 

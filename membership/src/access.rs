@@ -294,6 +294,15 @@ impl EtcdAccess {
         format!("{message} ({hint})")
     }
 
+    /// This access as if it presented a client certificate from `cert`
+    /// valid until `end` (for the tests of the messages).
+    #[cfg(test)]
+    pub(crate) fn with_expiry(mut self, cert: PathBuf, end: SystemTime) -> EtcdAccess {
+        self.client_expiry = Some((cert, end));
+        self.tls = true;
+        self
+    }
+
     /// `options` with this access's TLS and user.
     pub(crate) fn apply(&self, mut options: ConnectOptions) -> ConnectOptions {
         if self.uses_tls() {

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use shardring::RingError;
 
+use crate::refusal::Refusal;
+
 /// Why a membership operation failed. Every variant names the endpoint, key
 /// or value concerned.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +48,23 @@ pub enum MembershipError {
         /// The endpoints tried, comma-separated.
         endpoints: String,
         /// The client's error.
+        message: String,
+    },
+
+    /// etcd refused this client, and waiting will not change that: a TLS
+    /// failure (a certificate, a handshake, TLS against plain TCP), a
+    /// wrong user or password, or a role without the permission asked for.
+    /// A follower gives it instead of [`MembershipError::Timeout`] when the
+    /// last error before its initial timeout was a refusal; a member agent
+    /// or an admin instead of [`MembershipError::Etcd`].
+    #[error("{source_name} refused this client ({refusal}): {message}")]
+    Refused {
+        /// The etcd endpoints (and, for a follower, the prefix).
+        source_name: String,
+        /// What was refused.
+        refusal: Refusal,
+        /// etcd's or the TLS layer's words, with what they mean
+        /// (the endpoint, the TLS reason); never a password.
         message: String,
     },
 
@@ -113,7 +132,25 @@ pub enum MembershipError {
 }
 
 impl MembershipError {
+    /// etcd's error `error` for a member agent or admin: [`MembershipError::Refused`]
+    /// when it is a refusal, else [`MembershipError::Etcd`].
     pub(crate) fn etcd(endpoints: &[String], error: impl std::fmt::Display) -> MembershipError {
-        MembershipError::Etcd { endpoints: endpoints.join(","), message: error.to_string() }
+        let (endpoints, message) = (endpoints.join(","), error.to_string());
+        match Refusal::classify(&message) {
+            Some(refusal) => MembershipError::Refused { source_name: format!("etcd at {endpoints}"), refusal, message },
+            None => MembershipError::Etcd { endpoints, message },
+        }
+    }
+
+    /// A follower's initial timeout as [`MembershipError::Refused`] when
+    /// the last error it saw was a refusal; any other error as it is.
+    pub(crate) fn refused_if_so(self) -> MembershipError {
+        match self {
+            MembershipError::Timeout { source_name, waited, last_error } => match Refusal::classify(&last_error) {
+                Some(refusal) => MembershipError::Refused { source_name, refusal, message: last_error },
+                None => MembershipError::Timeout { source_name, waited, last_error },
+            },
+            other => other,
+        }
     }
 }

@@ -168,8 +168,8 @@ impl Admin {
     /// in one range read, and builds the ring the records describe, as a
     /// follower does.
     ///
-    /// Errors: [`MembershipError::Etcd`] when etcd does not answer or
-    /// refuses the read.
+    /// Errors: [`MembershipError::Etcd`] when etcd does not answer,
+    /// [`MembershipError::Refused`] when it refuses the read.
     pub fn fleet(&mut self) -> Result<FleetView, MembershipError> {
         let root = self.layout.root();
         let (target, client) = (&self.target, &mut self.client);
@@ -244,7 +244,8 @@ impl Admin {
     /// still `expected` (0: when there is none), so that of two publishers
     /// only one writes each step. Returns whether it wrote.
     ///
-    /// Errors: [`MembershipError::Etcd`].
+    /// Errors: [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
     pub fn put_hot_set(&mut self, set: &HotSet, expected: i64) -> Result<bool, MembershipError> {
         use etcd_client::{Compare, CompareOp, Txn, TxnOp};
         let key = self.layout.hot_key();
@@ -260,7 +261,8 @@ impl Admin {
     /// write): the record goes `ttl` after the last write. Returns the new
     /// lease.
     ///
-    /// Errors: [`MembershipError::Etcd`].
+    /// Errors: [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
     pub fn put_rebalance(&mut self, json: &str, ttl: Duration, previous: Option<i64>) -> Result<i64, MembershipError> {
         let key = self.layout.rebalance_key();
         let (target, client) = (&self.target, &mut self.client);

@@ -100,9 +100,11 @@ impl Follower {
     /// reports why ([`Event::Disconnected`](crate::Event::Disconnected)).
     ///
     /// Errors: [`MembershipError::InvalidPrefix`],
-    /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Timeout`]
-    /// when no ring could be read within `options.initial_timeout` (etcd
-    /// unreachable, or an invalid `P/config`).
+    /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Refused`]
+    /// when no ring could be read within `options.initial_timeout` and the
+    /// last error was a refusal ([`Refusal`](crate::Refusal): TLS, a wrong
+    /// user or password, a permission denied), [`MembershipError::Timeout`]
+    /// otherwise (etcd unreachable, or an invalid `P/config`).
     pub fn etcd(
         access: impl Into<EtcdAccess>,
         prefix: &str,
@@ -116,7 +118,7 @@ impl Follower {
         if let Some(report) = &report {
             report.check()?;
         }
-        Follower::start(name, options, move |context| async move {
+        let started = Follower::start(name, options, move |context| async move {
             let Some(report) = report else {
                 return crate::etcd::follow(endpoints, access, layout, context).await;
             };
@@ -129,7 +131,8 @@ impl Follower {
                 report,
             );
             tokio::join!(crate::etcd::follow(endpoints, access, layout, context), reporter);
-        })
+        });
+        started.map_err(MembershipError::refused_if_so)
     }
 
     /// Follows a local JSON ring config file (`docs/config.schema.json`),

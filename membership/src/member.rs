@@ -74,7 +74,8 @@ pub(crate) struct Target {
 
 impl Target {
     /// A membership error naming the endpoints, `message` explained for
-    /// this access ([`EtcdAccess::explain`]).
+    /// this access ([`EtcdAccess::explain`]): [`MembershipError::Refused`]
+    /// for a refusal, else [`MembershipError::Etcd`].
     fn error(&self, message: String) -> MembershipError {
         MembershipError::etcd(&self.endpoints, self.access.explain(message))
     }
@@ -112,7 +113,8 @@ impl Member {
     /// Errors: [`MembershipError::InvalidPrefix`],
     /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Record`] for
     /// an empty id or an invalid record, [`MembershipError::Etcd`] when etcd
-    /// does not answer.
+    /// does not answer, [`MembershipError::Refused`] when it refuses the
+    /// client (TLS, a wrong user or password, a permission denied).
     pub fn join(
         access: impl Into<EtcdAccess>,
         prefix: &str,
@@ -333,7 +335,8 @@ impl Admin {
     /// Connects to etcd for the ring under `prefix`.
     ///
     /// Errors: [`MembershipError::InvalidPrefix`],
-    /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Etcd`].
+    /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
     pub fn connect(access: impl Into<EtcdAccess>, prefix: &str) -> Result<Admin, MembershipError> {
         let access = access.into();
         let layout = Layout::new(prefix)?;
@@ -354,7 +357,8 @@ impl Admin {
     /// Writes the ring parameters at `P/config` and returns the revision.
     /// Errors: [`MembershipError::Record`] when the parameters cannot build
     /// a ring or name an algorithm a fleet cannot follow in etcd
-    /// ([`ParamsRecord::check`]), [`MembershipError::Etcd`].
+    /// ([`ParamsRecord::check`]), [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
     pub fn set_config(&mut self, params: &ParamsRecord) -> Result<i64, MembershipError> {
         let key = self.layout.config_key();
         let probe = params.to_config(Vec::new());
@@ -390,7 +394,8 @@ impl Admin {
 
     /// Writes member `id` without a lease (a static member, which stays
     /// until removed) and returns the revision.
-    /// Errors: [`MembershipError::Record`], [`MembershipError::Etcd`].
+    /// Errors: [`MembershipError::Record`], [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
     pub fn put_member(&mut self, id: &str, record: &MemberRecord) -> Result<i64, MembershipError> {
         check_member(&self.layout, id, record)?;
         let key = self.layout.member_key(id);
@@ -403,7 +408,8 @@ impl Admin {
     /// so followers see them as one change); at most 128 per call, etcd's
     /// default limit of operations per transaction. Returns the revision.
     /// Errors: [`MembershipError::Record`] naming the first invalid member,
-    /// [`MembershipError::Etcd`].
+    /// [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
     pub fn put_members(&mut self, members: &[(&str, MemberRecord)]) -> Result<i64, MembershipError> {
         let mut operations = Vec::with_capacity(members.len());
         for (id, record) in members {
@@ -417,7 +423,8 @@ impl Admin {
 
     /// Removes member `id`: deletes its record and revokes its lease (a
     /// running agent then stops, as removed). Returns the revision.
-    /// Errors: [`MembershipError::UnknownMember`], [`MembershipError::Etcd`].
+    /// Errors: [`MembershipError::UnknownMember`], [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
     pub fn leave(&mut self, id: &str) -> Result<i64, MembershipError> {
         let entry = self.member(id)?;
         let key = self.layout.member_key(id);
@@ -436,7 +443,8 @@ impl Admin {
     /// since it was read. Returns the revision.
     /// Errors: [`MembershipError::UnknownMember`],
     /// [`MembershipError::Record`] (an invalid weight or record),
-    /// [`MembershipError::Conflict`], [`MembershipError::Etcd`].
+    /// [`MembershipError::Conflict`], [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
     pub fn set_weight(&mut self, id: &str, weight: f64) -> Result<i64, MembershipError> {
         self.update(id, |record| record.weight = weight)
     }

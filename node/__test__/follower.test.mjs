@@ -61,7 +61,12 @@ test('bad records are reported by key; the rest of the ring is built', async () 
 })
 
 test('an unreachable etcd rejects with RING_TIMEOUT; bad endpoints with RING_INVALID_CONFIG', async () => {
-  await assert.rejects(Follower.etcd('http://127.0.0.1:1', PREFIX, { timeout: 0.5 }), { code: 'RING_TIMEOUT', message: /127\.0\.0\.1:1/ })
+  await assert.rejects(Follower.etcd('http://127.0.0.1:1', PREFIX, { timeout: 0.5 }), (error) => {
+    assert.equal(error.code, 'RING_TIMEOUT', error.message)
+    assert.match(error.message, /127\.0\.0\.1:1/)
+    assert.equal(error.refusal, undefined)
+    return true
+  })
   await assert.rejects(Follower.etcd('nowhere', PREFIX), { code: 'RING_INVALID_CONFIG' })
   await assert.rejects(Follower.etcd('http://127.0.0.1:1', PREFIX, { timeout: 'soon' }), TypeError)
 })
@@ -85,15 +90,31 @@ test('over TLS with a client certificate and etcd auth, a follower follows; bad 
     const follower = await Follower.etcd(secure.url, `${PREFIX}-tls`, options)
     assert.deepEqual([...follower.ring], ['a'])
     follower.close()
-    const wrong = { ...options, passwordFile: undefined, password: 'not-the-Pw-0000', timeout: 2 }
-    await assert.rejects(Follower.etcd(secure.url, `${PREFIX}-tls`, wrong), (error) => {
-      assert.equal(error.code, 'RING_TIMEOUT')
-      assert.match(error.message, /authentication failed/)
-      assert.doesNotMatch(error.message, /not-the-Pw/)
-      return true
-    })
-    await assert.rejects(Follower.etcd(secure.url, `${PREFIX}-tls`, { ...options, caFile: undefined, timeout: 2 }),
-      { code: 'RING_TIMEOUT', message: /UnknownIssuer/ })
+    // A refusal is RING_REFUSED with its kind, naming the endpoint and the
+    // reason, within the timeout (2 s) and a margin; it used to be RING_TIMEOUT.
+    const endpoint = secure.url.replace('https://', '')
+    const refusals = [
+      ['a wrong password', secure.url, `${PREFIX}-tls`, { ...options, passwordFile: undefined, password: 'not-the-Pw-0000' },
+        'authentication', /refused this client \(authentication\): .*authentication failed, invalid user ID or password/],
+      ['a role that may not read the prefix', secure.url, `${PREFIX}-other`, options, 'permission',
+        /refused this client \(permission\): etcdserver: permission denied/],
+      ['a server from an unknown CA', secure.url, `${PREFIX}-tls`, { ...options, caFile: undefined }, 'tls',
+        /refused this client \(TLS\): .*UnknownIssuer/],
+      ['plain TCP to a TLS-only etcd', secure.url.replace('https://', 'http://'), `${PREFIX}-tls`, {}, 'tls',
+        /if etcd speaks TLS only, use an https:\/\/ endpoint/],
+    ]
+    for (const [name, url, prefix, given, refusal, reason] of refusals) {
+      const started = Date.now()
+      await assert.rejects(Follower.etcd(url, prefix, { ...given, timeout: 2 }), (error) => {
+        assert.equal(error.code, 'RING_REFUSED', `${name}: ${error.message}`)
+        assert.equal(error.refusal, refusal, name)
+        assert.match(error.message, reason, name)
+        assert.ok(error.message.includes(endpoint), `${name}: ${error.message}`)
+        assert.doesNotMatch(error.message, /not-the-Pw/)
+        return true
+      })
+      assert.ok(Date.now() - started < 3500, `${name}: refused after ${Date.now() - started} ms`)
+    }
     chmodSync(passwordFile, 0o644)
     await assert.rejects(Follower.etcd(secure.url, `${PREFIX}-tls`, options),
       { code: 'RING_FILE', message: /readable by group or others \(mode 644\)/ })

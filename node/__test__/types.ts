@@ -1,6 +1,6 @@
 // Type-checked by `tsc --noEmit` in `npm test`: the public types describe the
 // whole surface, the methods shardring.js adds included.
-import { ALGORITHMS, Follower, LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT, REDIS_GUARD, REDIS_GUARD_SHA1, MOVED_REPLY, version, type Balance, type EpochEvent, type RingDiff, type Route } from '../shardring.js'
+import { ALGORITHMS, Follower, LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT, REDIS_GUARD, REDIS_GUARD_SHA1, MOVED_REPLY, version, type Balance, type EpochEvent, type FollowerRefusedError, type RingDiff, type Route } from '../shardring.js'
 // @ts-expect-error: Snapshot is internal
 import type { Snapshot } from '../shardring.js'
 // @ts-expect-error: so is the loader's binding target
@@ -59,3 +59,8 @@ async function follow(): Promise<void> {
   void [held, owner, follower.status().staleFor]
 }
 void follow
+function refusalOf(error: unknown): FollowerRefusedError['refusal'] | null {
+  const refused = error as FollowerRefusedError
+  return refused.code === 'RING_REFUSED' ? refused.refusal : null
+}
+void refusalOf

@@ -205,8 +205,13 @@ impl Task for Starting {
 
 /// A membership error's message, prefixed with its code for `shardring.js`
 /// (`RING_TIMEOUT: ...`, `RING_INVALID_CONFIG: ...`, `RING_ETCD: ...`,
-/// `RING_FILE: ...` for a config file that cannot be read).
+/// `RING_FILE: ...` for a config file that cannot be read), and a refusal
+/// with its kind (`RING_REFUSED(tls): ...`, `(authentication)`,
+/// `(permission)`), which `shardring.js` puts in `error.refusal`.
 fn describe(error: &MembershipError) -> String {
+    if let MembershipError::Refused { refusal, .. } = error {
+        return format!("RING_REFUSED({}): {error}", refusal.name());
+    }
     let code = match error {
         MembershipError::Timeout { .. } => "RING_TIMEOUT",
         MembershipError::InvalidPrefix { .. }

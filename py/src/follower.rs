@@ -28,10 +28,18 @@ use crate::ring::{PyRing, Snapshot, fingerprint_hex};
 
 /// A membership error as its `shardring` exception, a `RingError` with the
 /// code Node's follower gives it: a timeout is `FollowerTimeoutError` (a
-/// `TimeoutError`), bad endpoints, prefixes or records `InvalidConfigError`,
-/// a failing source `SourceError` (a `ConnectionError`), a stopped
-/// follower `FollowerClosedError`.
+/// `TimeoutError`), a refusal by etcd `RefusedError` (a `SourceError`, with
+/// `refusal` its kind), bad endpoints, prefixes or records
+/// `InvalidConfigError`, a failing source `SourceError` (a
+/// `ConnectionError`), a stopped follower `FollowerClosedError`.
 fn membership_error(py: Python<'_>, error: MembershipError) -> PyErr {
+    if let MembershipError::Refused { refusal, .. } = &error {
+        let raised = raise(py, "RefusedError", "RING_REFUSED", error.to_string());
+        return match raised.value(py).setattr("refusal", refusal.name()) {
+            Ok(()) => raised,
+            Err(failed) => failed,
+        };
+    }
     let (class, code) = match error {
         MembershipError::Timeout { .. } => ("FollowerTimeoutError", "RING_TIMEOUT"),
         MembershipError::Record { .. }
@@ -228,9 +236,12 @@ impl PyFollower {
     /// endpoint is https:// or a CA or client certificate is given (PEM
     /// files; the key file must be its owner's alone); etcd's auth with
     /// `user` and its password (a str, or the first line of an owner-only
-    /// file), the token renewed when it expires. Raises TimeoutError when no
-    /// ring is read within `timeout` seconds (the last error, such as a TLS
-    /// or permission reason, in the message), InvalidConfigError for a bad
+    /// file), the token renewed when it expires. Raises RefusedError (a
+    /// SourceError, code RING_REFUSED, `refusal` "tls", "authentication" or
+    /// "permission") when no ring is read within `timeout` seconds and the
+    /// last error was etcd refusing this client (the endpoint and the TLS
+    /// or auth reason in the message), TimeoutError when no ring is read
+    /// within `timeout` seconds otherwise, InvalidConfigError for a bad
     /// endpoint, prefix or user, SourceError (RING_FILE) for a TLS or
     /// password file that cannot be used, naming it. With `report_as`, the
     /// follower reports itself every `report_interval` seconds as

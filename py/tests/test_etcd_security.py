@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+import shardring
 from pki import Pki
 from servers import EtcdTls
 from shardring import Follower
@@ -155,6 +156,48 @@ def test_a_wrong_credential_is_refused_with_its_reason_within_the_connect_timeou
     assert (local[case] if case in local else etcd.url.split("//")[1]) in result.stderr, result.stderr
     assert elapsed < REFUSED_WITHIN, (elapsed, result.stderr)
     assert "not-the-Pw-0000" not in result.stderr
+
+
+@pytest.mark.parametrize("case, refusal, reason", [
+    ("a wrong password", "authentication", "authentication failed, invalid user ID or password"),
+    ("a role that may not read the prefix", "permission", "permission denied"),
+    ("a server from an unknown CA", "tls", "etcd's certificate is not signed by the CA given"),
+    ("no client certificate", "tls", "client certificate"),
+    ("plain TCP to a TLS-only etcd", "tls", "if etcd speaks TLS only, use an https:// endpoint"),
+])
+def test_a_follower_that_etcd_refuses_raises_refused_error_within_its_timeout(fleet, case, refusal, reason):
+    """A refusal is a RefusedError (a SourceError, so a ConnectionError)
+    with code RING_REFUSED and its kind, naming the endpoint and the reason;
+    it used to be a FollowerTimeoutError like an etcd that does not answer."""
+    etcd, pki, files = fleet
+    cert, key = pki.client
+    options = {"ca_file": pki.ca.cert, "cert_file": cert, "key_file": key, "user": "follower",
+               "password_file": files["follower"]}
+    url = etcd.url
+    if case == "a wrong password":
+        options.update(password_file=None, password="not-the-Pw-0000")
+    elif case == "a role that may not read the prefix":
+        options.update(user="m1", password_file=files["m1"])
+    elif case == "a server from an unknown CA":
+        options.update(ca_file=pki.other_ca.cert)
+    elif case == "no client certificate":
+        options.update(cert_file=None, key_file=None)
+    elif case == "plain TCP to a TLS-only etcd":
+        url, options = url.replace("https://", "http://"), {}
+    timeout = 2.0
+    start = time.monotonic()
+    with pytest.raises(shardring.RefusedError) as raised:
+        Follower.etcd(url, PREFIX, timeout=timeout, **options)
+    elapsed = time.monotonic() - start
+    error = raised.value
+    OUTPUTS.append(str(error))
+    assert isinstance(error, shardring.SourceError) and isinstance(error, ConnectionError)
+    assert not isinstance(error, TimeoutError)
+    assert error.code == "RING_REFUSED" and error.refusal == refusal, (error.code, error.refusal, str(error))
+    assert reason in str(error) and etcd.url.split("//")[1] in str(error), str(error)
+    assert f"refused this client ({'TLS' if refusal == 'tls' else refusal})" in str(error), str(error)
+    assert "not-the-Pw-0000" not in str(error)
+    assert elapsed < timeout + 1.5, (elapsed, str(error))
 
 
 def test_a_follower_renews_its_token_and_keeps_its_ring_when_its_permission_is_revoked(fleet):

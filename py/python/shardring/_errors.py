@@ -76,6 +76,20 @@ class SourceError(RingError, ConnectionError):
     Node's follower errors say."""
 
 
+class RefusedError(SourceError):
+    """etcd refused a follower, and waiting will not change that (code
+    RING_REFUSED, as in C and Node): ``refusal`` says what it refused,
+    ``"tls"`` (etcd's certificate not from the CA given, a client
+    certificate refused, missing or expired, TLS against a plain server or
+    the reverse), ``"authentication"`` (a wrong user or password) or
+    ``"permission"`` (a role without the permission asked for). The
+    message names the endpoint and the reason, never a password. A
+    ``SourceError``, so a ``ConnectionError``."""
+
+    code = "RING_REFUSED"
+    refusal: str = ""
+
+
 class FollowerClosedError(RingError, ValueError):
     """A call on a follower after ``close()`` (code RING_STOPPED, as Node's)."""
 

@@ -409,9 +409,13 @@ class Follower:
         TLS when an endpoint is https:// or ``ca_file``/``cert_file`` is given
         (PEM; ``key_file`` owner-only); etcd auth with ``user`` and ``password``
         or ``password_file`` (owner-only), the token renewed when it expires.
-        Raises TimeoutError after ``timeout`` seconds (default 5) with the last
-        error (a TLS or permission reason), InvalidConfigError for a bad
-        endpoint, prefix or user, SourceError (RING_FILE) for an unusable file.
+        Raises RefusedError (code RING_REFUSED; ``refusal`` "tls",
+        "authentication" or "permission") when no ring is read within
+        ``timeout`` seconds (default 5) and etcd refused this client, naming
+        the endpoint and the TLS or auth reason; TimeoutError after
+        ``timeout`` seconds otherwise, with the last error;
+        InvalidConfigError for a bad endpoint, prefix or user, SourceError
+        (RING_FILE) for an unusable file.
         With ``report_as`` (a client id), reports itself every
         ``report_interval`` seconds as ``<prefix>/clients/<id>`` for
         ``shardring fleet status``."""
