@@ -242,6 +242,19 @@ def ring_pairs(algorithm):
     except InvalidConfigError:  # the peers' modes have no seed
         pass
     yield "zones given", a, build([Node(id, 1.0, f"z{i % 2}") for i, id in enumerate(SERVERS)]), None
+    # Where order places keys only on a tie, two servers sharing a point.
+    tied = TIED_PAIRS.get(algorithm)
+    if tied:
+        yield "a tied pair reversed", build(tied), build(tied[::-1]), None
+
+
+# Pairs of servers that share a point (testdata/bad-inputs.json's tie rows:
+# ketama's key-19, libketama's key-452, nginx's key-202 land on it).
+TIED_PAIRS = {
+    "ketama": ["10.1.4.18", "10.1.8.1"],
+    "libketama": ["10.2.2.52:11211", "10.2.0.86:11211"],
+    "nginx": ["10.3.3.35:80", "10.3.2.173:80"],
+}
 
 
 def _added_in_place(ring, node):
