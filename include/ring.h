@@ -1888,6 +1888,19 @@ ring_result ring_near_cache_stats(const ring_near_cache_t *cache,
                                   uint64_t *out_misses,
                                   size_t *out_len);
 
+/**
+ * The follower's metrics (`ring_follower_metrics`) report `cache` from
+ * now on: its hits, misses, entries, capacity and hit ratio. A later call
+ * replaces it; the follower keeps the cache alive.
+ *
+ * Errors: `RING_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `follower` and `cache` must be live handles.
+ */
+ring_result ring_follower_report_near_cache(const ring_follower_t *follower,
+                                            const ring_near_cache_t *cache);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -641,6 +641,8 @@ class NearCache {
         detail::check(ring_near_cache_remove(handle_, reinterpret_cast<const uint8_t *>(key.data()), key.size()));
     }
 
+    const ring_near_cache_t *handle() const noexcept { return handle_; }
+
     Stats stats() const {
         Stats stats;
         detail::check(ring_near_cache_stats(handle_, &stats.hits, &stats.misses, &stats.entries));
@@ -1095,6 +1097,12 @@ class Follower {
         detail::check(ring_follower_plan(handle_, reinterpret_cast<const uint8_t *>(key.data()), key.size(), &plan,
                                          &ring));
         return {Ring(Ring::Adopt{}, ring), SpreadPlan::of(plan)};
+    }
+
+    /// The metrics report cache (ring_follower_report_near_cache); the
+    /// follower keeps it alive.
+    void report_near_cache(const NearCache &cache) const {
+        detail::check(ring_follower_report_near_cache(handle_, cache.handle()));
     }
 
     /// Blocks until the follower holds revision or later; returns the revision

@@ -132,6 +132,11 @@ export declare class NativeFollower {
   hotSet(): HotSet
   /** Where to read and write `key` now, by the fleet's hot set. */
   plan(key: string | Buffer): SpreadPlan
+  /**
+   * The metrics report `cache` (its hits, misses, entries, capacity and
+   * hit ratio); a later call replaces it.
+   */
+  reportNearCache(cache: NearCache): void
   /** The follower's metrics as OpenMetrics text. */
   metrics(): string
   /** `{ epoch, revision, fingerprint, fingerprintHex, connected, staleFor (seconds), lastError, epochs }`. */

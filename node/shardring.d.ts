@@ -1,7 +1,7 @@
 // Types of the shardring npm package: the native binding's generated types
 // (index.d.ts) plus the methods shardring.js adds to Ring.
 import { EventEmitter } from 'node:events'
-import type { Acquired, Balance, Flow, FollowerStatus, HotKey, HotSet, Ring, RingOptions, SpreadPlan, Transition } from './index'
+import type { Acquired, Balance, Flow, FollowerStatus, HotKey, HotSet, NearCache, Ring, RingOptions, SpreadPlan, Transition } from './index'
 
 export {
   HotKeys,
@@ -124,6 +124,8 @@ export declare class Follower extends EventEmitter {
   hotSet(): HotSet
   /** Where to read and write `key` now, by the fleet's hot set. */
   plan(key: string | Uint8Array): SpreadPlan
+  /** The metrics report `cache`: its hits, misses, entries, capacity and hit ratio (a later call replaces it). */
+  reportNearCache(cache: NearCache): void
   /** The follower's metrics as OpenMetrics text (serve it at /metrics). */
   metrics(): string
   /** Resolves with the revision held once it is `revision` or later (a whole number from 0 to 2^53 - 1). */

@@ -522,6 +522,13 @@ class Follower extends EventEmitter {
     return this._native.plan(key)
   }
 
+  /** The metrics report `cache` (its hits, misses, entries, capacity and hit ratio); a later call replaces it. */
+  reportNearCache(cache) {
+    this._open()
+    if (!(cache instanceof native.NearCache)) throw invalidArgType(`cache must be a NearCache, not ${typeName(cache)}`)
+    return this._native.reportNearCache(cache)
+  }
+
   /** The follower's metrics as OpenMetrics text (serve it at /metrics). */
   metrics() {
     this._open()

@@ -405,7 +405,8 @@ pub unsafe extern "C" fn ring_follower_plan(
 /// Create with `ring_near_cache_new`; release with `ring_near_cache_free`.
 /// Safe to use from many threads at once (one lock per operation).
 pub struct ring_near_cache_t {
-    cache: NearCache,
+    /// Shared with a follower that reports it in its metrics.
+    cache: Arc<NearCache>,
 }
 
 /// `ceil(n * log2(n))` entries for `nodes` servers, at least 16: 44 for 12,
@@ -434,7 +435,7 @@ pub unsafe extern "C" fn ring_near_cache_new(
         let cache = NearCache::new(capacity, Duration::from_millis(ttl_ms))
             .map_err(|e| fail(RING_INVALID_CONFIG, format_args!("near cache: {e}")))?;
         // SAFETY: non-NULL and writable by contract.
-        unsafe { write(out_cache, Box::into_raw(Box::new(ring_near_cache_t { cache }))) };
+        unsafe { write(out_cache, Box::into_raw(Box::new(ring_near_cache_t { cache: Arc::new(cache) }))) };
         Ok(())
     })
 }
@@ -455,7 +456,7 @@ pub unsafe extern "C" fn ring_near_cache_free(cache: *mut ring_near_cache_t) {
 
 /// # Safety
 /// `handle` must be NULL or a live cache handle.
-unsafe fn cache_ref<'a>(handle: *const ring_near_cache_t) -> Result<&'a NearCache, ring_result> {
+unsafe fn cache_ref<'a>(handle: *const ring_near_cache_t) -> Result<&'a Arc<NearCache>, ring_result> {
     if handle.is_null() {
         return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `cache` is NULL")));
     }
@@ -585,6 +586,27 @@ pub unsafe extern "C" fn ring_near_cache_stats(
                 write(out_len, cache.len());
             }
         }
+        Ok(())
+    })
+}
+
+/// The follower's metrics (`ring_follower_metrics`) report `cache` from
+/// now on: its hits, misses, entries, capacity and hit ratio. A later call
+/// replaces it; the follower keeps the cache alive.
+///
+/// Errors: `RING_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `follower` and `cache` must be live handles.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ring_follower_report_near_cache(
+    follower: *const ring_follower_t,
+    cache: *const ring_near_cache_t,
+) -> ring_result {
+    boundary(|| {
+        // SAFETY: live handles by contract.
+        let (follower, cache) = unsafe { (follower_ref(follower)?, cache_ref(cache)?) };
+        follower.report_near_cache(Arc::clone(cache));
         Ok(())
     })
 }

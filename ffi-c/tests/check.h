@@ -100,6 +100,7 @@ static inline ring_result check_no_panic(ring_result rc, const char *function, c
 #define ring_near_cache_get(...) RING_NO_PANIC(ring_near_cache_get, __VA_ARGS__)
 #define ring_near_cache_remove(...) RING_NO_PANIC(ring_near_cache_remove, __VA_ARGS__)
 #define ring_near_cache_stats(...) RING_NO_PANIC(ring_near_cache_stats, __VA_ARGS__)
+#define ring_follower_report_near_cache(...) RING_NO_PANIC(ring_follower_report_near_cache, __VA_ARGS__)
 
 /* Prints the counts and returns main's exit code. */
 #define CHECK_SUMMARY(name)                                                                                  \

@@ -187,6 +187,20 @@ static void follower_plan(void) {
           "a file follower has no hot set: the owner alone");
     CHECK(ring_follower_plan(follower, (const uint8_t *)"user:42", 7, &plan, NULL) == RING_OK, "without the ring");
     CHECK(ring_follower_plan(NULL, (const uint8_t *)"k", 1, &plan, NULL) == RING_NULL_ARGUMENT, "NULL follower");
+    /* A near cache the follower reports: its counts in the metrics. */
+    ring_near_cache_t *cache = NULL;
+    ring_near_cache_new(16, 60000, &cache);
+    CHECK(ring_follower_report_near_cache(follower, cache) == RING_OK, "%s", ring_last_error());
+    ring_near_cache_free(cache); /* the follower keeps it */
+    char *text = NULL;
+    size_t text_len = 0;
+    CHECK(ring_follower_metrics(follower, &text, &text_len) == RING_OK, "%s", ring_last_error());
+    CHECK(strstr(text, "shardring_near_cache_misses_total 0\n") != NULL &&
+              strstr(text, "shardring_near_cache_capacity 16.0\n") != NULL,
+          "the near cache in the metrics");
+    ring_string_free(text);
+    CHECK(ring_follower_report_near_cache(follower, NULL) == RING_NULL_ARGUMENT, "NULL cache");
+    CHECK(ring_follower_report_near_cache(NULL, NULL) == RING_NULL_ARGUMENT, "NULL follower");
     CHECK(ring_follower_plan(follower, (const uint8_t *)"k", 1, NULL, NULL) == RING_NULL_ARGUMENT, "NULL plan");
     ring_free(ring);
     ring_follower_free(follower);

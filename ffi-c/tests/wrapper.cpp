@@ -495,6 +495,9 @@ static void follower() {
         CHECK(plan.first.size() == 3 && plan.first.node_id(plan.second.owner) == plan.first.get("user:42") &&
                   plan.second.read == plan.second.owner && plan.second.copies.empty(),
               "a file follower's plan: the owner alone");
+        shardring::NearCache near(8, 1000);
+        moved.report_near_cache(near);
+        CHECK(moved.metrics().find("shardring_near_cache_capacity 8.0") != std::string::npos, "the near cache reported");
     }
     try {
         shardring::Follower::etcd("nowhere", "/p");

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use shardring::{HotKey, HotKeys, HotKeysOptions, HotSet, LookupCounter, LookupCounts, Ring, SpreadPlan};
+use shardring::{HotKey, HotKeys, HotKeysOptions, HotSet, LookupCounter, LookupCounts, NearCache, Ring, SpreadPlan};
 use tokio::sync::{mpsc as async_mpsc, watch};
 
 use crate::access::EtcdAccess;
@@ -262,8 +262,16 @@ impl Follower {
     pub fn metrics(&self) -> String {
         let counts = self.lookup_counts();
         let (top, hot_set) = (self.hot_keys(), self.hot_set());
-        let hot = (top.as_deref(), hot_set.as_ref());
+        let near = self.shared.near_cache.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let hot = crate::metrics::Hot { top: top.as_deref(), set: hot_set.as_ref(), near: near.as_deref() };
         crate::metrics::render(&self.epoch(), &self.status(), &self.shared.recorded, counts.as_ref(), hot)
+    }
+
+    /// Reports `cache` in [`Follower::metrics`]: its hits, misses, entries,
+    /// capacity and hit ratio. One cache per follower; a later call
+    /// replaces the earlier one.
+    pub fn report_near_cache(&self, cache: Arc<NearCache>) {
+        *self.shared.near_cache.write().unwrap_or_else(|p| p.into_inner()) = Some(cache);
     }
 
     /// Connection state and staleness.

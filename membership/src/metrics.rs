@@ -63,12 +63,20 @@ fn counter(value: u64) -> Counter {
 
 /// The OpenMetrics text of a follower: its epoch, ring, health, what it
 /// recorded and the lookups counted (`None` when it does not count).
+/// The hot-key parts of a follower's metrics: its sketch's top keys (when
+/// it finds them), the fleet's hot set, and the near cache it reports.
+pub(crate) struct Hot<'a> {
+    pub(crate) top: Option<&'a [shardring::HotKey]>,
+    pub(crate) set: &'a shardring::HotSet,
+    pub(crate) near: Option<&'a shardring::NearCache>,
+}
+
 pub(crate) fn render(
     epoch: &Epoch,
     status: &Status,
     recorded: &Recorded,
     counts: Option<&LookupCounts>,
-    hot: (Option<&[shardring::HotKey]>, &shardring::HotSet),
+    hot: Hot<'_>,
 ) -> String {
     let mut registry = Registry::with_prefix("shardring");
     let ring = &epoch.ring;
@@ -133,7 +141,7 @@ pub(crate) fn render(
         }
         registry.register("lookups", "Lookups that chose each node, since the follower started", lookups);
     }
-    let (top, hot_set) = hot;
+    let Hot { top, set: hot_set, near } = hot;
     registry.register("hot_set_epoch", "Epoch of the fleet's hot set (P/hot; 0: none)", gauge(hot_set.epoch as f64));
     let phases = Family::<Labels, Gauge<f64, AtomicU64>>::default();
     for phase in [shardring::HotPhase::Writing, shardring::HotPhase::Spread, shardring::HotPhase::Leaving] {
@@ -158,6 +166,15 @@ pub(crate) fn render(
             "Estimated rate of this client's hottest keys, by rank",
             rates,
         );
+    }
+    if let Some(near) = near {
+        let (hits, misses) = near.hits_and_misses();
+        registry.register("near_cache_hits", "Near-cache lookups that found a fresh value", counter(hits));
+        registry.register("near_cache_misses", "Near-cache lookups that found none", counter(misses));
+        registry.register("near_cache_entries", "Values the near cache holds", gauge(near.len() as f64));
+        registry.register("near_cache_capacity", "Most values the near cache holds", gauge(near.capacity() as f64));
+        let ratio = if hits + misses > 0 { hits as f64 / (hits + misses) as f64 } else { 0.0 };
+        registry.register("near_cache_hit_ratio", "Hits over lookups of the near cache (0 before any)", gauge(ratio));
     }
     let mut text = String::new();
     encode(&mut text, &registry).expect("writing to a String cannot fail");

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use shardring::{HotKeys, HotSet, LookupCounter, Ring, RingDiff, Transition};
+use shardring::{HotKeys, HotSet, LookupCounter, NearCache, Ring, RingDiff, Transition};
 use tokio::sync::{mpsc as async_mpsc, watch};
 
 use crate::error::MembershipError;
@@ -173,6 +173,8 @@ pub(crate) struct FollowerState {
     pub(crate) hot: Option<Arc<HotKeys>>,
     /// The fleet's hot set (`P/hot`; empty until one is read).
     hot_set: RwLock<Arc<HotSet>>,
+    /// The near cache its metrics report, if one was given.
+    pub(crate) near_cache: RwLock<Option<Arc<NearCache>>>,
     /// Rebuild times, rejections and reconnections, for the metrics.
     pub(crate) recorded: Recorded,
     pub(crate) min_backoff: Duration,
@@ -229,6 +231,7 @@ impl FollowerState {
             counter: None,
             hot: None,
             hot_set: RwLock::new(Arc::new(HotSet::default())),
+            near_cache: RwLock::new(None),
             recorded: Recorded::default(),
             min_backoff,
             max_backoff,

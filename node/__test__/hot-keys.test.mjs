@@ -4,9 +4,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 const require = createRequire(import.meta.url)
-const { HotKeys, HotSet, NearCache, Ring } = require('../shardring.js')
+const { Follower, HotKeys, HotSet, NearCache, Ring } = require('../shardring.js')
 
 const counts = (sketch) => Object.fromEntries(sketch.top().map((k) => [k.key.toString(), k.requests]))
 
@@ -63,4 +66,28 @@ test('the near cache serves values for their TTL', async () => {
   assert.equal(cache.get('k'), null)
   assert.deepEqual(cache.hitsAndMisses, [1, 2])
   assert.throws(() => new NearCache(0, 1), { code: 'ERR_OUT_OF_RANGE', message: /capacity 0/ })
+})
+
+test('a follower reports its near cache in its metrics', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'shardring-near-'))
+  const path = join(dir, 'ring.json')
+  writeFileSync(path, '{"format_version": 1, "nodes": [{"id": "a"}, {"id": "b"}]}')
+  const follower = await Follower.file(path)
+  try {
+    assert.doesNotMatch(follower.metrics(), /near_cache/)
+    const cache = new NearCache(16, 60)
+    assert.throws(() => follower.reportNearCache({}), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /cache must be a NearCache/ })
+    follower.reportNearCache(cache)
+    cache.put('hot', Buffer.from('v'))
+    for (let i = 0; i < 3; i++) assert.equal(cache.get('hot').toString(), 'v')
+    assert.equal(cache.get('cold'), null)
+    const text = follower.metrics()
+    for (const line of ['shardring_near_cache_hits_total 3', 'shardring_near_cache_misses_total 1',
+      'shardring_near_cache_entries 1.0', 'shardring_near_cache_capacity 16.0', 'shardring_near_cache_hit_ratio 0.75']) {
+      assert.ok(text.includes(line + '\n'), line)
+    }
+  } finally {
+    follower.close()
+    rmSync(dir, { recursive: true })
+  }
 })

@@ -383,6 +383,13 @@ impl NativeFollower {
         Ok(crate::hot::SpreadPlan::of(&ring, plan))
     }
 
+    /// The metrics report `cache` (its hits, misses, entries, capacity and
+    /// hit ratio); a later call replaces it.
+    #[napi]
+    pub fn report_near_cache(&self, env: Env, cache: &crate::hot::NearCache) -> Result<()> {
+        self.with(&env, |f| f.report_near_cache(std::sync::Arc::clone(&cache.cache)))
+    }
+
     /// The follower's metrics as OpenMetrics text.
     #[napi]
     pub fn metrics(&self, env: Env) -> Result<String> {

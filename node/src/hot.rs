@@ -155,7 +155,8 @@ impl Default for HotSet {
 /// A small TTL cache of hot values in this process.
 #[napi]
 pub struct NearCache {
-    cache: shardring::NearCache,
+    /// Shared with a follower that reports it in its metrics.
+    pub(crate) cache: Arc<shardring::NearCache>,
 }
 
 #[napi]
@@ -167,7 +168,7 @@ impl NearCache {
         let ttl = Duration::try_from_secs_f64(ttl)
             .map_err(|_| range_error(&env, format!("ttl {ttl} must be a number of seconds")))?;
         let cache = shardring::NearCache::new(capacity as usize, ttl).map_err(|message| range_error(&env, message))?;
-        Ok(NearCache { cache })
+        Ok(NearCache { cache: Arc::new(cache) })
     }
 
     /// ceil(n log2 n), at least 16 (Fan et al., SoCC 2011).

@@ -306,10 +306,14 @@ impl PyFollower {
     fn plan<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
         let key = crate::keys::key_bytes(key)?;
         let (ring, plan) = self.with(|f| f.plan(&key))?.map_err(crate::errors::to_py_err)?;
-        let id = |i: usize| ring.nodes()[i].id().to_owned();
-        let copies: Vec<String> = plan.copies.iter().map(|&i| id(i)).collect();
-        (id(plan.read), plan.read_copy, id(plan.owner), copies, pyo3::types::PyBytes::new(py, &plan.copy_key))
-            .into_pyobject(py)
+        crate::hot::plan_tuple(py, &ring, &plan)
+    }
+
+    /// report_near_cache(cache) -> None: the metrics report `cache` (its
+    /// hits, misses, entries, capacity and hit ratio); a later call
+    /// replaces it.
+    fn report_near_cache(&self, cache: &crate::hot::PyNearCache) -> PyResult<()> {
+        self.with(|f| f.report_near_cache(std::sync::Arc::clone(&cache.cache)))
     }
 
     /// lookup_counts() -> dict[str, int]: lookups made on this follower's

@@ -63,9 +63,7 @@ impl PyHotSet {
     fn plan<'py>(&self, py: Python<'py>, ring: &PyRing, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
         let snapshot = ring.snapshot();
         let plan = self.set.plan(&snapshot.ring, &*key_bytes(key)?).map_err(to_py_err)?;
-        let id = |i: usize| snapshot.ring.nodes()[i].id().to_owned();
-        let copies: Vec<String> = plan.copies.iter().map(|&i| id(i)).collect();
-        (id(plan.read), plan.read_copy, id(plan.owner), copies, PyBytes::new(py, &plan.copy_key)).into_pyobject(py)
+        plan_tuple(py, &snapshot.ring, &plan)
     }
 
     /// advance(ring, observed, loads, bound=1.25) -> HotSet: the next
@@ -94,11 +92,24 @@ impl PyHotSet {
     }
 }
 
+/// A spread plan as Python sees it: `(read, read_copy, owner, copies,
+/// copy_key)`, node ids of `ring`, the ring it was made on.
+pub(crate) fn plan_tuple<'py>(
+    py: Python<'py>,
+    ring: &shardring::Ring,
+    plan: &shardring::SpreadPlan,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let id = |i: usize| ring.nodes()[i].id().to_owned();
+    let copies: Vec<String> = plan.copies.iter().map(|&i| id(i)).collect();
+    (id(plan.read), plan.read_copy, id(plan.owner), copies, PyBytes::new(py, &plan.copy_key)).into_pyobject(py)
+}
+
 /// NearCache(capacity, ttl): a small TTL cache of hot values in this
 /// process; `NearCache.default_capacity(nodes)` is Fan et al.'s n log n.
 #[pyclass(name = "NearCache", module = "shardring", frozen)]
 pub struct PyNearCache {
-    cache: shardring::NearCache,
+    /// Shared with a follower that reports it in its metrics.
+    pub(crate) cache: Arc<shardring::NearCache>,
 }
 
 #[pymethods]
@@ -108,7 +119,7 @@ impl PyNearCache {
         let ttl = Duration::try_from_secs_f64(ttl)
             .map_err(|_| out_of_range(py, format!("ttl {ttl} must be a number of seconds")))?;
         let cache = shardring::NearCache::new(capacity, ttl).map_err(|message| out_of_range(py, message))?;
-        Ok(PyNearCache { cache })
+        Ok(PyNearCache { cache: Arc::new(cache) })
     }
 
     /// default_capacity(nodes) -> int: ceil(n log2 n), at least 16.

@@ -81,6 +81,24 @@ def test_the_near_cache_serves_values_for_their_ttl():
         shardring.NearCache(0, 1.0)
 
 
+def test_a_follower_reports_its_near_cache_in_its_metrics(tmp_path):
+    path = tmp_path / "ring.json"
+    path.write_text('{"format_version": 1, "nodes": [{"id": "a"}, {"id": "b"}]}')
+    with shardring.Follower.file(path) as follower:
+        assert "near_cache" not in follower.metrics()
+        cache = shardring.NearCache(16, 60.0)
+        follower.report_near_cache(cache)
+        cache.put("hot", b"v")
+        for _ in range(3):
+            assert cache.get("hot") == b"v"
+        assert cache.get("cold") is None
+        text = follower.metrics()
+        for line in ["shardring_near_cache_hits_total 3", "shardring_near_cache_misses_total 1",
+                     "shardring_near_cache_entries 1.0", "shardring_near_cache_capacity 16.0",
+                     "shardring_near_cache_hit_ratio 0.75"]:
+            assert line + "\n" in text, line
+
+
 def test_spreading_balances_requests_on_real_memcached(tmp_path):
     """12 memcached, 100,000 keys, 200,000 Zipf requests (s = 0.99 and 1.2)
     from two Python and two Node clients: with the hot set, no server takes

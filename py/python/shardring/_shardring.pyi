@@ -449,6 +449,9 @@ class Follower:
         """The fleet's hot set as last read from ``<prefix>/hot``."""
     def plan(self, key: _Key) -> tuple[str, bool, str, list[str], bytes]:
         """Where to read and write ``key`` now, by the fleet's hot set."""
+    def report_near_cache(self, cache: NearCache) -> None:
+        """The metrics report ``cache``: its hits, misses, entries, capacity
+        and hit ratio (a later call replaces it)."""
     def lookup_counts(self) -> dict[str, int]:
         """Lookups made on this follower's rings so far, per node id (get and
         its variants, each key of a batch, get_n's first node, read_nodes and
