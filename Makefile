@@ -279,7 +279,7 @@ uninstall:
 	for d in lib/pkgconfig lib include; do \
 	  if [ -d $(DEST)/$$d ]; then rmdir --ignore-fail-on-non-empty $(DEST)/$$d; fi; done
 
-test-py: build-py build-cli build-node
+test-py: build-py build-cli build-node build-c
 	$(PY) -m pytest -q py/tests
 
 # 3 member agents and 12 followers (3 each in Rust, C, Python, Node) on a
