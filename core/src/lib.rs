@@ -35,20 +35,16 @@ mod bounded;
 mod builder;
 mod compat;
 mod config;
-mod counts;
 mod error;
-pub mod handoff;
 mod hash;
-mod hot_keys;
-mod hot_set;
 mod json;
-mod near_cache;
 mod node;
 mod params;
 mod registry;
 mod ring;
 mod scheme;
 mod structures;
+mod traffic;
 mod transition;
 
 // The modules of public items, by the paths they have always had.
@@ -63,14 +59,9 @@ pub use batch::KeyBatch;
 pub use bounded::{Assignment, Lease, LoadTracker};
 pub use builder::RingBuilder;
 pub use config::{NodeConfig, PLACEMENT_FORMAT, RingConfig};
-pub use counts::{LookupCounter, LookupCounts, STRIPES as COUNT_STRIPES};
 pub use error::RingError;
-pub use handoff::Route;
 pub use hash::{HashFunction, KeyHash, hash_key, hash_point};
-pub use hot_keys::{HotKey, HotKeys, HotKeysOptions};
-pub use hot_set::{HotEntry, HotPhase, HotSet, KeyRate, MAX_HOT_REPLICAS, SpreadPlan};
 pub use json::from_json_strict;
-pub use near_cache::NearCache;
 pub use node::{Node, NodeState};
 pub use params::{
     DEFAULT_SEED, DEFAULT_VNODES, Distribution, EndpointOrder, ParamKind, ParamValue, RendezvousScore, RingParams,
@@ -78,4 +69,9 @@ pub use params::{
 };
 pub use ring::Ring;
 pub use structures::continuum::MAX_POINTS;
+pub use traffic::counts::{LookupCounter, LookupCounts, STRIPES as COUNT_STRIPES};
+pub use traffic::hot_keys::{HotKey, HotKeys, HotKeysOptions};
+pub use traffic::hot_set::{HotEntry, HotPhase, HotSet, KeyRate, MAX_HOT_REPLICAS, SpreadPlan};
+pub use traffic::near_cache::NearCache;
 pub use transition::Transition;
+pub use transition::handoff::{self, Route};

@@ -13,14 +13,14 @@ use std::sync::Arc;
 
 use crate::algorithm::Algorithm;
 use crate::algorithms::slots;
-use crate::counts::{LookupCounter, RingCounts};
 use crate::error::RingError;
 use crate::hash::{HashFunction, KeyHash, KeyRule};
-use crate::hot_keys::HotKeys;
 use crate::node::{Node, check_nodes, check_unit_weights, check_weight};
 use crate::params::{Distribution, EndpointOrder, Param, Params, RendezvousScore, RingParams, ServerIds, ServerKey};
 use crate::scheme::{Change, Placement, PointHash};
 use crate::structures::continuum::Continuum;
+use crate::traffic::counts::{LookupCounter, RingCounts};
+use crate::traffic::hot_keys::HotKeys;
 
 mod lookups;
 

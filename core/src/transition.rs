@@ -8,7 +8,9 @@
 //! fallback until its keys are copied away). Three rings follow from the
 //! states: the *read ring* of the active members, the *old ring* (active and
 //! draining: where keys are now) and the *new ring* (active and warming:
-//! where keys go).
+//! where keys go). The handoff protocol of a moving key is in `handoff`.
+
+pub mod handoff;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,9 +18,9 @@ use std::sync::Arc;
 use crate::analysis::RingDiff;
 use crate::config::RingConfig;
 use crate::error::RingError;
-use crate::handoff::Route;
 use crate::node::{Node, NodeState};
 use crate::ring::Ring;
+use handoff::Route;
 
 /// A ring in transition: the read, old and new rings of its members'
 /// states, and per key the nodes to read from and to write to.
@@ -232,7 +234,7 @@ impl Transition {
     /// Where `key` is and where it goes: its owner under the old ring and
     /// under the new ring ([`Route::is_moving`] when they differ). The
     /// handoff protocol sends a moving key's commands through
-    /// [`crate::handoff::REDIS_GUARD`] on the old owner, then to the new one
+    /// [`crate::transition::handoff::REDIS_GUARD`] on the old owner, then to the new one
     /// (`core/SPEC.md`, *Handoff*). When one of the two rings has no node
     /// that can own keys (every member joining, or every member leaving),
     /// both fields are the other ring's owner and the key does not move.
@@ -295,10 +297,10 @@ impl Transition {
     /// The name of the mark key of this transition's handoff:
     /// `shardring:handoff:` and the fingerprint as 16 lowercase hex digits
     /// (34 bytes). The mover sets it on each old owner before it moves
-    /// keys; from then on the guard ([`crate::handoff::REDIS_GUARD`]) counts
+    /// keys; from then on the guard ([`crate::transition::handoff::REDIS_GUARD`]) counts
     /// a key missing there as moved (`core/SPEC.md`, *Handoff*).
     pub fn handoff_mark(&self) -> String {
-        format!("{}{:016x}", crate::handoff::MARK_PREFIX, self.fingerprint)
+        format!("{}{:016x}", crate::transition::handoff::MARK_PREFIX, self.fingerprint)
     }
 
     /// What the rebalancer copies: the old ring's difference to the new one,
@@ -325,7 +327,7 @@ fn combined(from: u64, to: u64) -> u64 {
     xxhash_rust::xxh3::xxh3_64(&bytes)
 }
 
-impl crate::counts::LookupCounter {
+impl crate::traffic::counts::LookupCounter {
     /// `transition`, its three rings counting into this counter through one
     /// table (see the type's doc for which lookups count).
     pub fn count_transition(&self, transition: Transition) -> Transition {
@@ -345,12 +347,12 @@ impl crate::counts::LookupCounter {
         let mut maps = cell_maps.into_iter();
         transition.map_rings(|ring| {
             let cell_of = maps.next().unwrap_or_else(|| Arc::from(Vec::new()));
-            ring.set_counts(Some(crate::counts::RingCounts::new(Arc::clone(&table), cell_of)));
+            ring.set_counts(Some(crate::traffic::counts::RingCounts::new(Arc::clone(&table), cell_of)));
         })
     }
 }
 
-impl crate::hot_keys::HotKeys {
+impl crate::traffic::hot_keys::HotKeys {
     /// `transition`, each of its rings watched by this sketch (see
     /// [`crate::HotKeys::watch`]): each call by key observes the key once.
     pub fn watch_transition(self: &Arc<Self>, transition: Transition) -> Transition {

@@ -88,7 +88,7 @@ mod tests {
     /// SPEC gives the guard byte for byte, and its SHA-1.
     #[test]
     fn the_spec_gives_this_guard() {
-        let spec = include_str!("../SPEC.md");
+        let spec = include_str!("../../SPEC.md");
         assert!(spec.contains(&format!("```lua\n{REDIS_GUARD}```")), "core/SPEC.md, Handoff, differs from REDIS_GUARD");
         assert!(spec.contains(REDIS_GUARD_SHA1));
     }
