@@ -183,13 +183,14 @@ def held(connection, key):
 
 
 @pytest.mark.parametrize("change,fault", [("join", None), ("drain", None), ("join", "kill"), ("join", "restart target"),
-                                          ("join", "restart source"), ("join", "tls")])
+                                          ("join", "restart source"), ("join", "tls"), ("drain", "kill"),
+                                          ("drain", "restart source")])
 def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change, fault):
     """4 -> 5 (the 5th joins warming) or 5 -> 4 (the 5th drains) under 4
     writer processes; with "kill", the rebalancer is SIGKILLed mid-move and
     run again; with "restart target" the joining server, with "restart
-    source" an old owner (each with an append-only file) is SIGKILLed
-    mid-move and started again: the run fails naming it or completes, and a
+    source" an old owner (the draining server in a drain; each with an
+    append-only file) is SIGKILLed mid-move and started again: the run fails naming it or completes, and a
     run after it completes; with "tls" the servers speak TLS alone, require
     client certificates and an ACL user, and MIGRATE to each other over TLS,
     and every writer and the mover connect so. A writer's command whose
@@ -207,7 +208,8 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
     else:
         redises = request.getfixturevalue("redises")
     ids = [s.address for s in redises]
-    restarted = {"restart target": redises[4], "restart source": redises[0]}.get(fault)
+    # The joining server is a target; in a drain the draining one is the source.
+    restarted = {"restart target": redises[4], "restart source": redises[0 if change == "join" else 4]}.get(fault)
     if restarted is not None:
         restarted.stop()
         restarted.appendonly = True
@@ -271,13 +273,14 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
             time.sleep(1.0 + 0.6)  # the grace, then part of the move
             rebalancer.kill()
             rebalancer.wait()
-            moving = [f"old:{i}" for i in range(20_000) if old.get(f"old:{i}") != ids[4] and
-                      shardring.Ring(after).get(f"old:{i}") == ids[4]]
+            goes = shardring.Ring(after)
+            moving = [f"old:{i}" for i in range(20_000) if old.get(f"old:{i}") != goes.get(f"old:{i}")]
             still = sum(connections[old.get(k)].exists(k) for k in moving)
             assert 0 < still < len(moving), f"the killed run left {still} of {len(moving)} moving keys"
             members = json.loads(subprocess.run([str(CLI), "member", "list", "--etcd", etcd.url, "--prefix", PREFIX,
                                                  "--json"], capture_output=True, text=True, check=True).stdout)
-            assert "warming" in {m["state"] for m in members}, "a killed run changes no member's state"
+            changing = "warming" if change == "join" else "draining"
+            assert changing in {m["state"] for m in members}, "a killed run changes no member's state"
             rebalancer = rebalance()
         if restarted is not None:
             assert rebalancer.stdout.readline().startswith("transition at revision")
