@@ -103,6 +103,9 @@ static void options_without_bits(const char *const *ids, const size_t *lens, con
                       RING_INVALID_CONFIG &&                                                                     \
                   !chosen && last_error_has(name) && last_error_has(#constant),                                  \
               "%s without %s: %s", #field, #constant, ring_last_error());                                        \
+        /* A ring built where it should be refused fails here, not the checks after. */                          \
+        ring_free(chosen);                                                                                       \
+        chosen = NULL;                                                                                           \
     } while (0)
     WITHOUT_BIT(vnodes, 7, RING_OPTION_VNODES);
     WITHOUT_BIT(seed, 99, RING_OPTION_SEED);
