@@ -103,18 +103,26 @@ class Dashboard:
         return stdout + stderr
 
 
+def shown_once(etcd, kind, ids, field, flags, env=None):
+    """Runs a dashboard with `flags` until every member of `ids`, and no
+    other, has a `field` ("keys" or "server_error"), then stops it: the
+    members by id and the dashboard's output."""
+    dashboard = Dashboard(etcd, kind, *flags, env=env)
+    try:
+        shown = dashboard.members(lambda m: set(m) == set(ids) and all(v[field] for v in m.values()),
+                                  f"{len(ids)} members with {field}")
+    finally:
+        output = dashboard.stop()
+    return shown, output
+
+
 def test_redis_stats_are_read_over_tls_as_the_acl_user(etcd, tls_redises, pki, tmp_path):
     ids = [s.address for s in tls_redises]
     secret = tmp_path / "password"
     secret.write_text(PASSWORD + "\n")
     secret.chmod(0o600)
     for flags, env in [(["--redis-password-file", str(secret)], {}), ([], {"SHARDRING_REDIS_PASSWORD": PASSWORD})]:
-        dashboard = Dashboard(etcd, "redis", *tls_flags(pki), "--redis-user", USER, *flags, env=env)
-        try:
-            shown = dashboard.members(lambda m: set(m) == set(ids) and all(v["keys"] for v in m.values()),
-                                      "three members with key counts")
-        finally:
-            output = dashboard.stop()
+        shown, output = shown_once(etcd, "redis", ids, "keys", [*tls_flags(pki), "--redis-user", USER, *flags], env)
         assert [shown[i]["keys"] for i in ids] == [300, 600, 900], shown
         assert all(shown[i]["bytes"] > 100_000 and shown[i]["server_error"] is None for i in ids), shown
         assert "plain TCP" not in output, output
@@ -134,12 +142,7 @@ def test_a_refused_redis_is_shown_naming_the_server_and_the_reason(etcd, tls_red
     elif case == "plain TCP to a TLS port":
         flags, env = [], {}
         want = "(does it speak TLS only? then --tls)"
-    dashboard = Dashboard(etcd, "redis", *flags, env=env)
-    try:
-        shown = dashboard.members(lambda m: set(m) == set(ids) and all(v["server_error"] for v in m.values()),
-                                  "three members with server errors")
-    finally:
-        dashboard.stop()
+    shown, _ = shown_once(etcd, "redis", ids, "server_error", flags, env)
     for id in ids:
         error = shown[id]["server_error"]
         assert error.startswith(f"{id}: ") and want in error and shown[id]["keys"] is None, error
@@ -165,21 +168,10 @@ def test_memcached_stats_are_read_over_tls_as_its_user(etcd, pki, tmp_path):
         secret = tmp_path / "password"
         secret.write_text(PASSWORD + "\n")
         secret.chmod(0o600)
-        dashboard = Dashboard(etcd, "memcached", *tls_flags(pki), "--memcached-user", USER,
-                              "--memcached-password-file", str(secret))
-        try:
-            shown = dashboard.members(lambda m: set(m) == set(ids) and all(v["keys"] for v in m.values()),
-                                      "two members with key counts")
-        finally:
-            dashboard.stop()
+        flags = [*tls_flags(pki), "--memcached-user", USER]
+        shown, _ = shown_once(etcd, "memcached", ids, "keys", [*flags, "--memcached-password-file", str(secret)])
         assert [shown[i]["keys"] for i in ids] == [100, 200], shown
-        dashboard = Dashboard(etcd, "memcached", *tls_flags(pki), "--memcached-user", USER,
-                              env={"SHARDRING_MEMCACHED_PASSWORD": WRONG})
-        try:
-            shown = dashboard.members(lambda m: set(m) == set(ids) and all(v["server_error"] for v in m.values()),
-                                      "two members with server errors")
-        finally:
-            dashboard.stop()
+        shown, _ = shown_once(etcd, "memcached", ids, "server_error", flags, {"SHARDRING_MEMCACHED_PASSWORD": WRONG})
         for id in ids:
             error = shown[id]["server_error"]
             assert error.startswith(f"{id}: ") and "authentication failure" in error, error
