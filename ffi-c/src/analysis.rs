@@ -4,7 +4,7 @@ use std::ffi::c_char;
 
 use shardring::RingDiff;
 
-use crate::boundary::{boundary, non_null, out_slice, write, write_str};
+use crate::boundary::{boundary, free_handle, into_handle, non_null, out_slice, write, write_str};
 use crate::error::ring_result::{self, *};
 use crate::error::{core_error, fail};
 use crate::ring::ring_ref;
@@ -72,7 +72,7 @@ pub unsafe extern "C" fn ring_diff(
         // SAFETY: live handles by contract.
         let diff = unsafe { ring_ref(old_ring)?.diff(ring_ref(new_ring)?) }.map_err(core_error)?;
         // SAFETY: non-NULL and writable by contract.
-        unsafe { write(out_diff, Box::into_raw(Box::new(ring_diff_t { diff }))) };
+        unsafe { write(out_diff, into_handle(ring_diff_t { diff })) };
         Ok(())
     })
 }
@@ -83,10 +83,8 @@ pub unsafe extern "C" fn ring_diff(
 /// `diff` must be NULL or a diff from `ring_diff`, freed once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_diff_free(diff: *mut ring_diff_t) {
-    if !diff.is_null() {
-        // SAFETY: the diff came from `Box::into_raw` in `ring_diff`.
-        drop(unsafe { Box::from_raw(diff) });
-    }
+    // SAFETY: NULL or a handle from `ring_diff`, freed once by contract.
+    unsafe { free_handle(diff) }
 }
 
 /// Fraction of the hash space (of uniformly hashed keys) whose owner

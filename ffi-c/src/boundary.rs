@@ -128,3 +128,39 @@ pub(crate) unsafe fn write_fingerprint_hex(fingerprint: u64, ptr: *mut c_char, l
     out[16] = 0;
     Ok(())
 }
+
+/// Moves `value` to the heap and hands its pointer to C: how every boxed
+/// handle (`ring_tracker_t`, `ring_diff_t`, the follower, transition, hot
+/// keys, hot set, top and near cache handles) is made. `ring_t` is
+/// reference-counted instead (`ring_clone`).
+pub(crate) fn into_handle<T>(value: T) -> *mut T {
+    Box::into_raw(Box::new(value))
+}
+
+/// Releases a handle made by [`into_handle`]; NULL is a no-op, and a panic
+/// in the value's destructor stays on this side of the boundary.
+///
+/// # Safety
+/// `handle` must be NULL or from [`into_handle`], released once and not
+/// used afterwards.
+pub(crate) unsafe fn free_handle<T>(handle: *mut T) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if !handle.is_null() {
+            // SAFETY: from `into_handle` (`Box::into_raw`), released once by contract.
+            drop(unsafe { Box::from_raw(handle) });
+        }
+    }));
+}
+
+/// The value behind a live handle, or `RING_NULL_ARGUMENT` naming the
+/// argument `name` when it is NULL.
+///
+/// # Safety
+/// `handle` must be NULL or a live handle for the returned lifetime.
+pub(crate) unsafe fn handle_ref<'a, T>(handle: *const T, name: &str) -> Result<&'a T, ring_result> {
+    if handle.is_null() {
+        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `{name}` is NULL")));
+    }
+    // SAFETY: non-NULL, and the caller holds a live handle.
+    Ok(unsafe { &*handle })
+}

@@ -4,7 +4,7 @@ use std::ffi::c_char;
 
 use shardring::LoadTracker;
 
-use crate::boundary::{boundary, bytes, non_null, text, write, write_str};
+use crate::boundary::{boundary, bytes, free_handle, handle_ref, into_handle, non_null, text, write, write_str};
 use crate::error::ring_result::{self, *};
 use crate::error::{core_error, fail};
 use crate::ring::ring_shared;
@@ -21,11 +21,8 @@ pub struct ring_tracker_t {
 /// # Safety
 /// `handle` must be NULL or a live tracker handle.
 unsafe fn tracker_ref<'a>(handle: *const ring_tracker_t) -> Result<&'a LoadTracker, ring_result> {
-    if handle.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `tracker` is NULL")));
-    }
-    // SAFETY: the caller holds a live handle.
-    Ok(unsafe { &(*handle).tracker })
+    // SAFETY: forwarded contract.
+    Ok(unsafe { &handle_ref(handle, "tracker")?.tracker })
 }
 
 /// Creates a tracker over the snapshot behind `ring` (shared; the handle may
@@ -47,7 +44,7 @@ pub unsafe extern "C" fn ring_tracker_new(
         // SAFETY: live handle by contract.
         let ring = unsafe { ring_shared(ring) }?;
         let tracker = LoadTracker::new(ring, epsilon).map_err(core_error)?;
-        let handle = Box::into_raw(Box::new(ring_tracker_t { tracker }));
+        let handle = into_handle(ring_tracker_t { tracker });
         // SAFETY: checked non-NULL; writable by contract.
         unsafe { write(out_tracker, handle) };
         Ok(())
@@ -77,7 +74,7 @@ pub unsafe extern "C" fn ring_tracker_new_haproxy(
         // SAFETY: live handle by contract.
         let ring = unsafe { ring_shared(ring) }?;
         let tracker = LoadTracker::haproxy(ring, hash_balance_factor).map_err(core_error)?;
-        let handle = Box::into_raw(Box::new(ring_tracker_t { tracker }));
+        let handle = into_handle(ring_tracker_t { tracker });
         // SAFETY: checked non-NULL; writable by contract.
         unsafe { write(out_tracker, handle) };
         Ok(())
@@ -90,10 +87,8 @@ pub unsafe extern "C" fn ring_tracker_new_haproxy(
 /// `tracker` must be NULL or a live handle, not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_tracker_free(tracker: *mut ring_tracker_t) {
-    if !tracker.is_null() {
-        // SAFETY: a live handle from `ring_tracker_new`, freed once by contract.
-        drop(unsafe { Box::from_raw(tracker) });
-    }
+    // SAFETY: NULL or a live handle from `ring_tracker_new`, freed once by contract.
+    unsafe { free_handle(tracker) }
 }
 
 /// Assigns a request for `key` (`key_len` bytes) to the first node in the

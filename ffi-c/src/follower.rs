@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use shardring_membership::{EtcdAccess, EtcdCredentials, Event, Follower, FollowerOptions, MembershipError, Secret};
 
-use crate::boundary::{boundary, non_null, text, write, write_fingerprint_hex};
+use crate::boundary::{boundary, free_handle, handle_ref, into_handle, non_null, text, write, write_fingerprint_hex};
 use crate::error::fail;
 use crate::error::ring_result::{self, *};
 use crate::ring::ring_t;
@@ -109,15 +109,12 @@ fn membership_error(error: MembershipError) -> ring_result {
 /// # Safety
 /// `handle` must be NULL or a live follower handle.
 pub(crate) unsafe fn follower_ref<'a>(handle: *const ring_follower_t) -> Result<&'a Follower, ring_result> {
-    if handle.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `follower` is NULL")));
-    }
-    // SAFETY: the caller holds a live handle.
-    Ok(unsafe { &(*handle).follower })
+    // SAFETY: forwarded contract.
+    Ok(unsafe { &handle_ref(handle, "follower")?.follower })
 }
 
 fn hand_out(follower: Follower, out: *mut *mut ring_follower_t) {
-    let handle = Box::into_raw(Box::new(ring_follower_t { follower }));
+    let handle = into_handle(ring_follower_t { follower });
     // SAFETY: every caller checks `out` non-NULL first; it is writable by contract.
     unsafe { write(out, handle) }
 }
@@ -560,10 +557,6 @@ pub unsafe extern "C" fn ring_follower_wait(
 /// freed from within its own callback.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_follower_free(follower: *mut ring_follower_t) {
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if !follower.is_null() {
-            // SAFETY: a live handle from hand_out, released once by contract.
-            drop(unsafe { Box::from_raw(follower) });
-        }
-    }));
+    // SAFETY: NULL or a live handle from hand_out, released once by contract.
+    unsafe { free_handle(follower) }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use shardring::{HotKey, HotKeys, HotKeysOptions, HotSet, MAX_HOT_REPLICAS, NearCache, Ring, SpreadPlan};
 
-use crate::boundary::{boundary, bytes, non_null, out_slice, text, write};
+use crate::boundary::{boundary, bytes, free_handle, handle_ref, into_handle, non_null, out_slice, text, write};
 use crate::error::ring_result::{self, *};
 use crate::error::{core_error, fail};
 use crate::follower::{follower_ref, ring_follower_t};
@@ -69,7 +69,7 @@ pub unsafe extern "C" fn ring_hot_keys_new(
         non_null!(out_hot_keys);
         let options = HotKeysOptions { top, width, sample, half_life: Duration::from_millis(half_life_ms) };
         let hot = HotKeys::new(options).map_err(|e| fail(RING_INVALID_CONFIG, format_args!("hot keys: {e}")))?;
-        let handle = Box::into_raw(Box::new(ring_hot_keys_t { hot: Arc::new(hot) }));
+        let handle = into_handle(ring_hot_keys_t { hot: Arc::new(hot) });
         // SAFETY: non-NULL and writable by contract.
         unsafe { write(out_hot_keys, handle) };
         Ok(())
@@ -83,22 +83,15 @@ pub unsafe extern "C" fn ring_hot_keys_new(
 /// `hot_keys` must be NULL or a live handle, released once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_hot_keys_free(hot_keys: *mut ring_hot_keys_t) {
-    let _ = std::panic::catch_unwind(|| {
-        if !hot_keys.is_null() {
-            // SAFETY: the handle came from `Box::into_raw` in `ring_hot_keys_new`.
-            drop(unsafe { Box::from_raw(hot_keys) });
-        }
-    });
+    // SAFETY: NULL or a live handle from `ring_hot_keys_new`, released once by contract.
+    unsafe { free_handle(hot_keys) }
 }
 
 /// # Safety
 /// `handle` must be NULL or a live sketch handle.
 unsafe fn hot_ref<'a>(handle: *const ring_hot_keys_t) -> Result<&'a Arc<HotKeys>, ring_result> {
-    if handle.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `hot_keys` is NULL")));
-    }
-    // SAFETY: the caller holds a live handle.
-    Ok(unsafe { &(*handle).hot })
+    // SAFETY: forwarded contract.
+    Ok(unsafe { &handle_ref(handle, "hot_keys")?.hot })
 }
 
 /// Shows the sketch one lookup of the `key_len` bytes at `key`.
@@ -172,7 +165,7 @@ pub unsafe extern "C" fn ring_hot_keys_top(
         // SAFETY: a live handle by contract.
         let keys = unsafe { hot_ref(hot_keys)? }.top();
         // SAFETY: non-NULL and writable by contract.
-        unsafe { write(out_top, Box::into_raw(Box::new(ring_hot_top_t { keys }))) };
+        unsafe { write(out_top, into_handle(ring_hot_top_t { keys })) };
         Ok(())
     })
 }
@@ -232,12 +225,8 @@ pub unsafe extern "C" fn ring_hot_top_key(
 /// `top` must be NULL or a live handle, released once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_hot_top_free(top: *mut ring_hot_top_t) {
-    let _ = std::panic::catch_unwind(|| {
-        if !top.is_null() {
-            // SAFETY: the handle came from `Box::into_raw` in `ring_hot_keys_top`.
-            drop(unsafe { Box::from_raw(top) });
-        }
-    });
+    // SAFETY: NULL or a live handle from `ring_hot_keys_top`, released once by contract.
+    unsafe { free_handle(top) }
 }
 
 /// The fleet's agreed hot keys at one epoch (core/SPEC.md, *Hot keys*; the
@@ -306,7 +295,7 @@ pub unsafe extern "C" fn ring_hot_set_new_from_json(
         let json = unsafe { text(json, json_len, "json")? };
         let set = HotSet::from_json(json).map_err(core_error)?;
         // SAFETY: non-NULL and writable by contract.
-        unsafe { write(out_set, Box::into_raw(Box::new(ring_hot_set_t { set }))) };
+        unsafe { write(out_set, into_handle(ring_hot_set_t { set })) };
         Ok(())
     })
 }
@@ -317,12 +306,8 @@ pub unsafe extern "C" fn ring_hot_set_new_from_json(
 /// `set` must be NULL or a live handle, released once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_hot_set_free(set: *mut ring_hot_set_t) {
-    let _ = std::panic::catch_unwind(|| {
-        if !set.is_null() {
-            // SAFETY: the handle came from `Box::into_raw` in `ring_hot_set_new_from_json`.
-            drop(unsafe { Box::from_raw(set) });
-        }
-    });
+    // SAFETY: NULL or a live handle from `ring_hot_set_new_from_json`, released once by contract.
+    unsafe { free_handle(set) }
 }
 
 /// The set's epoch (its publication number; 0 for the empty set, and for
@@ -435,7 +420,7 @@ pub unsafe extern "C" fn ring_near_cache_new(
         let cache = NearCache::new(capacity, Duration::from_millis(ttl_ms))
             .map_err(|e| fail(RING_INVALID_CONFIG, format_args!("near cache: {e}")))?;
         // SAFETY: non-NULL and writable by contract.
-        unsafe { write(out_cache, Box::into_raw(Box::new(ring_near_cache_t { cache: Arc::new(cache) }))) };
+        unsafe { write(out_cache, into_handle(ring_near_cache_t { cache: Arc::new(cache) })) };
         Ok(())
     })
 }
@@ -446,22 +431,15 @@ pub unsafe extern "C" fn ring_near_cache_new(
 /// `cache` must be NULL or a live handle, released once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_near_cache_free(cache: *mut ring_near_cache_t) {
-    let _ = std::panic::catch_unwind(|| {
-        if !cache.is_null() {
-            // SAFETY: the handle came from `Box::into_raw` in `ring_near_cache_new`.
-            drop(unsafe { Box::from_raw(cache) });
-        }
-    });
+    // SAFETY: NULL or a live handle from `ring_near_cache_new`, released once by contract.
+    unsafe { free_handle(cache) }
 }
 
 /// # Safety
 /// `handle` must be NULL or a live cache handle.
 unsafe fn cache_ref<'a>(handle: *const ring_near_cache_t) -> Result<&'a Arc<NearCache>, ring_result> {
-    if handle.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `cache` is NULL")));
-    }
-    // SAFETY: the caller holds a live handle.
-    Ok(unsafe { &(*handle).cache })
+    // SAFETY: forwarded contract.
+    Ok(unsafe { &handle_ref(handle, "cache")?.cache })
 }
 
 /// Stores a copy of the `value_len` bytes at `value` under the `key_len`

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use shardring::{Node, Ring};
 
-use crate::boundary::{boundary, bytes, non_null, out_slice, text, write, write_fingerprint_hex, write_str};
+use crate::boundary::{
+    boundary, bytes, handle_ref, non_null, out_slice, text, write, write_fingerprint_hex, write_str,
+};
 use crate::error::ring_result::{self, *};
 use crate::error::{core_error, fail};
 use crate::options::{build_ring, read_legacy_options, read_options, ring_options_t};
@@ -27,11 +29,8 @@ pub struct ring_t {
 /// # Safety
 /// `handle` must be NULL or a live handle from this library.
 pub(crate) unsafe fn ring_ref<'a>(handle: *const ring_t) -> Result<&'a Ring, ring_result> {
-    if handle.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `ring` is NULL")));
-    }
-    // SAFETY: the caller holds a reference on a live handle.
-    Ok(unsafe { &(*handle).ring })
+    // SAFETY: forwarded contract.
+    Ok(unsafe { &handle_ref(handle, "ring")?.ring })
 }
 
 /// The snapshot behind a handle, shared.
@@ -39,15 +38,8 @@ pub(crate) unsafe fn ring_ref<'a>(handle: *const ring_t) -> Result<&'a Ring, rin
 /// # Safety
 /// As [`ring_ref`].
 pub(crate) unsafe fn ring_shared(handle: *const ring_t) -> Result<Arc<Ring>, ring_result> {
-    if handle.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `ring` is NULL")));
-    }
-    // SAFETY: the caller holds a reference on a live handle.
-    Ok(unsafe { Arc::clone(&(*handle).ring) })
-}
-
-fn into_handle(ring: Ring) -> *mut ring_t {
-    shared_handle(Arc::new(ring))
+    // SAFETY: forwarded contract.
+    Ok(Arc::clone(&unsafe { handle_ref(handle, "ring") }?.ring))
 }
 
 /// A new handle (one reference) to a shared snapshot (a follower's).
@@ -58,7 +50,7 @@ pub(crate) fn shared_handle(ring: Arc<Ring>) -> *mut ring_t {
 /// Stores a new handle in `*out_ring` (checked non-NULL by the caller).
 fn hand_out(ring: Ring, out_ring: *mut *mut ring_t) {
     // SAFETY: every caller checks `out_ring` non-NULL first; it is writable by contract.
-    unsafe { write(out_ring, into_handle(ring)) }
+    unsafe { write(out_ring, shared_handle(Arc::new(ring))) }
 }
 
 /// Builds a ring from `node_count` nodes given as parallel arrays, on the

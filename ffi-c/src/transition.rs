@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use shardring::{NodeState, RingConfig, Transition};
 
-use crate::boundary::{boundary, bytes, non_null, out_slice, text, write};
+use crate::boundary::{boundary, bytes, free_handle, handle_ref, into_handle, non_null, out_slice, text, write};
 use crate::error::ring_result::{self, *};
 use crate::error::{core_error, fail};
 use crate::ring::ring_t;
@@ -36,16 +36,13 @@ pub struct ring_transition_t {
 /// # Safety
 /// `handle` must be NULL or a live transition handle.
 pub(crate) unsafe fn transition_ref<'a>(handle: *const ring_transition_t) -> Result<&'a Transition, ring_result> {
-    if handle.is_null() {
-        return Err(fail(RING_NULL_ARGUMENT, format_args!("argument `transition` is NULL")));
-    }
-    // SAFETY: the caller holds a live handle.
-    Ok(unsafe { &(*handle).transition })
+    // SAFETY: forwarded contract.
+    Ok(unsafe { &handle_ref(handle, "transition")?.transition })
 }
 
 /// A new handle over a shared transition.
 pub(crate) fn transition_handle(transition: Arc<Transition>) -> *mut ring_transition_t {
-    Box::into_raw(Box::new(ring_transition_t { transition }))
+    into_handle(ring_transition_t { transition })
 }
 
 /// Builds a transition from a JSON ring config (`json_len` bytes of UTF-8)
@@ -263,10 +260,6 @@ pub unsafe extern "C" fn ring_transition_fingerprint(transition: *const ring_tra
 /// `transition` must be NULL or a live handle, not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ring_transition_free(transition: *mut ring_transition_t) {
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if !transition.is_null() {
-            // SAFETY: a live handle from transition_handle, released once by contract.
-            drop(unsafe { Box::from_raw(transition) });
-        }
-    }));
+    // SAFETY: NULL or a live handle from transition_handle, released once by contract.
+    unsafe { free_handle(transition) }
 }
