@@ -76,6 +76,25 @@ inline void check(ring_result code) {
     if (code != RING_OK) throw Error(code, ring_last_error());
 }
 inline const uint8_t *bytes(std::string_view text) noexcept { return reinterpret_cast<const uint8_t *>(text.data()); }
+
+/// The owner of one boxed C handle, released once by Free: what every
+/// move-only class below inherits. Moving swaps the handles, so the
+/// moved-from object releases the other's (or nothing).
+template <typename T, void (*Free)(T *)>
+class Owner {
+  protected:
+    Owner() noexcept = default;
+    Owner(const Owner &) = delete;
+    Owner &operator=(const Owner &) = delete;
+    Owner(Owner &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+    Owner &operator=(Owner &&other) noexcept {
+        std::swap(handle_, other.handle_);
+        return *this;
+    }
+    ~Owner() { Free(handle_); }
+
+    T *handle_ = nullptr;
+};
 }  // namespace detail
 
 /// A node for construction: id (non-empty UTF-8), weight (finite, >= 0; 0 =
@@ -498,7 +517,7 @@ struct SpreadPlan {
 
 /// A HeavyKeeper sketch of the most requested keys (ring_hot_keys_t);
 /// move-only. Rings it watches keep it alive.
-class HotKeys {
+class HotKeys : detail::Owner<ring_hot_keys_t, ring_hot_keys_free> {
   public:
     /// A sketch of the top keys, width buckets per row, one lookup in
     /// sample counted, counts halving every half_life_ms (ring_hot_keys_new).
@@ -507,14 +526,6 @@ class HotKeys {
                      uint32_t sample = RING_HOT_KEYS_SAMPLE, uint64_t half_life_ms = RING_HOT_KEYS_HALF_LIFE_MS) {
         detail::check(ring_hot_keys_new(top, width, sample, half_life_ms, &handle_));
     }
-    HotKeys(const HotKeys &) = delete;
-    HotKeys &operator=(const HotKeys &) = delete;
-    HotKeys(HotKeys &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-    HotKeys &operator=(HotKeys &&other) noexcept {
-        std::swap(handle_, other.handle_);
-        return *this;
-    }
-    ~HotKeys() { ring_hot_keys_free(handle_); }
 
     /// Shows the sketch one lookup of key (ring_hot_keys_observe).
     void observe(std::string_view key) const {
@@ -547,13 +558,10 @@ class HotKeys {
         ring_hot_top_free(top);
         return keys;
     }
-
-  private:
-    ring_hot_keys_t *handle_ = nullptr;
 };
 
 /// The fleet's agreed hot keys at one epoch (ring_hot_set_t); move-only.
-class HotSet {
+class HotSet : detail::Owner<ring_hot_set_t, ring_hot_set_free> {
   public:
     /// Reads P/hot's JSON (ring_hot_set_new_from_json). Throws Error (RING_INVALID_CONFIG).
     static HotSet from_json(std::string_view json) {
@@ -561,14 +569,6 @@ class HotSet {
         detail::check(ring_hot_set_new_from_json(json.data(), json.size(), &set.handle_));
         return set;
     }
-    HotSet(const HotSet &) = delete;
-    HotSet &operator=(const HotSet &) = delete;
-    HotSet(HotSet &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-    HotSet &operator=(HotSet &&other) noexcept {
-        std::swap(handle_, other.handle_);
-        return *this;
-    }
-    ~HotSet() { ring_hot_set_free(handle_); }
 
     /// Its publication number (ring_hot_set_epoch).
     uint64_t epoch() const noexcept { return ring_hot_set_epoch(handle_); }
@@ -583,11 +583,10 @@ class HotSet {
 
   private:
     HotSet() = default;
-    ring_hot_set_t *handle_ = nullptr;
 };
 
 /// A small TTL cache of hot keys' values (ring_near_cache_t); move-only.
-class NearCache {
+class NearCache : detail::Owner<ring_near_cache_t, ring_near_cache_free> {
   public:
     /// Hits, misses and entries held (ring_near_cache_stats).
     struct Stats {
@@ -601,14 +600,6 @@ class NearCache {
     /// At most capacity entries, each served for ttl_ms (ring_near_cache_new).
     /// Throws Error (RING_INVALID_CONFIG).
     NearCache(size_t capacity, uint64_t ttl_ms) { detail::check(ring_near_cache_new(capacity, ttl_ms, &handle_)); }
-    NearCache(const NearCache &) = delete;
-    NearCache &operator=(const NearCache &) = delete;
-    NearCache(NearCache &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-    NearCache &operator=(NearCache &&other) noexcept {
-        std::swap(handle_, other.handle_);
-        return *this;
-    }
-    ~NearCache() { ring_near_cache_free(handle_); }
 
     /// Stores a copy of value under key (ring_near_cache_put).
     void put(std::string_view key, std::string_view value) const {
@@ -648,28 +639,17 @@ class NearCache {
         detail::check(ring_near_cache_stats(handle_, &stats.hits, &stats.misses, &stats.entries));
         return stats;
     }
-
-  private:
-    ring_near_cache_t *handle_ = nullptr;
 };
 
 /// The exact difference between two rings (ring_diff_t); independent of the
 /// rings it was made from. Node ids in its flows and arcs are valid while it lives.
-class Diff {
+class Diff : detail::Owner<ring_diff_t, ring_diff_free> {
   public:
     /// Compares old_ring and new_ring position by position (ring_diff).
     /// Throws Error (RING_SEED_MISMATCH, RING_ALGORITHM_MISMATCH, RING_EMPTY_RING).
     Diff(const Ring &old_ring, const Ring &new_ring) {
         detail::check(ring_diff(old_ring.handle(), new_ring.handle(), &handle_));
     }
-    Diff(const Diff &) = delete;
-    Diff &operator=(const Diff &) = delete;
-    Diff(Diff &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-    Diff &operator=(Diff &&other) noexcept {
-        std::swap(handle_, other.handle_);
-        return *this;
-    }
-    ~Diff() { ring_diff_free(handle_); }
 
     /// Fraction of the hash space whose owner differs, in [0, 1].
     double moved_share() const noexcept { return ring_diff_moved_share(handle_); }
@@ -715,9 +695,6 @@ class Diff {
         for (size_t i = 0; i < arc_count(); i++) all.push_back(arc(i));
         return all;
     }
-
-  private:
-    ring_diff_t *handle_ = nullptr;
 };
 
 /// The exact difference between two rings: Diff(old_ring, new_ring).
@@ -783,7 +760,7 @@ class Lease {
 /// (ring_tracker_t; Mirrokni, Thorup and Zadimoghaddam, 2017). acquire,
 /// release, swap and the load reads may run on many threads at once.
 /// Move-only.
-class LoadTracker {
+class LoadTracker : detail::Owner<ring_tracker_t, ring_tracker_free> {
   public:
     /// A tracker over ring's snapshot with every load 0 and balance factor
     /// 1 + epsilon (ring_tracker_new). Throws Error (RING_INVALID_EPSILON).
@@ -795,14 +772,6 @@ class LoadTracker {
         detail::check(ring_tracker_new_haproxy(ring.handle(), hash_balance_factor, &tracker.handle_));
         return tracker;
     }
-    LoadTracker(const LoadTracker &) = delete;
-    LoadTracker &operator=(const LoadTracker &) = delete;
-    LoadTracker(LoadTracker &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-    LoadTracker &operator=(LoadTracker &&other) noexcept {
-        std::swap(handle_, other.handle_);
-        return *this;
-    }
-    ~LoadTracker() { ring_tracker_free(handle_); }
 
     /// Places a request for key on the first node of its preference order
     /// under capacity and adds one to its load (ring_tracker_acquire); the
@@ -839,13 +808,12 @@ class LoadTracker {
 
   private:
     LoadTracker() = default;
-    ring_tracker_t *handle_ = nullptr;
 };
 
 /// A ring whose members are warming up or draining (ring_transition_t;
 /// core/SPEC.md, Transitions): read_nodes and write_nodes give where to read
 /// and write a key. Move-only; ids are views into it, valid while it lives.
-class Transition {
+class Transition : detail::Owner<ring_transition_t, ring_transition_free> {
   public:
     /// From a JSON ring config whose nodes may carry "state"
     /// (ring_transition_new_from_json). Throws Error.
@@ -863,14 +831,6 @@ class Transition {
         return t;
     }
 
-    Transition(const Transition &) = delete;
-    Transition &operator=(const Transition &) = delete;
-    Transition(Transition &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-    Transition &operator=(Transition &&other) noexcept {
-        std::swap(handle_, other.handle_);
-        return *this;
-    }
-    ~Transition() { ring_transition_free(handle_); }
 
     /// Where to read key: the active owner, then the old owner when it differs
     /// (ring_transition_read_nodes). Throws Error (RING_EMPTY_RING).
@@ -944,7 +904,6 @@ class Transition {
             return out;
         }
     };
-    ring_transition_t *handle_ = nullptr;
 };
 
 /// A ring kept current by a background thread, from the member records

@@ -13,10 +13,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "ring.hpp"
+
+// Each handle class owns its C handle alone: moved, never copied.
+template <typename T>
+constexpr bool move_only = !std::is_copy_constructible_v<T> && !std::is_copy_assignable_v<T> &&
+                           std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>;
+static_assert(move_only<shardring::HotKeys> && move_only<shardring::HotSet> && move_only<shardring::NearCache> &&
+              move_only<shardring::Diff> && move_only<shardring::LoadTracker> && move_only<shardring::Transition> &&
+              move_only<shardring::Follower> && move_only<shardring::Lease>);
 
 static int passed, failed;
 #define CHECK(cond, ...)                                                \
