@@ -260,14 +260,14 @@ pub struct ring_spread_plan_t {
 }
 
 /// Writes `plan` of `key` to a C plan.
-fn fill_plan(plan: &SpreadPlan, key: &[u8], out: &mut ring_spread_plan_t) {
+fn fill_plan(plan: &SpreadPlan, out: &mut ring_spread_plan_t) {
     out.read = plan.read;
     out.read_copy = plan.read_copy;
     out.owner = plan.owner;
     out.copy_count = plan.copies.len();
     out.copies = [0; RING_MAX_HOT_COPIES];
     out.copies[..plan.copies.len()].copy_from_slice(&plan.copies);
-    let suffix = plan.copy_key.get(key.len()..).unwrap_or_default();
+    let suffix = plan.copy_suffix();
     out.copy_suffix = [0; RING_COPY_SUFFIX_LEN];
     out.copy_suffix[..suffix.len()].copy_from_slice(suffix);
     out.copy_suffix_len = suffix.len();
@@ -345,7 +345,7 @@ pub unsafe extern "C" fn ring_hot_set_plan(
         let (set, ring, key) = unsafe { (&(*set).set, ring_ref(ring)?, bytes(key, key_len, "key")?) };
         let plan = set.plan(ring, key).map_err(core_error)?;
         // SAFETY: non-NULL and writable by contract.
-        fill_plan(&plan, key, unsafe { &mut *out_plan });
+        fill_plan(&plan, unsafe { &mut *out_plan });
         Ok(())
     })
 }
@@ -376,7 +376,7 @@ pub unsafe extern "C" fn ring_follower_plan(
         let (ring, plan) = follower.plan(key).map_err(core_error)?;
         // SAFETY: non-NULL and writable by contract; `out_ring` written only when given.
         unsafe {
-            fill_plan(&plan, key, &mut *out_plan);
+            fill_plan(&plan, &mut *out_plan);
             if !out_ring.is_null() {
                 write(out_ring, shared_handle(ring));
             }
@@ -604,7 +604,7 @@ mod tests {
         };
         // SAFETY: a zeroed plan is a valid plan (integers, a bool and arrays).
         let mut out: ring_spread_plan_t = unsafe { std::mem::zeroed() };
-        fill_plan(&plan, b"k", &mut out);
+        fill_plan(&plan, &mut out);
         assert_eq!(&out.copy_suffix[..out.copy_suffix_len], b"#hot18446744073709551615");
         assert_eq!(out.copy_suffix[out.copy_suffix_len], 0);
         assert_eq!(&out.copies[..out.copy_count], &[1, 2]);

@@ -194,7 +194,8 @@ impl HotEntry {
     /// generation in decimal (`user:42#hot7`).
     pub fn copy_key(&self) -> Vec<u8> {
         let mut copy = self.key.clone();
-        copy.extend_from_slice(format!("#hot{}", self.generation).as_bytes());
+        copy.extend_from_slice(COPY_MARK);
+        copy.extend_from_slice(self.generation.to_string().as_bytes());
         copy
     }
 }
@@ -232,6 +233,21 @@ pub struct SpreadPlan {
     /// The copy key (empty when `copies` is).
     pub copy_key: Vec<u8>,
 }
+
+impl SpreadPlan {
+    /// What the copy key adds after the key: `#hot` and the generation in
+    /// decimal (`#hot7`); empty when `copy_key` is. For bindings that hand
+    /// the key and the suffix apart (C's `ring_spread_plan_t`).
+    pub fn copy_suffix(&self) -> &[u8] {
+        // The generation's digits hold no `#`, so the suffix starts at the
+        // last `#hot`, whatever the key holds.
+        let start = self.copy_key.windows(COPY_MARK.len()).rposition(|w| w == COPY_MARK);
+        start.map_or(&[], |start| &self.copy_key[start..])
+    }
+}
+
+/// What separates a key from its copy's generation in a copy key.
+const COPY_MARK: &[u8] = b"#hot";
 
 impl HotSet {
     /// A set at `epoch` holding `keys`.
@@ -553,6 +569,10 @@ mod tests {
         assert_eq!(reads, [list[0], list[1], list[2], list[0], list[1], list[2]]);
         let plan = set.plan(&ring, "k").unwrap();
         assert_eq!((plan.owner, &plan.copies[..], &plan.copy_key[..]), (list[0], &list[1..], &b"k#hot1"[..]));
+        assert_eq!(plan.copy_suffix(), b"#hot1");
+        let tricky = HotSet::new(1, vec![HotEntry::new("x#hot#hot9", 3, HotPhase::Spread, 12, 1.0)]).unwrap();
+        let plan = tricky.plan(&ring, "x#hot#hot9").unwrap();
+        assert_eq!((&plan.copy_key[..], plan.copy_suffix()), (&b"x#hot#hot9#hot12"[..], &b"#hot12"[..]));
         let cold = set.plan(&ring, "other").unwrap();
         assert_eq!((cold.read, cold.read_copy, cold.copies.len()), (ring.get_index("other").unwrap(), false, 0));
         for phase in [HotPhase::Writing, HotPhase::Leaving] {
