@@ -392,34 +392,49 @@ def test_a_migration_to_a_target_that_is_gone_fails_and_keeps_every_key(redises,
 
 def test_a_key_written_back_to_its_old_owner_fails_the_migration_naming_it(redises, tmp_path):
     """A client that breaks the protocol (it keeps writing a moving key on
-    its old owner, unguarded) puts the key back after MIGRATE took it: every
+    its old owner, unguarded) puts the key back after MIGRATE took it: each
     listing finds it again, so no listing is clean, and the run fails naming
-    the key rather than reporting the old owner empty."""
+    the key rather than reporting the old owner empty.
+
+    The writer is a thread racing the mover: on a loaded machine it can be
+    descheduled across the last listing, which then is clean, and the run
+    rightly succeeds after moving the key back more than once (`late`).
+    So each run either fails naming the key or reports it late, and up to
+    three runs must see the failure at least once."""
     ids = [s.address for s in redises]
     old, new = shardring.Ring(ids[:4]), shardring.Ring(ids)
     connections = {s.address: redis.Redis(host="127.0.0.1", port=s.port) for s in redises}
-    for i in range(2000):
-        connections[old.get(f"k{i}")].set(f"k{i}", i)
     rogue = next(f"k{i}" for i in range(2000) if old.get(f"k{i}") != new.get(f"k{i}"))
-    stop = threading.Event()
+    paths = ["--from", config(tmp_path / "old.json", ids[:4]), "--to", config(tmp_path / "new.json", ids)]
+    outcomes = []
+    for _ in range(3):
+        for connection in connections.values():
+            connection.flushall()
+        for i in range(2000):
+            connections[old.get(f"k{i}")].set(f"k{i}", i)
+        stop = threading.Event()
 
-    def write_back():
-        connection = redis.Redis(host="127.0.0.1", port=redises[ids.index(old.get(rogue))].port)
-        while not stop.is_set():  # no pause: back within tens of microseconds of each MIGRATE
-            connection.set(rogue, "rogue")
+        def write_back():
+            connection = redis.Redis(host="127.0.0.1", port=redises[ids.index(old.get(rogue))].port)
+            while not stop.is_set():  # no pause: back within tens of microseconds of each MIGRATE
+                connection.set(rogue, "rogue")
 
-    writer = threading.Thread(target=write_back)
-    writer.start()
-    while not connections[old.get(rogue)].get(rogue) == b"rogue":
-        time.sleep(0.001)
-    try:
-        paths = ["--from", config(tmp_path / "old.json", ids[:4]), "--to", config(tmp_path / "new.json", ids)]
-        result = subprocess.run([str(CLI), "rebalance", *paths, "--backend", "redis", "--migrate", "--json"],
-                                capture_output=True, text=True, timeout=120)
-    finally:
-        stop.set()
-        writer.join()
-    assert result.returncode == 1, result.stdout + result.stderr
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["remaining"] >= 1 and rogue in json.dumps(report["servers"]), report["servers"]
+        writer = threading.Thread(target=write_back)
+        writer.start()
+        while not connections[old.get(rogue)].get(rogue) == b"rogue":
+            time.sleep(0.001)
+        try:
+            result = subprocess.run([str(CLI), "rebalance", *paths, "--backend", "redis", "--migrate", "--json"],
+                                    capture_output=True, text=True, timeout=120)
+        finally:
+            stop.set()
+            writer.join()
+        assert result.returncode in (0, 1), result.stdout + result.stderr
+        report = json.loads(result.stdout.strip().splitlines()[-1])
+        if result.returncode == 1:
+            assert report["remaining"] >= 1 and rogue in json.dumps(report["servers"]), report["servers"]
+            return
+        assert report["late"] >= 1 and report["remaining"] == 0, report
+        outcomes.append(report["scans"])
+    raise AssertionError(f"three runs each ended clean (scans {outcomes}): the key written back was never refused")
 
