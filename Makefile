@@ -31,7 +31,7 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 SONAME := libring.so.$(if $(filter 0,$(VERSION_MAJOR)),0.$(VERSION_MINOR),$(VERSION_MAJOR))
 
-.PHONY: check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
+.PHONY: check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-release build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
 
 demo: system-deps build
 	bash examples/demo.sh
@@ -128,25 +128,44 @@ node/node_modules/.package-lock.json: node/package.json node/package-lock.json
 
 build: build-c build-py build-node build-cli
 
-build-cli:
-	cargo build --release -p shardring-cli
+# The one release build of libring, the Node binary and the CLI: the
+# artefacts `make dist` packs, which the in-tree tests and the demo use too.
+# zig links them against glibc 2.17 (manylinux2014); one cargo invocation,
+# so their dependencies compile once. target/release links to them, where
+# the tests, the docs and the examples look.
+ZIG_TARGET := x86_64-unknown-linux-gnu.2.17
+ZIG_RELEASE := $(CURDIR)/target/zig/x86_64-unknown-linux-gnu/release
+build-release: $(VENV)/.ready
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig \
+	  cargo zigbuild --release -p shardring-ffi -p shardring-node -p shardring-cli --target $(ZIG_TARGET)
+	mkdir -p $(LIBDIR)
+	for f in libring.so libring.a shardring; do ln -sfn $(ZIG_RELEASE)/$$f $(LIBDIR)/$$f; done
+
+build-cli: build-release
 
 # Programs linked in-tree (-L$(LIBDIR) -Wl,-rpath,$(LIBDIR)) record the SONAME,
-# so it sits beside cargo's libring.so as a symlink.
-build-c:
-	cargo build --release -p shardring-ffi
+# so it sits beside libring.so as a symlink.
+build-c: build-release
 	ln -sf libring.so $(LIBDIR)/$(SONAME)
 	mkdir -p build
 	cc $(CFLAGS) examples/c/place_words.c $(LDRING) -o build/place_words
 	cc $(CFLAGS) -pthread examples/c/follow.c $(LDRING) -o build/follow
 
-# maturin gets its own target dir so it does not rebuild pyo3 against cargo's.
+# The abi3 wheel for Python 3.10+ that `make dist` ships (the same command,
+# so dist finds it built), installed into the venv.
+WHEELS := $(CURDIR)/build/wheels
 build-py: $(VENV)/.ready
-	cd py && CARGO_TARGET_DIR=../target/maturin ../$(VENV)/bin/maturin develop --release -q
+	rm -rf $(WHEELS)
+	cd py && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig-py \
+	  maturin build --release -q --zig --compatibility manylinux2014 --features pyo3/abi3-py310 --out $(WHEELS)
+	$(PY) -m pip install -q --force-reinstall --no-deps $(WHEELS)/shardring-*.whl
 
-# Regenerates node/index.js and node/index.d.ts (committed; see check-generated).
-build-node: node/node_modules/.package-lock.json
-	cd node && npm run build
+# Regenerates node/index.js and node/index.d.ts (committed; see
+# check-generated) with a debug napi build, whose binary the release one
+# from build-release then replaces: Node's tests load what npm ships.
+build-node: node/node_modules/.package-lock.json build-release
+	cd node && npm run build:debug
+	cp $(ZIG_RELEASE)/libshardring_node.so node/shardring.linux-x64-gnu.node
 	cd examples/node && npm install --no-audit --no-fund --silent
 
 # Every release artefact into build/dist (RELEASING.md): abi3 manylinux2014

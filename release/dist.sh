@@ -26,11 +26,11 @@ soname=libring.so.$([ "$major" = 0 ] && echo "0.$minor" || echo "$major")
 out=$root/build/dist
 # Not build/stage, which `make check-install` uses (make test runs both at once).
 stage=$root/build/dist-stage
-# Zig-linked builds get target dirs of their own, apart from `make build`'s;
-# maturin's zig and cargo-zigbuild set the C compiler differently, so one dir
-# shared by both would rebuild on every switch.
-zig_target=$root/target/zig
-zig_release=$zig_target/x86_64-unknown-linux-gnu/release
+# The zig-linked builds are `make build`'s own (build-release, build-py), in
+# target/zig and target/zig-py: maturin's zig and cargo-zigbuild set the C
+# compiler differently, so one dir shared by both would rebuild on every
+# switch. After `make build` the cp310 wheel and libring are built already.
+zig_release=$root/target/zig/x86_64-unknown-linux-gnu/release
 rm -rf "$out" "$stage"
 mkdir -p "$out" "$stage"
 
@@ -62,9 +62,9 @@ for wheel in "$out"/*.whl; do
 done
 step "wheels and sdist in $(($(now) - start)) s"
 
-step "libring and the Node binding, linked against glibc 2.17 (cargo zigbuild)"
+step "libring and the Node binding, linked against glibc 2.17 (make build-release: cargo zigbuild)"
 start=$(now)
-CARGO_TARGET_DIR=$zig_target cargo zigbuild -q --release -p shardring-ffi -p shardring-node --target x86_64-unknown-linux-gnu.2.17
+make -s build-release
 check_glibc "$zig_release/libring.so"
 check_glibc "$zig_release/libshardring_node.so"
 step "built in $(($(now) - start)) s"
