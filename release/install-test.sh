@@ -169,11 +169,14 @@ same_owners owners-cpp.txt "C++"
 
 step "sdist (with Rust: pip builds it)"
 PATH=$rust_path
-# The sdist compiles into the Makefile's maturin target dir, whose
-# dependencies are built already.
+# What this proves is that the sdist holds everything a build needs and
+# places keys as the wheels do, not its optimisation: it compiles in the dev
+# profile (maturin's PEP 517 arguments) into the workspace's target/, whose
+# debug dependencies `make test` built already, instead of a cold release
+# build of every dependency.
 python3=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13.*/bin/python3.13 | tail -1)
 "$python3" -m venv venv-sdist
-CARGO_TARGET_DIR=$root/target/maturin venv-sdist/bin/pip install -q "$dist/shardring-$version.tar.gz"
+MATURIN_PEP517_ARGS="--profile dev" CARGO_TARGET_DIR=$root/target venv-sdist/bin/pip install -q "$dist/shardring-$version.tar.gz"
 venv-sdist/bin/pip install -q pytest
 venv-sdist/bin/python -m pytest -q -p no:cacheprovider "$root/py/tests/test_vectors.py"
 venv-sdist/bin/python "$root/release/install-test/usage.py" "$config" "${keys[@]}" >owners-sdist.txt
