@@ -22,7 +22,7 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude
 # ring.hpp needs C++17 (docs/c-api.md, C++).
 CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude
 LDRING := -L$(LIBDIR) -lring -Wl,-rpath,$(LIBDIR)
-VALGRIND := valgrind -q --error-exitcode=1 --suppressions=ffi-c/tests/valgrind.supp --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=definite,indirect
+VALGRIND := valgrind -q --error-exitcode=1 --suppressions=ffi-c/tests/valgrind.supp --leak-check=full --errors-for-leak-kinds=all --show-leak-kinds=all
 # The crate version and the C library's SONAME: libring.so.MAJOR from 1.0 on,
 # libring.so.0.MINOR before (a 0.y minor release may break the ABI; the same
 # rule as ffi-c/build.rs, which links the SONAME in).
