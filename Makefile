@@ -135,12 +135,16 @@ build: build-c build-py build-node build-cli
 # zig links them against glibc 2.17 (manylinux2014); one cargo invocation,
 # so their dependencies compile once. target/release links to them, where
 # the tests, the docs and the examples look. The `header` feature
-# regenerates include/ring.h on the way (check-generated).
+# regenerates include/ring.h on the way (check-generated). No strip: zig's
+# linker turns rustc's --strip-debug into a full strip, and valgrind's
+# suppressions (ffi-c/tests/valgrind.supp) match function names; dist strips
+# the debug sections alone from the copies it packs.
 ZIG_TARGET := x86_64-unknown-linux-gnu.2.17
 ZIG_RELEASE := $(CURDIR)/target/zig/x86_64-unknown-linux-gnu/release
 build-release: $(VENV)/.ready
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig \
-	  cargo zigbuild --release -p shardring-ffi -p shardring-node -p shardring-cli --features shardring-ffi/header --target $(ZIG_TARGET)
+	  cargo zigbuild --release --config 'profile.release.strip="none"' \
+	    -p shardring-ffi -p shardring-node -p shardring-cli --features shardring-ffi/header --target $(ZIG_TARGET)
 	mkdir -p $(LIBDIR)
 	for f in libring.so libring.a shardring; do ln -sfn $(ZIG_RELEASE)/$$f $(LIBDIR)/$$f; done
 

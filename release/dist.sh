@@ -74,6 +74,9 @@ c_dir=$stage/libring-$version-linux-x86_64
 # The pkg-config file is relocatable: prefix is where the tarball was unpacked.
 make -s install-files DESTDIR="$c_dir" PREFIX= LIBDIR="$zig_release" PC_PREFIX='$${pcfiledir}/../..'
 readelf -d "$c_dir/lib/libring.so.$version" | grep -qF "Library soname: [$soname]"
+# build-release keeps std's debug sections (and the symbols valgrind needs);
+# the packed copy keeps the symbols only, as a native release build would.
+strip --strip-debug "$c_dir/lib/libring.so.$version"
 cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
 tar -C "$stage" -czf "$out/libring-$version-linux-x86_64.tar.gz" "libring-$version-linux-x86_64"
 
@@ -82,6 +85,7 @@ step "npm packages"
 platform_dir=$stage/npm-linux-x64-gnu
 cp -r npm/linux-x64-gnu "$platform_dir"
 cp "$zig_release/libshardring_node.so" "$platform_dir/shardring.linux-x64-gnu.node"
+strip --strip-debug "$platform_dir/shardring.linux-x64-gnu.node"
 cp LICENSE-MIT LICENSE-APACHE "$platform_dir/"
 (cd "$platform_dir" && npm pack -q --pack-destination "$out" >/dev/null)
 # The main package: node/'s files but no binary, with the platform packages
