@@ -226,7 +226,7 @@ test-c: build-c
 	@# test, and wrapped by the C++ header.
 	@for f in $$(grep -oE 'ring_[a-z_]+\(' include/ring.h | tr -d '(' | sort -u); do \
 	  grep -q "$$f(" ffi-c/tests/*.c ffi-c/tests/*.cpp || { echo "no C test calls $$f"; exit 1; }; \
-	  grep -q "$$f(" include/ring.hpp || { echo "include/ring.hpp does not wrap $$f"; exit 1; }; done
+	  grep -qE "$$f\(|, $$f>" include/ring.hpp || { echo "include/ring.hpp does not wrap $$f"; exit 1; }; done
 	@# So is every function the library exports, including those no longer
 	@# declared in ring.h that programs built against earlier headers call.
 	@for f in $$(nm -D --defined-only $(LIBDIR)/libring.so | awk '$$3 ~ /^ring_/ {print $$3}'); do \
