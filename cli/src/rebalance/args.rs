@@ -12,7 +12,7 @@ use crate::server_access::ServerKind;
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 pub(crate) enum BackendName {
-    /// memcached (`lru_crawler metadump all`, get/add with flags and
+    /// memcached (`lru_crawler metadump hash`, get/add with flags and
     /// expiry; with --delete, delete).
     Memcached,
     /// Redis (SCAN, DUMP/PTTL/RESTORE; with --delete, EXISTS/DEL; with

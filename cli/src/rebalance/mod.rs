@@ -85,12 +85,11 @@ pub(crate) fn rebalance(args: &Args, out: &mut impl Write) -> Result<bool, CliEr
 }
 
 /// Scans after the first that may find new keys to move before a run
-/// stops. memcached's LRU crawler walks live lists, so an item the LRU
-/// maintainer moves between them during a metadump (after a read bumped it)
-/// can be missed: measured here, 2 of 100,000 items on servers being read,
-/// and 371 fresh items in one metadump of a server just written and read.
-/// And a client that has not yet seen a transition writes to the old owner
-/// alone.
+/// stops. A client that has not yet seen a transition writes to the old
+/// owner alone, and a memcached without `metadump hash` lists keys by walking its live
+/// LRU lists, which can pass over an item the LRU maintainer moves between
+/// them meanwhile (measured here: 2 of 100,000 items on servers being read,
+/// and 371 fresh items in one metadump of a server just written and read).
 const RESCANS: usize = 3;
 
 /// A run: scan every source, copy (and with `delete`, move) the keys that
