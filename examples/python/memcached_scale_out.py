@@ -216,6 +216,7 @@ def main() -> None:
         summary.update({k: warm[k] for k in ("warming", "warming_reads", "warming_seconds", "new_owner_alone",
                                              "fresh_written")})
         summary.update(rebalanced=warm["after"], copied=warm["report"]["copied"])
+        summary.update(ports=sorted(ports.values()))
         print(json.dumps(summary))
         return
     n = args.servers

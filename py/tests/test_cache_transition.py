@@ -83,12 +83,15 @@ def test_under_hot_writes_cold_keys_are_copied_and_hot_keys_end_current_or_missi
     assert all(r["failed"] == 0 for r in reports) and reports[0]["copied"] > 500, reports[0]
     changed = sum(r["changed"] for r in reports)
     moved = [k for k in keys if old.get(k) != new.get(k)]
-    stale, misses, hits = [], 0, 0
+    stale, misses, hits, cold_misses = [], 0, 0, []
+    hot_keys = set(hot)
     for key in moved:
         current = clients[old.get(key)].get(key)
         there = clients[new.get(key)].get(key)
         if there is None:
             misses += 1
+            if key not in hot_keys:
+                cold_misses.append(key)
         elif there == current:
             hits += 1
         else:
@@ -96,7 +99,9 @@ def test_under_hot_writes_cold_keys_are_copied_and_hot_keys_end_current_or_missi
     print(f"{len(moved)} moved keys: {hits} hits, {misses} misses, {len(stale)} stale; "
           f"{changed} copies dropped as changed meanwhile in {RUNS} runs; writes {counts}")
     assert stale == [], f"{len(stale)} stale values on their new owners, e.g. {stale[:5]}"
-    assert hits > 0.9 * len(moved), "the cold keys were copied"
+    # No client writes a cold key, so each moved one was copied. (How many
+    # hot keys end as hits depends on how fast the writers run.)
+    assert len(moved) - len(hot) > 500 and cold_misses == [], f"{len(cold_misses)} cold keys not copied"
     assert sum(c["incr"] for c in counts) > 1000, counts
 
 
