@@ -305,8 +305,10 @@ uninstall:
 	for d in lib/pkgconfig lib include; do \
 	  if [ -d $(DEST)/$$d ]; then rmdir --ignore-fail-on-non-empty $(DEST)/$$d; fi; done
 
+# Two workers, each taking whole test files (a module's servers start once):
+# most tests wait on servers, so two overlap well even beside another suite.
 test-py: build-py build-cli build-node build-c
-	$(PY) -m pytest -q py/tests
+	$(PY) -m pytest -q -n 2 --dist loadfile py/tests
 
 # 3 member agents and 12 followers (3 each in Rust, C, Python, Node) on a
 # real etcd through 200 membership changes: one fingerprint after each.
