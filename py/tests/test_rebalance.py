@@ -253,17 +253,23 @@ def test_dry_run_moves_nothing_and_counts_what_would(memcached, tmp_path):
     assert stat(memcached[4], "curr_items") == 0
 
 
-def wait_for_lines(path, count, process, timeout=60):
+def wait_for_items(server, count, process, timeout=60):
+    """Waits until memcached `server` holds `count` items, which `process`
+    (a rebalance, running) copies there."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if path.exists() and len(path.read_bytes().splitlines()) > count:
+        if stat(server, "curr_items") >= count:
             return
         assert process.poll() is None, f"the rebalance exited early: {process.communicate()}"
         time.sleep(0.02)
-    raise AssertionError(f"{path} did not reach {count} lines")
+    raise AssertionError(f"{server.address} did not reach {count} items")
 
 
 def test_killed_rebalance_resumes_and_copies_nothing_twice(memcached, tmp_path):
+    """A run killed mid-copy, then run again with its checkpoint: the
+    checkpoint is one line whatever the number of keys, and the rerun asks
+    the new owner first, so each key the killed run copied counts as done
+    before (none is read or written again)."""
     keys = words(20_000)
     clients = clients_of(memcached)
     ids = [s.address for s in memcached]
@@ -273,24 +279,22 @@ def test_killed_rebalance_resumes_and_copies_nothing_twice(memcached, tmp_path):
     first = subprocess.Popen([str(CLI), "rebalance", "--from", paths[0], "--to", paths[1], "--backend", "memcached",
                               "--rate", "2000", "--resume", str(checkpoint)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for_lines(checkpoint, 1000, first)
+    wait_for_items(memcached[4], 1000, first)
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
-    lines = checkpoint.read_bytes().splitlines()
-    assert lines[0].startswith(b"# shardring rebalance checkpoint: memcached from ")
-    done = len(lines) - 1
+    header = checkpoint.read_bytes()
+    assert header.startswith(b"# shardring rebalance checkpoint: memcached from ") and header.count(b"\n") == 1
+    done = stat(memcached[4], "curr_items")
     second = report(rebalance("--from", paths[0], "--to", paths[1], "--backend", "memcached",
                               "--resume", str(checkpoint), "--json"))
     assert 1000 <= done < second["to_move"], (done, second)
-    assert second["done_before"] == done
-    assert second["copied"] + second["present"] + second["done_before"] == second["to_move"]
-    # The batch in flight when the first run died may have landed unrecorded:
-    # the second run finds it there (present) and does not write it again.
-    assert second["present"] <= 256  # one batch (cli/src/rebalance/pass.rs BATCH)
+    assert second["done_before"] == done, second
+    assert second["present"] == 0 and second["copied"] + second["done_before"] == second["to_move"], second
     # Every moved key went to the 5th server, and it saw one write per key.
     assert stat(memcached[4], "cmd_set") == second["to_move"]
     assert stat(memcached[4], "curr_items") == second["to_move"]
     assert hits(clients, shardring.Ring(ids), keys) == 1.0
+    assert checkpoint.read_bytes() == header
     # A third run has nothing left to do.
     third = report(rebalance("--from", paths[0], "--to", paths[1], "--backend", "memcached",
                              "--resume", str(checkpoint), "--json"))
@@ -301,6 +305,43 @@ def test_killed_rebalance_resumes_and_copies_nothing_twice(memcached, tmp_path):
                         check=False)
     assert refused.returncode == 2
     assert "a checkpoint of another rebalance" in refused.stderr
+
+
+def test_killed_redis_move_resumes_and_reads_no_value_twice(redises, tmp_path):
+    """The same on Redis, the rerun with --delete: it finds the killed
+    run's copies with EXISTS, restores no key twice, and deletes every
+    moved key's old copy, those the killed run copied included."""
+    keys = words(20_000)
+    ids = [s.address for s in redises]
+    old, new = shardring.Ring(ids[:4]), shardring.Ring(ids)
+    fill("redis", redises, old, keys)
+    paths = config(tmp_path / "old.json", ids[:4]), config(tmp_path / "new.json", ids)
+    checkpoint = tmp_path / "checkpoint"
+    target = redis.Redis(port=redises[4].port)
+    first = subprocess.Popen([str(CLI), "rebalance", "--from", paths[0], "--to", paths[1], "--backend", "redis",
+                              "--rate", "2000", "--resume", str(checkpoint)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while target.dbsize() < 1000:
+        assert first.poll() is None and time.monotonic() < deadline, "the first run did not copy 1,000 keys"
+        time.sleep(0.02)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    leaving = [k for k in keys if old.get(k) != new.get(k)]
+    done = target.dbsize()
+    second = report(rebalance("--from", paths[0], "--to", paths[1], "--backend", "redis", "--delete",
+                              "--resume", str(checkpoint), "--json"))
+    assert 1000 <= done < second["to_move"] == len(leaving), (done, second)
+    assert second["done_before"] == done and second["present"] == 0, second
+    assert second["copied"] + second["done_before"] == second["to_move"] == second["deleted"], second
+    restores = target.info("commandstats").get("cmdstat_restore", {}).get("calls", 0)
+    assert restores == len(leaving), "one RESTORE per moved key over both runs"
+    held = holdings("redis", redises)
+    for key in keys:
+        owner = new.get(key)
+        assert key in held[owner], key
+        assert all(key not in held[s] for s in ids if s != owner), f"{key!r} left on its old owner"
+    assert checkpoint.read_bytes().count(b"\n") == 1
 
 
 def test_a_source_that_dies_mid_run_is_reported_and_the_others_finish(memcached, tmp_path):
@@ -319,7 +360,7 @@ def test_a_source_that_dies_mid_run_is_reported_and_the_others_finish(memcached,
                             "--to", config(tmp_path / "new.json", ids), "--backend", "memcached",
                             "--rate", "4000", "--resume", str(checkpoint), "--json"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_for_lines(checkpoint, 100, run)
+    wait_for_items(memcached[4], 100, run)
     next(s for s in memcached if s.address == victim).stop()
     stdout, stderr = run.communicate(timeout=120)
     assert run.returncode == 1, (stdout, stderr)
@@ -480,7 +521,9 @@ def test_only_delete_deletes_and_a_copy_says_what_stays(backend, memcached, redi
     fill(backend, servers, old, keys)
     paths = ["--from", config(tmp_path / "old.json", ids[:4]), "--to", config(tmp_path / "new.json", ids)]
     moving = {k for k in keys if new.get(k) != old.get(k)}
-    assert 800 < len(moving) < 1200, len(moving)
+    # About a fifth: the 5th server's share of 160 points varies by about 8%
+    # with its port (1,212 of 5,000 seen), so 5 standard deviations either way.
+    assert 600 < len(moving) < 1400, len(moving)
 
     copy = rebalance(*paths, "--backend", backend)
     first = copy.stdout.splitlines()[0]

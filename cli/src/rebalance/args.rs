@@ -72,8 +72,9 @@ pub(crate) struct Args {
     /// Print what would move (per source and target) and move nothing.
     #[arg(long)]
     pub(super) dry_run: bool,
-    /// A checkpoint file: what is done is recorded there, and a rerun with
-    /// the same file skips it.
+    /// A checkpoint file, one line naming the plan: a rerun with the same
+    /// file asks each key's new owner first (EXISTS, mg) and skips the keys
+    /// it holds, so a killed run resumes without copying anything twice.
     #[arg(long)]
     pub(super) resume: Option<PathBuf>,
     /// Move instead of copy: delete each moved key from its old owner once

@@ -77,6 +77,11 @@ pub(crate) trait Backend {
     /// Copies `keys` from `source` to `target`, never overwriting a value
     /// there; one outcome per key, in order.
     fn copy(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure>;
+    /// Which of `keys` `server` holds, one answer per key in order, read
+    /// without their values (Redis pipelined `EXISTS`, memcached pipelined
+    /// `mg`); a failure is the target's (a resumed run asks a key's new
+    /// owner).
+    fn held(&mut self, server: &str, keys: &[&Key]) -> Result<Vec<bool>, Failure>;
     /// Deletes each of `keys` from `source` once `target` is seen to hold it
     /// (a move); one outcome per key, in order.
     fn delete_moved(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Deletion>, Failure>;

@@ -363,6 +363,26 @@ impl Backend for Memcached {
         Ok(outcomes.into_iter().map(|o| o.expect("every key has an outcome")).collect())
     }
 
+    /// One pipelined `mg <key>` per key, which memcached (1.6 and later)
+    /// answers `HD` when it holds the key and `EN` when it does not.
+    fn held(&mut self, server: &str, keys: &[&Key]) -> Result<Vec<bool>, Failure> {
+        let names: Vec<&str> =
+            keys.iter().map(|k| text(&k.bytes)).collect::<Result<_, _>>().map_err(Failure::target)?;
+        let checks: Vec<u8> = names.iter().flat_map(|name| format!("mg {name}\r\n").into_bytes()).collect();
+        let replies = self.pipeline(server, &checks, None, names.len()).map_err(Failure::target)?;
+        names
+            .iter()
+            .zip(replies)
+            .map(|(name, reply)| match reply.as_str() {
+                "HD" => Ok(true),
+                "EN" => Ok(false),
+                _ => Err(Failure::target(format!(
+                    "{server}: mg {name:?} answered {reply:?} (memcached 1.6 or later answers HD or EN)"
+                ))),
+            })
+            .collect()
+    }
+
     /// A `gets` of the batch on the target, then one pipelined write of
     /// `delete`s on the source for the keys the target holds (`DELETED`, or
     /// `NOT_FOUND` when the key expired or was deleted meanwhile).

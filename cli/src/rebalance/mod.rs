@@ -3,8 +3,8 @@
 //! one, on real memcached or Redis servers whose addresses are the node
 //! ids. Which keys move is read off the diff's arcs (`Ring::diff`): a key
 //! moves when its hash lies in an arc that leaves its server. Copies are
-//! rate-limited, checkpointed (a resumed run skips what is done and copies
-//! nothing twice) and reported per server; a server that fails is reported
+//! rate-limited, resumable (a rerun with the checkpoint skips the keys their
+//! new owner holds and copies nothing twice) and reported per server; a server that fails is reported
 //! and the others go on. Nothing is deleted unless `--delete` asks for a
 //! move: a copy can always be run again, a deletion cannot be undone.
 
@@ -321,6 +321,12 @@ mod tests {
                 });
             }
             Ok(outcomes)
+        }
+
+        fn held(&mut self, server: &str, keys: &[&Key]) -> Result<Vec<bool>, Failure> {
+            let servers = self.servers.borrow();
+            let held = servers.get(&self.server(server));
+            Ok(keys.iter().map(|k| held.is_some_and(|s| s.contains_key(&k.bytes))).collect())
         }
 
         fn delete_moved(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Deletion>, Failure> {

@@ -1,6 +1,6 @@
 //! The copy loop of `rebalance`: a pass over the sources, scan after scan,
 //! copying (and with `--delete`, moving) the keys that leave each server in
-//! batches, rate-limited and checkpointed.
+//! batches, rate-limited; a resumed run first asks each key's new owner.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -219,7 +219,7 @@ impl Pass<'_> {
     }
 
     /// Copies `work` in batches of one source and one target (and deletes
-    /// the old copies with `delete`), rate-limited and checkpointed.
+    /// the old copies with `delete`), rate-limited.
     pub(super) fn copy(&mut self, work: &[(String, Key, String)]) -> Result<(), CliError> {
         let mut batches: BTreeMap<(&str, &str), Vec<&Key>> = BTreeMap::new();
         for (source, key, target) in work {
@@ -282,11 +282,26 @@ impl Pass<'_> {
         if self.args.migrate {
             return self.migrate_batch(source, target, chunk);
         }
-        let checkpoint = &mut self.checkpoint;
-        let fresh: Vec<&Key> = chunk.iter().copied().filter(|k| !checkpoint.is_done(source, &k.bytes, false)).collect();
-        tally.done_before += (chunk.len() - fresh.len()) as u64;
-        self.pacer.wait(fresh.len());
         let (from, to) = (self.args.address(source), self.args.address(target));
+        // Resumed: a key its new owner holds already (an earlier run's copy,
+        // or a client's write) is done before, found without reading values.
+        let (fresh, mut moved): (Vec<&Key>, Vec<&Key>) = if self.checkpoint.resumed {
+            match self.store.held(to, chunk) {
+                Ok(held) => {
+                    let (done, fresh): (Vec<_>, Vec<_>) = chunk.iter().zip(held).partition(|(_, held)| *held);
+                    (fresh.into_iter().map(|(k, _)| *k).collect(), done.into_iter().map(|(k, _)| *k).collect())
+                }
+                Err(failure) => {
+                    tally.failed += chunk.len() as u64;
+                    self.fail(source, target, failure);
+                    return Ok(());
+                }
+            }
+        } else {
+            (chunk.to_vec(), Vec::new())
+        };
+        tally.done_before += moved.len() as u64;
+        self.pacer.wait(fresh.len());
         let outcomes = if fresh.is_empty() { Ok(Vec::new()) } else { self.store.copy(from, to, &fresh) };
         let outcomes = match outcomes {
             Ok(outcomes) => outcomes,
@@ -296,32 +311,21 @@ impl Pass<'_> {
                 return Ok(());
             }
         };
-        let mut moved: Vec<&Key> =
-            chunk.iter().copied().filter(|k| checkpoint.is_done(source, &k.bytes, false)).collect();
         for (key, outcome) in fresh.iter().zip(outcomes) {
             match outcome {
                 Outcome::Copied { bytes } => {
                     tally.copied += 1;
                     tally.bytes += bytes;
-                    checkpoint.record("copied", source, &key.bytes)?;
                     moved.push(key);
                 }
                 Outcome::Present => {
                     tally.present += 1;
-                    checkpoint.record("present", source, &key.bytes)?;
                     moved.push(key);
                 }
-                Outcome::Gone => {
-                    tally.gone += 1;
-                    checkpoint.record("gone", source, &key.bytes)?;
-                }
-                Outcome::Changed => {
-                    tally.changed += 1;
-                    checkpoint.record("changed", source, &key.bytes)?;
-                }
+                Outcome::Gone => tally.gone += 1,
+                Outcome::Changed => tally.changed += 1,
             }
         }
-        moved.retain(|key| !checkpoint.is_done(source, &key.bytes, true));
         if !self.delete || moved.is_empty() {
             return Ok(());
         }
@@ -336,10 +340,8 @@ impl Pass<'_> {
                                 "{to} does not hold {:?}: its copy on {from} stays",
                                 String::from_utf8_lossy(&key.bytes)
                             ));
-                            continue;
                         }
                     }
-                    checkpoint.record("deleted", source, &key.bytes)?;
                 }
             }
             Err(failure) => {

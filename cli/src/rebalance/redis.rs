@@ -172,24 +172,34 @@ impl Backend for Redis {
         Ok(outcomes.into_iter().map(|o| o.expect("every key has an outcome")).collect())
     }
 
-    /// One pipeline of `EXISTS` on the target, then one of `DEL` on the
-    /// source for the keys the target holds.
-    fn delete_moved(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Deletion>, Failure> {
+    /// One pipeline of `EXISTS`.
+    fn held(&mut self, server: &str, keys: &[&Key]) -> Result<Vec<bool>, Failure> {
         let mut checks = redis::pipe();
         for key in keys {
             checks.cmd("EXISTS").arg(&key.bytes);
         }
-        let held = self.pipelined(target, &checks, keys.len()).map_err(Failure::target)?;
+        let replies = self.pipelined(server, &checks, keys.len()).map_err(Failure::target)?;
+        replies
+            .into_iter()
+            .map(|reply| match reply {
+                Value::Int(count) => Ok(count > 0),
+                other => Err(Failure::target(format!("{server}: EXISTS answered {other:?}"))),
+            })
+            .collect()
+    }
+
+    /// One pipeline of `EXISTS` on the target, then one of `DEL` on the
+    /// source for the keys the target holds.
+    fn delete_moved(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Deletion>, Failure> {
+        let held = self.held(target, keys)?;
         let mut deletes = redis::pipe();
         let mut outcomes = Vec::with_capacity(keys.len());
-        for (key, reply) in keys.iter().zip(&held) {
-            match reply {
-                Value::Int(1) => {
-                    deletes.cmd("DEL").arg(&key.bytes);
-                    outcomes.push(Deletion::Deleted);
-                }
-                Value::Int(0) => outcomes.push(Deletion::Missing),
-                other => return Err(Failure::target(format!("{target}: EXISTS answered {other:?}"))),
+        for (key, held) in keys.iter().zip(held) {
+            if held {
+                deletes.cmd("DEL").arg(&key.bytes);
+                outcomes.push(Deletion::Deleted);
+            } else {
+                outcomes.push(Deletion::Missing);
             }
         }
         let count = outcomes.iter().filter(|o| matches!(o, Deletion::Deleted)).count();
