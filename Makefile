@@ -31,7 +31,7 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 SONAME := libring.so.$(if $(filter 0,$(VERSION_MAJOR)),0.$(VERSION_MINOR),$(VERSION_MAJOR))
 
-.PHONY: check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-release build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
+.PHONY: check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-release wheel build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
 
 demo: system-deps build
 	bash examples/demo.sh
@@ -140,7 +140,13 @@ build: build-c build-py build-node build-cli
 # suppressions (ffi-c/tests/valgrind.supp) match function names; dist strips
 # the debug sections alone from the copies it packs.
 ZIG_TARGET := x86_64-unknown-linux-gnu.2.17
-ZIG_RELEASE := $(CURDIR)/target/zig/x86_64-unknown-linux-gnu/release
+# dist.sh reads it from the environment.
+export ZIG_RELEASE := $(CURDIR)/target/zig/x86_64-unknown-linux-gnu/release
+# cargo-zigbuild's and maturin's compiler wrappers live in this cache, and
+# cargo rebuilds everything when CC's path changes: pinned here, a caller
+# with another HOME or XDG_CACHE_HOME (ffi-c/tests/readme.sh) finds the
+# release build up to date instead of replacing files other suites run.
+export CARGO_ZIGBUILD_CACHE_DIR := $(CURDIR)/target/zig-cache
 build-release: $(VENV)/.ready
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig \
 	  cargo zigbuild --release --config 'profile.release.strip="none"' \
@@ -158,13 +164,21 @@ build-c: build-release
 	cc $(CFLAGS) examples/c/place_words.c $(LDRING) -o build/place_words
 	cc $(CFLAGS) -pthread examples/c/follow.c $(LDRING) -o build/follow
 
-# The abi3 wheel for Python 3.10+ that `make dist` ships (the same command,
-# so dist finds it built), installed into the venv.
+# An abi3 manylinux2014 wheel for Python ABI and up (abi3-py39 or
+# abi3-py310) into WHEEL_OUT, linked by zig against glibc 2.17. The one
+# wheel command: build-py and dist (release/dist.sh) both run it, so dist
+# finds build-py's wheel built.
+ABI := abi3-py310
+WHEEL_OUT := $(CURDIR)/build/wheels
+wheel: $(VENV)/.ready
+	cd py && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig-py \
+	  maturin build --release -q --zig --compatibility manylinux2014 --features pyo3/$(ABI) --out $(WHEEL_OUT)
+
+# The abi3 wheel for Python 3.10+ that `make dist` ships, installed into the venv.
 WHEELS := $(CURDIR)/build/wheels
 build-py: $(VENV)/.ready
 	rm -rf $(WHEELS)
-	cd py && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig-py \
-	  maturin build --release -q --zig --compatibility manylinux2014 --features pyo3/abi3-py310 --out $(WHEELS)
+	$(MAKE) -s wheel ABI=abi3-py310 WHEEL_OUT=$(WHEELS)
 	$(PY) -m pip install -q --force-reinstall --no-deps $(WHEELS)/shardring-*.whl
 
 # Regenerates node/index.js and node/index.d.ts (committed; see

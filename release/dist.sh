@@ -26,11 +26,13 @@ soname=libring.so.$([ "$major" = 0 ] && echo "0.$minor" || echo "$major")
 out=$root/build/dist
 # Not build/stage, which `make check-install` uses (make test runs both at once).
 stage=$root/build/dist-stage
-# The zig-linked builds are `make build`'s own (build-release, build-py), in
-# target/zig and target/zig-py: maturin's zig and cargo-zigbuild set the C
-# compiler differently, so one dir shared by both would rebuild on every
-# switch. After `make build` the cp310 wheel and libring are built already.
-zig_release=$root/target/zig/x86_64-unknown-linux-gnu/release
+# The zig-linked builds are `make build`'s own (build-release, and `make
+# wheel` for build-py), in target/zig and target/zig-py: maturin's zig and
+# cargo-zigbuild set the C compiler differently, so one dir shared by both
+# would rebuild on every switch. After `make build` the cp310 wheel and
+# libring are built already. The Makefile exports where build-release puts
+# its files.
+zig_release=${ZIG_RELEASE:?run release/dist.sh through make dist}
 rm -rf "$out" "$stage"
 mkdir -p "$out" "$stage"
 
@@ -52,7 +54,7 @@ check_glibc() {
 step "Python wheels (abi3, manylinux2014) and sdist"
 start=$(now)
 for abi in abi3-py39 abi3-py310; do
-    (cd py && CARGO_TARGET_DIR=$root/target/zig-py maturin build --release -q --zig --compatibility manylinux2014 --features "pyo3/$abi" --out "$out")
+    make -s wheel ABI="$abi" WHEEL_OUT="$out"
 done
 (cd py && maturin sdist --out "$out" >/dev/null)
 for wheel in "$out"/*.whl; do

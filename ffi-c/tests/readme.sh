@@ -57,13 +57,10 @@ want="$(says "$tmp/app.c")"
 [ -n "$want" ] || { echo "docs: app.c's first line does not say what it prints"; exit 1; }
 
 mkdir "$tmp/home"
-# A fresh bash with -e, HOME moved (the Rust toolchain stays where it is, and
-# so do zig's and cargo-zigbuild's caches: under a new cache dir their
-# compiler wrappers get new paths, and `make install` would rebuild the whole
-# release build, replacing the files other suites are running), and `make`
-# run in the repository.
+# A fresh bash with -e, HOME moved (the Rust toolchain stays where it is; the
+# Makefile pins cargo-zigbuild's cache, so `make install` finds the release
+# build up to date), and `make` run in the repository.
 env HOME="$tmp/home" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" \
-    XDG_CACHE_HOME="${XDG_CACHE_HOME:-$HOME/.cache}" \
     ROOT="$root" bash -euo pipefail -c \
     'make() { command make -s -C "$ROOT" "$@"; }; cd "$1"; source ./commands.sh' bash "$tmp" \
     > "$tmp/out" 2> "$tmp/err" || { cat "$tmp/err"; echo "docs: the C install commands failed"; exit 1; }
