@@ -414,3 +414,44 @@ impl Backend for Memcached {
         Ok(outcomes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    use super::*;
+
+    /// A memcached too old for the hash walk (none installs here: Debian's
+    /// answers both): a loopback listener that refuses `metadump hash` as
+    /// such a server reads it, as a slab class list, and lists one item for
+    /// `metadump all`; each command comes on a connection of its own.
+    #[test]
+    fn a_memcached_without_the_hash_walk_is_listed_with_metadump_all() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let address = listener.local_addr().expect("bound").to_string();
+        let server = std::thread::spawn(move || {
+            let mut commands = Vec::new();
+            for stream in listener.incoming().take(2) {
+                let mut stream = BufReader::new(stream.expect("a connection"));
+                let mut line = String::new();
+                stream.read_line(&mut line).expect("a command");
+                let reply: &[u8] = match line.as_str() {
+                    "lru_crawler metadump hash\r\n" => b"CLIENT_ERROR bad class id\r\n",
+                    "lru_crawler metadump all\r\n" => {
+                        b"key=old%20key exp=-1 la=1 cas=7 fetch=no cls=1 size=70\nEND\r\n"
+                    }
+                    _ => b"ERROR\r\n",
+                };
+                stream.get_mut().write_all(reply).expect("a reply");
+                commands.push(line);
+            }
+            commands
+        });
+        let keys = Memcached::default().keys(&address).expect("listed");
+        assert_eq!(keys.len(), 1);
+        assert_eq!((keys[0].bytes.as_slice(), keys[0].expiry, keys[0].size), (&b"old key"[..], None, 70));
+        let commands = server.join().expect("the listener ran");
+        assert_eq!(commands, ["lru_crawler metadump hash\r\n", "lru_crawler metadump all\r\n"]);
+    }
+}
