@@ -340,8 +340,8 @@ test-node: build-node build-cli
 # (testdata/vectors.json is checked by `cargo test`: core/tests/vectors.rs;
 # docs/bad-inputs.md is rendered from testdata/bad-inputs.json; cbindgen runs
 # in ffi-c's build script under the `header` feature, which build-release
-# turns on; the script reruns when ffi-c/src, cbindgen.toml or ring.h itself
-# change, so a hand edit of ring.h is written over and shows here.)
+# turns on; the script reruns when ffi-c/src or cbindgen.toml change, so a
+# hand edit of ring.h alone needs `cargo check -p shardring-ffi --features header`.)
 check-generated: build-node build-release
 	git diff --exit-code -- include/ring.h node/index.d.ts node/index.js \
 	  || { echo "generated files are stale: commit the regenerated versions above"; exit 1; }
