@@ -45,13 +45,22 @@ const DUMP_HASH: &[u8] = b"lru_crawler metadump hash\r\n";
 /// reads it as a slab class and answers with an error).
 const DUMP_LRU: &[u8] = b"lru_crawler metadump all\r\n";
 
+/// A metadump being read: the bytes [`Memcached::start_dump`] read to see
+/// its first line whole, then the rest of its connection.
+type Dump = BufReader<std::io::Chain<std::io::Cursor<Vec<u8>>, Stream>>;
+
+/// How a memcached without the hash walk refuses `metadump hash`: it reads
+/// `hash` as a slab class (`BADCLASS invalid class id`, as Debian's 1.6.18
+/// answers `metadump 999x`), or, older still, does not know the command.
+const REFUSALS: [&[u8]; 3] = [b"BADCLASS", b"CLIENT_ERROR", b"ERROR"];
+
 /// Memcached servers by address (`host:port`, the node ids).
 #[derive(Default)]
 pub(crate) struct Memcached {
     /// One text-protocol connection per server, requests pipelined on it.
     pipes: HashMap<String, BufReader<Stream>>,
     /// The metadump under way on each server being listed, on its own connection.
-    dumps: HashMap<String, BufReader<Stream>>,
+    dumps: HashMap<String, Dump>,
     /// TLS to every server (memcached's `-Z`) or plain TCP, and the user
     /// of memcached's text-protocol authentication (`-Y`), if any.
     access: Credentials,
@@ -72,21 +81,29 @@ impl Memcached {
     }
 
     /// A connection to `server` on which a metadump has started: `command`,
-    /// or [`DUMP_LRU`] when the server refuses a hash walk before sending
-    /// any item. (A dump cannot be pipelined behind another command, so
-    /// the fallback opens a connection of its own.)
-    fn start_dump(&self, server: &str, command: &[u8]) -> Result<BufReader<Stream>, Failure> {
+    /// or [`DUMP_LRU`] when the server refuses a hash walk ([`REFUSALS`])
+    /// on its first line, which is read whole for that. (A dump cannot be
+    /// pipelined behind another command, so the fallback opens a
+    /// connection of its own.)
+    fn start_dump(&self, server: &str, command: &[u8]) -> Result<Dump, Failure> {
         let io = |e: std::io::Error| Failure::source(format!("{server}: {e}"));
-        let stream = self.open(server, Duration::from_secs(30)).map_err(Failure::source)?;
-        let mut reader = BufReader::new(stream);
-        reader.get_mut().write_all(command).map_err(io)?;
+        let mut stream = self.open(server, Duration::from_secs(30)).map_err(Failure::source)?;
+        stream.write_all(command).map_err(io)?;
+        let mut first = Vec::new();
         if command == DUMP_HASH {
-            let first = reader.fill_buf().map_err(io)?;
-            if first.starts_with(b"ERROR") || first.starts_with(b"CLIENT_ERROR") {
+            let mut chunk = [0u8; 4096];
+            while !first.contains(&b'\n') {
+                let read = stream.read(&mut chunk).map_err(io)?;
+                if read == 0 {
+                    break;
+                }
+                first.extend_from_slice(&chunk[..read]);
+            }
+            if REFUSALS.iter().any(|refusal| first.starts_with(refusal)) {
                 return self.start_dump(server, DUMP_LRU);
             }
         }
-        Ok(reader)
+        Ok(BufReader::new(std::io::Cursor::new(first).chain(stream)))
     }
 
     /// The connection to `server`, opened on first use.
@@ -292,7 +309,8 @@ impl Backend for Memcached {
                 self.dumps.remove(server);
                 return Ok((0, keys));
             }
-            if line.starts_with("ERROR") || line.starts_with("CLIENT_ERROR") || line.starts_with("BUSY") {
+            let refused = ["ERROR", "CLIENT_ERROR", "BUSY", "BADCLASS", "NOTSTARTED"];
+            if refused.iter().any(|answer| line.starts_with(answer)) {
                 self.dumps.remove(server);
                 return Err(Failure::source(format!("{server}: lru_crawler metadump: {line}")));
             }
@@ -363,24 +381,29 @@ impl Backend for Memcached {
         Ok(outcomes.into_iter().map(|o| o.expect("every key has an outcome")).collect())
     }
 
-    /// One pipelined `mg <key>` per key, which memcached (1.6 and later)
-    /// answers `HD` when it holds the key and `EN` when it does not.
+    /// One pipelined `mg <key> k` per key: memcached answers `HD` when it
+    /// holds the key (`OK` before 1.6.10) and `EN` when it does not; one
+    /// without meta commands (before 1.6) answers `ERROR`, and then a
+    /// `gets` of the keys tells. (1.6 before 1.6.18 refuses `mg` with no
+    /// flag, hence the `k`.)
     fn held(&mut self, server: &str, keys: &[&Key]) -> Result<Vec<bool>, Failure> {
         let names: Vec<&str> =
-            keys.iter().map(|k| text(&k.bytes)).collect::<Result<_, _>>().map_err(Failure::target)?;
-        let checks: Vec<u8> = names.iter().flat_map(|name| format!("mg {name}\r\n").into_bytes()).collect();
+            keys.iter().map(|k| text(&k.bytes)).collect::<Result<_, _>>().map_err(Failure::source)?;
+        let checks: Vec<u8> = names.iter().flat_map(|name| format!("mg {name} k\r\n").into_bytes()).collect();
         let replies = self.pipeline(server, &checks, None, names.len()).map_err(Failure::target)?;
-        names
-            .iter()
-            .zip(replies)
-            .map(|(name, reply)| match reply.as_str() {
-                "HD" => Ok(true),
-                "EN" => Ok(false),
-                _ => Err(Failure::target(format!(
-                    "{server}: mg {name:?} answered {reply:?} (memcached 1.6 or later answers HD or EN)"
-                ))),
-            })
-            .collect()
+        let mut held = Vec::with_capacity(names.len());
+        for (name, reply) in names.iter().zip(&replies) {
+            match reply.split(' ').next().unwrap_or_default() {
+                "HD" | "OK" => held.push(true),
+                "EN" => held.push(false),
+                "ERROR" => {
+                    let values = self.gets(server, &names).map_err(Failure::target)?;
+                    return Ok(names.iter().map(|name| values.contains_key(*name)).collect());
+                }
+                _ => return Err(Failure::target(format!("{server}: mg {name:?} answered {reply:?}"))),
+            }
+        }
+        Ok(held)
     }
 
     /// A `gets` of the batch on the target, then one pipelined write of
@@ -437,7 +460,7 @@ mod tests {
                 let mut line = String::new();
                 stream.read_line(&mut line).expect("a command");
                 let reply: &[u8] = match line.as_str() {
-                    "lru_crawler metadump hash\r\n" => b"CLIENT_ERROR bad class id\r\n",
+                    "lru_crawler metadump hash\r\n" => b"BADCLASS invalid class id\r\n",
                     "lru_crawler metadump all\r\n" => {
                         b"key=old%20key exp=-1 la=1 cas=7 fetch=no cls=1 size=70\nEND\r\n"
                     }
