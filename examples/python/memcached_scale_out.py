@@ -27,6 +27,7 @@ import threading
 import time
 from collections import defaultdict
 from contextlib import ExitStack
+from typing import Optional
 
 from pymemcache.client.base import Client
 
@@ -39,9 +40,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(stack: ExitStack, name: str) -> tuple[str, Client, int]:
+def start_server(stack: ExitStack, name: str, pids: Optional[list[int]] = None) -> tuple[str, Client, int]:
     """A memcached on a free loopback port, known on the ring as `name` (so
-    placement does not depend on the port), stopped when `stack` closes."""
+    placement does not depend on the port), stopped when `stack` closes; its
+    PID is appended to `pids` when given."""
     port = free_port()
     process = subprocess.Popen(
         [shutil.which("memcached") or "memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", "128", "-t", "1"]
@@ -49,6 +51,8 @@ def start_server(stack: ExitStack, name: str) -> tuple[str, Client, int]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    if pids is not None:
+        pids.append(process.pid)
     stack.callback(process.wait)
     stack.callback(process.terminate)
     client = Client(("127.0.0.1", port), connect_timeout=2, timeout=5)
@@ -199,7 +203,8 @@ def main() -> None:
         words = sorted({w for w in f.read().split(b"\n") if w and len(w) <= 250 and all(b > 32 for b in w)})
 
     with ExitStack() as stack:
-        started = [start_server(stack, f"memcached-{i + 1}") for i in range(args.servers + 1)]
+        pids: list[int] = []
+        started = [start_server(stack, f"memcached-{i + 1}", pids) for i in range(args.servers + 1)]
         clients = {name: client for name, client, _ in started}
         ports = {name: port for name, _, port in started}
         names = [name for name, _, _ in started]
@@ -216,7 +221,7 @@ def main() -> None:
         summary.update({k: warm[k] for k in ("warming", "warming_reads", "warming_seconds", "new_owner_alone",
                                              "fresh_written")})
         summary.update(rebalanced=warm["after"], copied=warm["report"]["copied"])
-        summary.update(ports=sorted(ports.values()))
+        summary.update(pids=pids)
         print(json.dumps(summary))
         return
     n = args.servers
