@@ -406,19 +406,21 @@ impl Backend for Memcached {
         Ok(held)
     }
 
-    /// A `gets` of the batch on the target, then one pipelined write of
-    /// `delete`s on the source for the keys the target holds (`DELETED`, or
-    /// `NOT_FOUND` when the key expired or was deleted meanwhile).
+    /// [`Backend::held`] on the target (no values read), then one
+    /// pipelined write of `delete`s on the source for the keys the target
+    /// holds (`DELETED`, or `NOT_FOUND` when the key expired or was deleted
+    /// meanwhile).
     fn delete_moved(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Deletion>, Failure> {
         let names: Vec<&str> =
             keys.iter().map(|k| text(&k.bytes)).collect::<Result<_, _>>().map_err(Failure::source)?;
-        let held = self.gets(target, &names).map_err(Failure::target)?;
+        let held = self.held(target, keys)?;
         let mut deletes = Vec::new();
         let mut deleting = Vec::new();
         let outcomes = names
             .iter()
-            .map(|name| {
-                if !held.contains_key(*name) {
+            .zip(held)
+            .map(|(name, held)| {
+                if !held {
                     return Deletion::Missing;
                 }
                 deletes.extend_from_slice(format!("delete {name}\r\n").as_bytes());
