@@ -178,11 +178,10 @@ wheel: $(VENV)/.ready
 	  maturin build --release -q --zig --compatibility manylinux2014 --features pyo3/$(ABI) --out $(WHEEL_OUT)
 
 # The abi3 wheel for Python 3.10+ that `make dist` ships, installed into the venv.
-WHEELS := $(CURDIR)/build/wheels
 build-py: $(VENV)/.ready
-	rm -rf $(WHEELS)
-	$(MAKE) -s wheel ABI=abi3-py310 WHEEL_OUT=$(WHEELS)
-	$(PY) -m pip install -q --force-reinstall --no-deps $(WHEELS)/shardring-*.whl
+	rm -rf $(WHEEL_OUT)
+	$(MAKE) -s wheel ABI=abi3-py310
+	$(PY) -m pip install -q --force-reinstall --no-deps $(WHEEL_OUT)/shardring-*.whl
 
 # Regenerates node/index.js and node/index.d.ts (committed; see
 # check-generated) with a debug napi build, whose binary the release one
