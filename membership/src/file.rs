@@ -82,7 +82,7 @@ pub(crate) async fn follow(path: PathBuf, first: Version, mut context: Context) 
     shared.connected(0);
     shared.publish(generation, Some(Arc::new(shared.counted(first.transition))));
     let mut seen = first.stamp;
-    let mut last_bytes = first.bytes;
+    let mut judged = Judged { accepted: first.bytes, refused: None };
     let (sender, mut changes) = tokio::sync::mpsc::unbounded_channel();
     let name = path.file_name().map(|n| n.to_os_string());
     let watched = name.clone();
@@ -115,7 +115,7 @@ pub(crate) async fn follow(path: PathBuf, first: Version, mut context: Context) 
         if current != seen || force {
             seen = current;
             force = false;
-            reload(&path, &mut generation, &mut last_bytes, &context);
+            reload(&path, &mut generation, &mut judged, &context);
         }
         tokio::select! {
             _ = context.stop.changed() => return,
@@ -131,21 +131,36 @@ pub(crate) async fn follow(path: PathBuf, first: Version, mut context: Context) 
     }
 }
 
+/// The file's bytes as the follower last judged them.
+struct Judged {
+    /// The bytes of the published ring.
+    accepted: Vec<u8>,
+    /// Bytes refused since (reported once: the watcher may report one write
+    /// as several events, each a read of the same bytes).
+    refused: Option<Vec<u8>>,
+}
+
 /// Reads the file again and publishes it when its bytes changed; a file
 /// that cannot be read is reported as `Disconnected`, a config the core
-/// refuses as `Rejected`, each with the reason, and the last ring stays.
-fn reload(path: &Path, generation: &mut i64, last_bytes: &mut Vec<u8>, context: &Context) {
+/// refuses as `Rejected` (once per refused version, until the file changes
+/// or cannot be read), each with the reason, and the last ring stays.
+fn reload(path: &Path, generation: &mut i64, judged: &mut Judged, context: &Context) {
     let shared = &context.shared;
     let key = path.display().to_string();
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) => {
+            judged.refused = None;
             shared.disconnected(format!("{key}: {}", LoadError::Read(error)));
             return;
         }
     };
     shared.connected(*generation);
-    if *last_bytes == bytes {
+    if judged.accepted == bytes {
+        judged.refused = None;
+        return;
+    }
+    if judged.refused.as_ref() == Some(&bytes) {
         return;
     }
     let started = std::time::Instant::now();
@@ -154,9 +169,12 @@ fn reload(path: &Path, generation: &mut i64, last_bytes: &mut Vec<u8>, context: 
     match built {
         Ok(transition) => {
             *generation += 1;
-            *last_bytes = bytes;
+            *judged = Judged { accepted: bytes, refused: None };
             shared.publish(*generation, Some(Arc::new(shared.counted(transition))));
         }
-        Err(error) => shared.reject(Rejected { key, message: error.to_string() }),
+        Err(error) => {
+            judged.refused = Some(bytes);
+            shared.reject(Rejected { key, message: error.to_string() });
+        }
     }
 }

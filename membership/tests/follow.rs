@@ -302,23 +302,31 @@ fn a_reload_that_fails_keeps_the_ring_and_reports_the_reason() {
     let events = follower.subscribe();
     let fingerprint = follower.epoch().fingerprint;
     let mut seen = Vec::new();
+    // Waits for an event that `matches`; gives every event seen meanwhile.
     let mut wait_for = |what: &str, matches: &dyn Fn(&Event) -> bool| {
         eventually(WAIT, what, || {
             seen.extend(events.try_iter());
             seen.iter().any(matches)
         });
-        seen.clear();
+        std::mem::take(&mut seen)
     };
-    write(b"\xEF\xBB\xBF{\"format_version\": 1, \"nodes\": [{\"id\": \"c\"}]}");
+    let bom = b"\xEF\xBB\xBF{\"format_version\": 1, \"nodes\": [{\"id\": \"c\"}]}";
+    write(bom);
     wait_for(
         "the byte-order mark to be rejected",
         &|e| matches!(e, Event::Rejected(r) if r.key == path.display().to_string() && r.message.contains("byte-order mark (U+FEFF")),
     );
+    // The same refused bytes written again (another watcher event, another
+    // read) are not reported again: the Latin-1 rejection comes next.
+    write(bom);
+    std::thread::sleep(Duration::from_millis(300));
     write(b"{\"format_version\": 1, \"nodes\": [{\"id\": \"caf\xE9\"}]}");
-    wait_for(
+    let meanwhile = wait_for(
         "the Latin-1 byte to be rejected",
         &|e| matches!(e, Event::Rejected(r) if r.message.contains("byte 0xE9 at line 1 column 44")),
     );
+    let again = meanwhile.iter().filter(|e| matches!(e, Event::Rejected(r) if r.message.contains("U+FEFF"))).count();
+    assert_eq!(again, 0, "the refused byte-order mark was reported again: a refused version is reported once");
     std::fs::remove_file(&path).unwrap();
     wait_for(
         "the missing file to be reported",
