@@ -31,7 +31,7 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 SONAME := libring.so.$(if $(filter 0,$(VERSION_MAJOR)),0.$(VERSION_MINOR),$(VERSION_MAJOR))
 
-.PHONY: check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-release wheel build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
+.PHONY: test-platforms test-arm64 check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-release wheel build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
 
 demo: system-deps build
 	bash examples/demo.sh
@@ -168,14 +168,17 @@ build-c: build-release
 	cc $(CFLAGS) -pthread examples/c/follow.c $(LDRING) -o build/follow
 
 # An abi3 manylinux2014 wheel for Python ABI and up (abi3-py39 or
-# abi3-py310) into WHEEL_OUT, linked by zig against glibc 2.17. The one
-# wheel command: build-py and dist (release/dist.sh) both run it, so dist
+# abi3-py310) into WHEEL_OUT, linked by zig against glibc 2.17, for the
+# Rust target WHEEL_TARGET (default: this machine's). The one wheel command:
+# build-py, dist (release/dist.sh) and the arm64 leg all run it, so dist
 # finds build-py's wheel built.
 ABI := abi3-py310
 WHEEL_OUT := $(CURDIR)/build/wheels
+WHEEL_TARGET :=
 wheel: $(VENV)/.ready
 	cd py && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig-py \
-	  maturin build --release -q --zig --compatibility manylinux2014 --features pyo3/$(ABI) --out $(WHEEL_OUT)
+	  maturin build --release -q --zig --compatibility manylinux2014 --features pyo3/$(ABI) \
+	    $(if $(WHEEL_TARGET),--target $(WHEEL_TARGET)) --out $(WHEEL_OUT)
 
 # The abi3 wheel for Python 3.10+ that `make dist` ships, installed into the venv.
 build-py: $(VENV)/.ready
@@ -216,6 +219,15 @@ check-licenses: dist
 
 # (The fuzz crate is outside the workspace: `make fuzz`, which CI runs after
 # `make test`, builds it against today's API.)
+# The artefacts of other platforms, run here where an emulator can
+# (RELEASING.md, "Platforms"). Not part of `make test`: CI runs it after.
+# Linux arm64 under qemu-user: libring (C), the wheel and the Node binding.
+PLATFORM_PACKAGES := qemu-user-static
+test-platforms: test-arm64
+test-arm64: $(VENV)/.ready build-c
+	@$(MAKE) -s system-deps DEB_PACKAGES="$(PLATFORM_PACKAGES)"
+	bash release/test-arm64.sh
+
 clippy: $(VENV)/.ready
 	cargo clippy --workspace --all-targets -- -D warnings
 
