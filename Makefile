@@ -31,7 +31,7 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 SONAME := libring.so.$(if $(filter 0,$(VERSION_MAJOR)),0.$(VERSION_MINOR),$(VERSION_MAJOR))
 
-.PHONY: test-platforms test-arm64 check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-release wheel build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
+.PHONY: test-platforms test-arm64 build-target dist-all check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-release wheel build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
 
 demo: system-deps build
 	bash examples/demo.sh
@@ -159,6 +159,19 @@ build-release: $(VENV)/.ready
 
 build-cli: build-release
 
+# libring and the Node binding for another Rust target (RUST_TARGET, one of
+# release/platforms.json's), linked by zig against glibc 2.17 into
+# target/zig/$(RUST_TARGET)/release: build-release's profile, cache and
+# target dir, so the host-side build scripts and proc macros it compiled
+# are reused. make dist-all and test-platforms build with it.
+RUST_TARGET :=
+build-target: $(VENV)/.ready
+	@test -n "$(RUST_TARGET)" || { echo "build-target: set RUST_TARGET (release/platforms.json)"; exit 1; }
+	rustup target add $(RUST_TARGET)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig \
+	  cargo zigbuild --release --config 'profile.release.strip="none"' \
+	    -p shardring-ffi -p shardring-node --target $(RUST_TARGET).2.17
+
 # Programs linked in-tree (-L$(LIBDIR) -Wl,-rpath,$(LIBDIR)) record the SONAME,
 # so it sits beside libring.so as a symlink.
 build-c: build-release
@@ -201,6 +214,12 @@ build-node: node/node_modules/.package-lock.json build-release
 dist: $(VENV)/.ready node/node_modules/.package-lock.json | build-node
 	bash release/dist.sh
 
+# make dist for every platform of release/platforms.json: the others are
+# cross-built here (build-target, make wheel WHEEL_TARGET=...).
+dist-all: $(VENV)/.ready node/node_modules/.package-lock.json | build-node
+	@$(MAKE) -s system-deps DEB_PACKAGES="$(PLATFORM_PACKAGES)"
+	DIST_PLATFORMS=all bash release/dist.sh
+
 # Cargo.toml's version is the one in every other file (RELEASING.md).
 check-versions: build-cli
 	python3 release/check_versions.py
@@ -219,13 +238,13 @@ check-licenses: dist
 
 # (The fuzz crate is outside the workspace: `make fuzz`, which CI runs after
 # `make test`, builds it against today's API.)
-# The artefacts of other platforms, run here where an emulator can
-# (RELEASING.md, "Platforms"). Not part of `make test`: CI runs it after.
-# Linux arm64 under qemu-user: libring (C), the wheel and the Node binding.
-PLATFORM_PACKAGES := qemu-user-static
+# The artefacts of every platform (make dist-all), run here where an
+# emulator can (RELEASING.md, "Platforms"). Not part of `make test`: CI runs
+# it after. Linux arm64 under qemu-user: the libring tarball (C), the wheel
+# and the npm packages.
+PLATFORM_PACKAGES := qemu-user-static binutils-aarch64-linux-gnu
 test-platforms: test-arm64
-test-arm64: $(VENV)/.ready build-c
-	@$(MAKE) -s system-deps DEB_PACKAGES="$(PLATFORM_PACKAGES)"
+test-arm64: dist-all build-c
 	bash release/test-arm64.sh
 
 clippy: $(VENV)/.ready

@@ -18,7 +18,11 @@ const { EventEmitter } = require('node:events')
 // The platforms a prebuilt binary ships for: each is an npm package
 // shardring-<platform> (npm/<platform>/ in the source), one of this
 // package's optionalDependencies, which npm installs on matching machines.
-const PREBUILT = ['linux-x64-gnu']
+// release/dist.sh writes them from release/platforms.json; a source
+// checkout has none.
+const PREBUILT = Object.keys(require('./package.json').optionalDependencies ?? {})
+  .filter((name) => name.startsWith('shardring-'))
+  .map((name) => name.slice('shardring-'.length))
 
 function platformName() {
   if (process.platform !== 'linux') return `${process.platform}-${process.arch}`
@@ -39,7 +43,7 @@ function loadNative() {
     const message = PREBUILT.includes(platform)
       ? `shardring: the binary package shardring-${platform} for this platform (${platform}) is not installed; ` +
         'it is an optional dependency of shardring: reinstall without --omit=optional / --no-optional'
-      : `shardring: no prebuilt binary for this platform (${platform}); prebuilt: ${PREBUILT.join(', ')} ` +
+      : `shardring: no prebuilt binary for this platform (${platform}); prebuilt: ${PREBUILT.join(', ') || 'none'} ` +
         '(glibc 2.17 or newer). Build it from the source: in its node/ directory, `npm install && npm run build` ' +
         '(needs Rust 1.95+ and a C compiler), then `npm pack` and install the tarball it writes'
     const unsupported = new Error(message)

@@ -7,7 +7,8 @@ Checked: the workspace's path dependencies (`shardring`,
 `shardring-membership`), node/package.json, each npm/<platform>/package.json,
 the version napi-rs wrote into node/index.js, the RING_VERSION_* macros of
 include/ring.h, py/pyproject.toml taking its version from Cargo (dynamic),
-and, when built, `shardring --version`.
+and, when built, `shardring --version`. Also that release/platforms.json and
+the npm/<platform>/ packages name the same platforms alike.
 """
 
 import json
@@ -48,10 +49,45 @@ def main() -> int:
     wrong = [(where, got) for where, got in found if got != version]
     for where, got in wrong:
         print(f"version check: {where} says {got}, Cargo.toml says {version}")
-    if wrong:
+    mismatched = platform_packages()
+    for problem in mismatched:
+        print(f"platform check: {problem}")
+    if wrong or mismatched:
         return 1
     print(f"version check: {len(found)} places agree on {version}")
     return 0
+
+
+# Node's names of the CPU a release/platforms.json Rust target runs on.
+NODE_CPU = {"x86_64": "x64", "aarch64": "arm64"}
+
+
+def platform_packages() -> list[str]:
+    """release/platforms.json and npm/<platform>/ name the same platforms,
+    and each package.json names its platform, CPU, OS and C library."""
+    listed = json.loads((ROOT / "release/platforms.json").read_text())["platforms"]
+    problems = []
+    names = {p["npm"] for p in listed}
+    for extra in sorted({d.name for d in (ROOT / "npm").iterdir() if d.is_dir()} - names):
+        problems.append(f"npm/{extra}/ is not in release/platforms.json")
+    for platform in listed:
+        path = ROOT / "npm" / platform["npm"] / "package.json"
+        if not path.exists():
+            problems.append(f"release/platforms.json lists {platform['npm']}, but {path.relative_to(ROOT)} is missing")
+            continue
+        package = json.loads(path.read_text())
+        arch, _, system, abi = platform["rust"].split("-")
+        want = {
+            "name": f"shardring-{platform['npm']}",
+            "main": f"shardring.{platform['npm']}.node",
+            "cpu": [NODE_CPU.get(arch, arch)],
+            "os": [system],
+            "libc": ["glibc" if abi == "gnu" else abi],
+        }
+        for field, value in want.items():
+            if package.get(field) != value:
+                problems.append(f"{path.relative_to(ROOT)}: {field} is {package.get(field)!r}, not {value!r}")
+    return problems
 
 
 if __name__ == "__main__":

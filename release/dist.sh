@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds every artefact of a release into build/dist/ (RELEASING.md):
-#   shardring-V-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
-#   shardring-V-cp310-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
+# Builds every artefact of a release into build/dist/ (RELEASING.md), for
+# each platform of release/platforms.json that it packs (this machine's
+# alone, or all of them with DIST_PLATFORMS=all, `make dist-all`):
+#   shardring-V-cp39-abi3-manylinux2014_<arch>.manylinux_2_17_<arch>.whl
+#   shardring-V-cp310-abi3-manylinux2014_<arch>.manylinux_2_17_<arch>.whl
+#   shardring-<platform>-V.tgz            the npm platform package (the .node)
+#   libring-V-linux-<arch>.tar.gz         libring for C and C++
+# and once:
 #   shardring-V.tar.gz                    the Python sdist
 #   shardring-V.tgz                       the npm package (loader, types, README, licenses)
-#   shardring-linux-x64-gnu-V.tgz         its platform package (the .node)
-#   libring-V-linux-x86_64.tar.gz         libring for C and C++
 #   shardring-V.crate, shardring-membership-V.crate, shardring-cli-V.crate
 # Binaries are linked against glibc 2.17 (manylinux2014) by zig, from the
 # venv's ziglang, through `maturin build --zig` and `cargo zigbuild`; nothing
@@ -51,57 +54,93 @@ check_glibc() {
     echo "   $(basename "$1"): highest symbol $newest"
 }
 
-step "Python wheels (abi3, manylinux2014) and sdist"
-start=$(now)
-for abi in abi3-py39 abi3-py310; do
-    make -s wheel ABI="$abi" WHEEL_OUT="$out"
+# The platforms to pack (release/platforms.json): this machine's alone
+# (make dist), or every one (make dist-all: DIST_PLATFORMS=all).
+host=$(rustc -vV | sed -n 's/^host: //p')
+mapfile -t platforms < <(python3 - "$host" "${DIST_PLATFORMS:-}" <<'EOF'
+import json, sys
+host, selection = sys.argv[1:]
+listed = json.load(open("release/platforms.json"))["platforms"]
+chosen = listed if selection == "all" else [p for p in listed if p["rust"] == host]
+if not chosen:
+    sys.exit(f"dist: this machine ({host}) is not in release/platforms.json")
+for p in chosen:
+    print(p["npm"], p["rust"], p["wheel"], p["archive"], p["strip"])
+EOF
+)
+[ ${#platforms[@]} -gt 0 ] || exit 1
+packed=()
+
+for line in "${platforms[@]}"; do
+    read -r npm_name triple wheel_tag archive strip_tool <<<"$line"
+    packed+=("$npm_name")
+    if [ "$triple" = "$host" ]; then
+        release_dir=$zig_release wheel_target=
+        step "$npm_name: libring and the Node binding, linked against glibc 2.17 (make build-release: cargo zigbuild)"
+        start=$(now)
+        make -s build-release
+    else
+        release_dir=$root/target/zig/$triple/release wheel_target=$triple
+        step "$npm_name: libring and the Node binding, cross-linked against glibc 2.17 (make build-target)"
+        start=$(now)
+        make -s build-target RUST_TARGET="$triple"
+    fi
+    check_glibc "$release_dir/libring.so"
+    check_glibc "$release_dir/libshardring_node.so"
+    step "built in $(($(now) - start)) s"
+
+    step "$npm_name: Python wheels (abi3, manylinux2014)"
+    start=$(now)
+    for abi in abi3-py39 abi3-py310; do
+        make -s wheel ABI="$abi" WHEEL_OUT="$out" WHEEL_TARGET="$wheel_target"
+    done
+    wheels=("$out"/shardring-"$version"-cp3*-abi3-*"_${wheel_tag#manylinux_2_17_}".whl)
+    [ ${#wheels[@]} -eq 2 ] || { echo "dist: expected 2 $wheel_tag wheels, found ${#wheels[@]}"; exit 1; }
+    for wheel in "${wheels[@]}"; do
+        report=$(auditwheel show "$wheel")
+        grep -q "\"$wheel_tag\"" <<<"$report" || { echo "$report"; echo "dist: $wheel is not $wheel_tag"; exit 1; }
+        echo "   $(basename "$wheel"): auditwheel: consistent with $wheel_tag"
+    done
+    step "wheels in $(($(now) - start)) s"
+
+    step "$npm_name: libring-$version-$archive.tar.gz"
+    c_dir=$stage/libring-$version-$archive
+    # The pkg-config file is relocatable: prefix is where the tarball was unpacked.
+    make -s install-files DESTDIR="$c_dir" PREFIX= LIBDIR="$release_dir" PC_PREFIX='$${pcfiledir}/../..'
+    readelf -d "$c_dir/lib/libring.so.$version" | grep -qF "Library soname: [$soname]"
+    # build-release keeps std's debug sections (and the symbols valgrind
+    # needs); the packed copy keeps the symbols only, as a native release
+    # build would. Another architecture's binaries need its own strip.
+    "$strip_tool" --strip-debug "$c_dir/lib/libring.so.$version"
+    cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
+    tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
+
+    step "$npm_name: the npm platform package"
+    # npm/<platform>/ plus the binary and the licenses.
+    platform_dir=$stage/npm-$npm_name
+    cp -r "npm/$npm_name" "$platform_dir"
+    cp "$release_dir/libshardring_node.so" "$platform_dir/shardring.$npm_name.node"
+    "$strip_tool" --strip-debug "$platform_dir/shardring.$npm_name.node"
+    cp LICENSE-MIT LICENSE-APACHE "$platform_dir/"
+    (cd "$platform_dir" && npm pack -q --pack-destination "$out" >/dev/null)
 done
+
+step "the Python sdist"
 (cd py && maturin sdist --out "$out" >/dev/null)
-for wheel in "$out"/*.whl; do
-    report=$(auditwheel show "$wheel")
-    grep -q '"manylinux_2_17_x86_64"' <<<"$report" || { echo "$report"; echo "dist: $wheel is not manylinux2014"; exit 1; }
-    echo "   $(basename "$wheel"): auditwheel: consistent with manylinux_2_17_x86_64"
-done
-step "wheels and sdist in $(($(now) - start)) s"
 
-step "libring and the Node binding, linked against glibc 2.17 (make build-release: cargo zigbuild)"
-start=$(now)
-make -s build-release
-check_glibc "$zig_release/libring.so"
-check_glibc "$zig_release/libshardring_node.so"
-step "built in $(($(now) - start)) s"
-
-step "libring-$version-linux-x86_64.tar.gz"
-c_dir=$stage/libring-$version-linux-x86_64
-# The pkg-config file is relocatable: prefix is where the tarball was unpacked.
-make -s install-files DESTDIR="$c_dir" PREFIX= LIBDIR="$zig_release" PC_PREFIX='$${pcfiledir}/../..'
-readelf -d "$c_dir/lib/libring.so.$version" | grep -qF "Library soname: [$soname]"
-# build-release keeps std's debug sections (and the symbols valgrind needs);
-# the packed copy keeps the symbols only, as a native release build would.
-strip --strip-debug "$c_dir/lib/libring.so.$version"
-cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
-tar -C "$stage" -czf "$out/libring-$version-linux-x86_64.tar.gz" "libring-$version-linux-x86_64"
-
-step "npm packages"
-# The platform package: npm/linux-x64-gnu/ plus the binary and the licenses.
-platform_dir=$stage/npm-linux-x64-gnu
-cp -r npm/linux-x64-gnu "$platform_dir"
-cp "$zig_release/libshardring_node.so" "$platform_dir/shardring.linux-x64-gnu.node"
-strip --strip-debug "$platform_dir/shardring.linux-x64-gnu.node"
-cp LICENSE-MIT LICENSE-APACHE "$platform_dir/"
-(cd "$platform_dir" && npm pack -q --pack-destination "$out" >/dev/null)
-# The main package: node/'s files but no binary, with the platform packages
-# as optionalDependencies at this version (as napi-rs's prepublish adds them).
+step "the main npm package"
+# node/'s files but no binary, with the platform packages packed above as
+# optionalDependencies at this version (as napi-rs's prepublish adds them).
 main_dir=$stage/npm-shardring
 mkdir -p "$main_dir"
 cp node/shardring.js node/shardring.d.ts node/index.js node/index.d.ts node/README.md \
     node/LICENSE-MIT node/LICENSE-APACHE "$main_dir/"
-python3 - "$root/node/package.json" "$main_dir/package.json" "$version" <<'EOF'
+python3 - "$root/node/package.json" "$main_dir/package.json" "$version" "${packed[@]}" <<'EOF'
 import json, pathlib, sys
-source, target, version = sys.argv[1:]
+source, target, version, *platforms = sys.argv[1:]
 package = json.loads(pathlib.Path(source).read_text())
 package["files"] = [f for f in package["files"] if not f.endswith(".node")]
-package["optionalDependencies"] = {f"shardring-{triple}": version for triple in ["linux-x64-gnu"]}
+package["optionalDependencies"] = {f"shardring-{platform}": version for platform in platforms}
 # What a user's install needs: no build scripts, no development tools.
 package.pop("scripts", None)
 package.pop("devDependencies", None)

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The Linux arm64 (aarch64, glibc) leg of `make test-platforms` (RELEASING.md,
-# "Platforms"): builds libring, the Node binding and the abi3 wheel for
-# aarch64-unknown-linux-gnu, linked by zig against glibc 2.17 as the x86_64
-# ones are, and runs them here under qemu-user against Debian's own arm64
-# programs, unpacked into build/arm64/root (nothing arm64 is installed into
-# the system):
-#   - C: the word-list example prints what the x86_64 build prints (keys per
+# "Platforms"): installs the arm64 artefacts `make dist-all` packed into
+# build/dist/ (cross-linked by zig against glibc 2.17) and runs them here
+# under qemu-user against Debian's own arm64 programs, unpacked into
+# build/arm64/root (nothing arm64 is installed into the system):
+#   - C: the libring tarball, unpacked; the word-list example built against
+#     it through its ring.pc prints what the x86_64 build prints (keys per
 #     node and the digest), and the C vector test passes every case;
-#   - Python: the wheel, installed for Debian's arm64 python3.11, passes
-#     py/tests/test_vectors.py;
-#   - Node: the .node, loaded by Debian's arm64 Node 18 through the package's
-#     own loader, passes node/__test__/vectors.test.mjs.
+#   - Python: the cp310 abi3 wheel, installed for Debian's arm64 python3.11,
+#     passes py/tests/test_vectors.py;
+#   - Node: the two npm tarballs, installed by npm as for an arm64 machine
+#     (--cpu=arm64 --force), loaded by Debian's arm64 Node 18 through the package's
+#     own loader, pass node/__test__/vectors.test.mjs.
 # Needs qemu-user-static and an apt that can fetch arm64 packages (it adds
 # the arm64 architecture to dpkg when missing: root, or sudo).
 set -euo pipefail
@@ -18,12 +19,6 @@ cd "$(dirname "$0")/.."
 root=$PWD
 venv=$root/.venv
 export PATH="$venv/bin:$PATH"
-export PYO3_PYTHON="$venv/bin/python"
-# The same cache as build-release (Makefile): cargo-zigbuild's compiler
-# wrappers, whose paths cargo hashes.
-export CARGO_ZIGBUILD_CACHE_DIR=$root/target/zig-cache
-
-triple=aarch64-unknown-linux-gnu
 out=$root/build/arm64
 sysroot=$out/root
 sudo=$([ "$(id -u)" = 0 ] || echo sudo)
@@ -32,7 +27,6 @@ step() { echo "== arm64: $*"; }
 run() { qemu-aarch64-static -L "$sysroot" "$@"; }
 
 command -v qemu-aarch64-static >/dev/null || { echo "arm64: qemu-aarch64-static is missing (Debian package qemu-user-static)"; exit 1; }
-rustup target add "$triple" >/dev/null
 mkdir -p "$out"
 
 # Debian's arm64 Python and Node and the libraries they load, as .debs
@@ -63,52 +57,33 @@ echo "   $(run "$sysroot/usr/bin/python3.11" -c 'import platform, sys; print("py
 echo "   $(run "$sysroot/usr/bin/node" -p '`node ${process.version} ${process.arch}`')"
 step "in $(($(now) - start)) s"
 
-# One cargo invocation, as build-release's: same profile and cache, so the
-# host-side build scripts and proc macros it compiled are reused.
-step "libring and the Node binding for $triple (cargo zigbuild, glibc 2.17)"
-start=$(now)
-CARGO_TARGET_DIR=$root/target/zig cargo zigbuild --release --config 'profile.release.strip="none"' \
-    -p shardring-ffi -p shardring-node --target "$triple.2.17"
-built=$root/target/zig/$triple/release
-for f in libring.so libshardring_node.so; do
-    readelf -h "$built/$f" | grep -q 'Machine:.*AArch64' || { echo "arm64: $f is not an aarch64 ELF"; exit 1; }
-    newest=$(objdump -T "$built/$f" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
-    [ "$(printf '%s\n' "$newest" GLIBC_2.17 | sort -V | tail -1)" = GLIBC_2.17 ] \
-        || { echo "arm64: $f needs $newest, newer than GLIBC_2.17"; exit 1; }
-    echo "   $f: aarch64, highest glibc symbol $newest"
+dist=$root/build/dist
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+for artefact in "libring-$version-linux-aarch64.tar.gz" "shardring-linux-arm64-gnu-$version.tgz" "shardring-$version.tgz"; do
+    [ -e "$dist/$artefact" ] || { echo "arm64: build/dist/$artefact is missing: run make dist-all"; exit 1; }
 done
-step "built in $(($(now) - start)) s"
+wheel=$(ls "$dist"/shardring-"$version"-cp310-abi3-*_aarch64.whl)
 
-step "the abi3 wheel for $triple (maturin --zig, manylinux2014)"
-start=$(now)
-rm -rf "$out/wheels"
-make -s wheel ABI=abi3-py310 WHEEL_OUT="$out/wheels" WHEEL_TARGET="$triple"
-wheel=$(ls "$out"/wheels/shardring-*.whl)
-case $(basename "$wheel") in
-    *-cp310-abi3-manylinux_2_17_aarch64.manylinux2014_aarch64.whl | *-cp310-abi3-manylinux2014_aarch64.manylinux_2_17_aarch64.whl) ;;
-    *) echo "arm64: unexpected wheel name $(basename "$wheel")"; exit 1 ;;
-esac
-echo "   $(basename "$wheel")"
-step "built in $(($(now) - start)) s"
-
-step "C: the word-list example and the vector test, under qemu"
-lib=$out/lib
-rm -rf "$lib" && mkdir -p "$lib"
-cp "$built/libring.so" "$lib/"
-soname=$(readelf -d "$lib/libring.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
-ln -sf libring.so "$lib/$soname"
+step "C: the libring tarball; the word-list example and the vector test, under qemu"
+rm -rf "$out/libring" && mkdir -p "$out/libring"
+tar -C "$out/libring" -xzf "$dist/libring-$version-linux-aarch64.tar.gz"
+prefix=$out/libring/libring-$version-linux-aarch64
+readelf -h "$prefix/lib/libring.so.$version" | grep -q 'Machine:.*AArch64' || { echo "arm64: the tarball's libring is not aarch64"; exit 1; }
 zigcc=(python-zig cc -target aarch64-linux-gnu.2.17)
-"${zigcc[@]}" -std=c11 -O2 -Iinclude examples/c/place_words.c -L"$lib" -lring -o "$out/place_words"
-"${zigcc[@]}" -std=c11 -O2 -Iinclude -isystem "$sysroot/usr/include" ffi-c/tests/vectors.c -L"$lib" -lring \
+ring=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs ring)
+# shellcheck disable=SC2086 # pkg-config's flags are words
+"${zigcc[@]}" -std=c11 -O2 examples/c/place_words.c $ring -o "$out/place_words"
+# shellcheck disable=SC2086
+"${zigcc[@]}" -std=c11 -O2 -isystem "$sysroot/usr/include" ffi-c/tests/vectors.c $ring \
     -L"$sysroot/usr/lib/aarch64-linux-gnu" -ljansson -lm -o "$out/c-vectors"
 words=/usr/share/dict/words
 build/place_words examples/cluster.json "$words" >"$out/words-x86_64.txt"
-LD_LIBRARY_PATH=$lib run "$out/place_words" examples/cluster.json "$words" >"$out/words-arm64.txt"
+LD_LIBRARY_PATH=$prefix/lib run "$out/place_words" examples/cluster.json "$words" >"$out/words-arm64.txt"
 diff "$out/words-x86_64.txt" "$out/words-arm64.txt" || { echo "arm64: the word list placed differently"; exit 1; }
 echo "   word list: $(grep -i digest "$out/words-arm64.txt"), as on x86_64"
-LD_LIBRARY_PATH=$lib run "$out/c-vectors" testdata/vectors.json
+LD_LIBRARY_PATH=$prefix/lib run "$out/c-vectors" testdata/vectors.json
 
-step "Python: the wheel in Debian's arm64 python3.11, test_vectors.py"
+step "Python: $(basename "$wheel") in Debian's arm64 python3.11, test_vectors.py"
 site=$out/site
 rm -rf "$site"
 pytest_version=$(sed -n 's/^pytest==//p' py/requirements-dev.txt)
@@ -119,17 +94,33 @@ readelf -h "$site"/shardring/*.so | grep -q 'Machine:.*AArch64'
 PYTHONPATH=$site run "$sysroot/usr/bin/python3.11" -B -m pytest -q -p no:cacheprovider --noconftest \
     py/tests/test_vectors.py
 
-step "Node: the .node through the package's loader in Debian's arm64 Node, vectors.test.mjs"
-stage=$out/package
-rm -rf "$stage" && mkdir -p "$stage/node/__test__" "$stage/testdata"
-cp node/shardring.js node/index.js node/package.json "$stage/node/"
-cp "$built/libshardring_node.so" "$stage/node/shardring.linux-arm64-gnu.node"
-cp node/__test__/vectors.test.mjs "$stage/node/__test__/"
-cp testdata/vectors.json "$stage/testdata/"
+step "Node: the npm tarballs installed for arm64, in Debian's arm64 Node, vectors.test.mjs"
+project=$out/project
+rm -rf "$project" && mkdir -p "$project/test"
+echo '{ "name": "arm64-test", "private": true, "version": "1.0.0" }' >"$project/package.json"
+# --cpu=arm64 picks optional dependencies as on arm64, but npm still checks
+# a package named on the command line against this machine's CPU: --force
+# lets the arm64 one in (on an arm64 machine neither flag is needed).
+(cd "$project" && npm install -q --offline --no-audit --no-fund --cpu=arm64 --os=linux --libc=glibc --force \
+    "$dist/shardring-linux-arm64-gnu-$version.tgz" "$dist/shardring-$version.tgz")
+[ -e "$project/node_modules/shardring-linux-arm64-gnu/shardring.linux-arm64-gnu.node" ] \
+    || { echo "arm64: npm did not install the arm64 platform package"; exit 1; }
+sed "s|'../shardring.js'|'shardring'|; s|'../../testdata/vectors.json'|'$root/testdata/vectors.json'|" \
+    node/__test__/vectors.test.mjs >"$project/test/vectors.test.mjs"
+grep -q "require('shardring')" "$project/test/vectors.test.mjs" || { echo "arm64: the Node test's import was not rewritten"; exit 1; }
 # Run as a program, not with --test: the test runner would start a child
 # process of the arm64 node itself, which only qemu can run.
-run "$sysroot/usr/bin/node" "$stage/node/__test__/vectors.test.mjs" >"$out/node-vectors.tap" \
+(cd "$project" && run "$sysroot/usr/bin/node" test/vectors.test.mjs) >"$out/node-vectors.tap" \
     || { cat "$out/node-vectors.tap"; exit 1; }
 grep -E '^# (pass|fail) ' "$out/node-vectors.tap" | paste -sd' ' | sed 's/^/   Node vectors: /'
 grep -qx '# fail 0' "$out/node-vectors.tap"
-echo "arm64: libring, the wheel and the Node binding passed under qemu-aarch64"
+# Without its platform package the loader names it, from the main
+# package's optionalDependencies (written from release/platforms.json).
+rm -rf "$project/node_modules/shardring-linux-arm64-gnu"
+missing=$(cd "$project" && run "$sysroot/usr/bin/node" -e \
+    "try { require('shardring') } catch (e) { console.log(e.code + ': ' + e.message); process.exit(0) }; process.exit(1)") \
+    || { echo "arm64: shardring loaded without its platform package"; exit 1; }
+grep -q '^RING_UNSUPPORTED_PLATFORM: shardring: the binary package shardring-linux-arm64-gnu for this platform (linux-arm64-gnu) is not installed' <<<"$missing" \
+    || { echo "arm64: unclear error without the platform package: $missing"; exit 1; }
+echo "   without shardring-linux-arm64-gnu: ${missing:0:120}..."
+echo "arm64: the libring tarball, the wheel and the npm packages passed under qemu-aarch64"
