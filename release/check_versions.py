@@ -76,14 +76,16 @@ def platform_packages() -> list[str]:
             problems.append(f"release/platforms.json lists {platform['npm']}, but {path.relative_to(ROOT)} is missing")
             continue
         package = json.loads(path.read_text())
-        arch, _, system, abi = platform["rust"].split("-")
+        # <arch>-<vendor>-<os>[-<abi>]: only Linux names a C library.
+        arch, _, system, *abi = platform["rust"].split("-")
         want = {
             "name": f"shardring-{platform['npm']}",
             "main": f"shardring.{platform['npm']}.node",
             "cpu": [NODE_CPU.get(arch, arch)],
-            "os": [system],
-            "libc": ["glibc" if abi == "gnu" else abi],
+            "os": [{"windows": "win32"}.get(system, system)],
         }
+        if system == "linux":
+            want["libc"] = ["glibc" if abi == ["gnu"] else abi[0] if abi else "?"]
         for field, value in want.items():
             if package.get(field) != value:
                 problems.append(f"{path.relative_to(ROOT)}: {field} is {package.get(field)!r}, not {value!r}")
