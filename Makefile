@@ -103,7 +103,7 @@ fuzz:
 # The Rust ones build in the test profile, whose dependencies test-rust
 # compiled: a smoke run measures nothing, and `make bench` builds optimised.
 bench-smoke: build
-	cargo test -q --benches
+	cargo test -q --bench '*'
 	$(PY) py/bench/bench_vs_uhashring.py --quick
 	cd node && node bench/bench_vs_hashring.mjs --quick
 	$(PY) py/bench/rebalance_latency.py --quick --backend memcached
@@ -214,11 +214,13 @@ build-node: node/node_modules/.package-lock.json build-release
 dist: $(VENV)/.ready node/node_modules/.package-lock.json | build-node
 	bash release/dist.sh
 
-# make dist for every platform of release/platforms.json: the others are
+# make dist for the platforms of release/platforms.json named in PLATFORMS
+# (npm names; default: every one): the others than this machine's are
 # cross-built here (build-target, make wheel WHEEL_TARGET=...).
+PLATFORMS := all
 dist-all: $(VENV)/.ready node/node_modules/.package-lock.json | build-node
 	@$(MAKE) -s system-deps DEB_PACKAGES="$(PLATFORM_PACKAGES)"
-	DIST_PLATFORMS=all bash release/dist.sh
+	DIST_PLATFORMS="$(PLATFORMS)" bash release/dist.sh
 
 # Cargo.toml's version is the one in every other file (RELEASING.md).
 check-versions: build-cli
@@ -236,22 +238,24 @@ test-install: dist build-c
 check-licenses: dist
 	bash .ci/licenses.sh build/dist
 
-# (The fuzz crate is outside the workspace: `make fuzz`, which CI runs after
-# `make test`, builds it against today's API.)
-# The artefacts of every platform (make dist-all), run here where an
-# emulator can (RELEASING.md, "Platforms"). Not part of `make test`: CI runs
-# it after. Linux arm64 under qemu-user: the libring tarball (C), the wheel
-# and the npm packages.
+# The artefacts of the other platforms, run here where an emulator can
+# (RELEASING.md, "Platforms"). Not part of `make test`: CI runs it after.
+# Linux arm64 under qemu-user: the libring tarball (C), the wheel and the
+# npm packages, packed alone (make test packed this machine's already), so
+# build/dist/ then holds arm64's; publish from a plain `make dist-all`.
 PLATFORM_PACKAGES := qemu-user-static binutils-aarch64-linux-gnu
 test-platforms: test-arm64
-test-arm64: dist-all build-c
+test-arm64: build-c | build-node
+	$(MAKE) dist-all PLATFORMS=linux-arm64-gnu
 	bash release/test-arm64.sh
 
+# (The fuzz crate is outside the workspace: `make fuzz`, which CI runs after
+# `make test`, builds it against today's API.)
 clippy: $(VENV)/.ready
 	cargo clippy --workspace --all-targets -- -D warnings
 
 # test-rust, test-fleet and bench-smoke each select cargo's default members
-# (plain `cargo test`, `--examples`, `--benches`), so cargo resolves the same
+# (plain `cargo test`, `--examples`, `--bench '*'`), so cargo resolves the same
 # dependency features for all three and compiles the dependencies once; a
 # `-p` list of its own made each rebuild 56 to 89 crates (83 s here).
 test-rust:

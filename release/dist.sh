@@ -54,16 +54,26 @@ check_glibc() {
     echo "   $(basename "$1"): highest symbol $newest"
 }
 
-# The platforms to pack (release/platforms.json): this machine's alone
-# (make dist), or every one (make dist-all: DIST_PLATFORMS=all).
-host=$(rustc -vV | sed -n 's/^host: //p')
+# The platforms to pack (release/platforms.json): the one build-release
+# builds for alone (make dist), every one (make dist-all: DIST_PLATFORMS=all)
+# or those DIST_PLATFORMS names (npm names, space-separated).
+host=$(basename "$(dirname "$zig_release")")
 mapfile -t platforms < <(python3 - "$host" "${DIST_PLATFORMS:-}" <<'EOF'
 import json, sys
 host, selection = sys.argv[1:]
 listed = json.load(open("release/platforms.json"))["platforms"]
-chosen = listed if selection == "all" else [p for p in listed if p["rust"] == host]
+if selection == "all":
+    chosen = listed
+elif selection:
+    names = selection.split()
+    unknown = sorted(set(names) - {p["npm"] for p in listed})
+    if unknown:
+        sys.exit(f"dist: DIST_PLATFORMS names {', '.join(unknown)}, not in release/platforms.json")
+    chosen = [p for p in listed if p["npm"] in names]
+else:
+    chosen = [p for p in listed if p["rust"] == host]
 if not chosen:
-    sys.exit(f"dist: this machine ({host}) is not in release/platforms.json")
+    sys.exit(f"dist: build-release's target {host} is not in release/platforms.json")
 for p in chosen:
     print(p["npm"], p["rust"], p["wheel"], p["archive"], p["strip"])
 EOF
@@ -91,10 +101,13 @@ for line in "${platforms[@]}"; do
 
     step "$npm_name: Python wheels (abi3, manylinux2014)"
     start=$(now)
-    for abi in abi3-py39 abi3-py310; do
+    # cp310 first: build-py built it last, so only cp39 recompiles here.
+    for abi in abi3-py310 abi3-py39; do
         make -s wheel ABI="$abi" WHEEL_OUT="$out" WHEEL_TARGET="$wheel_target"
     done
+    shopt -s nullglob
     wheels=("$out"/shardring-"$version"-cp3*-abi3-*"_${wheel_tag#manylinux_2_17_}".whl)
+    shopt -u nullglob
     [ ${#wheels[@]} -eq 2 ] || { echo "dist: expected 2 $wheel_tag wheels, found ${#wheels[@]}"; exit 1; }
     for wheel in "${wheels[@]}"; do
         report=$(auditwheel show "$wheel")

@@ -7,8 +7,8 @@
 #   - C: the libring tarball, unpacked; the word-list example built against
 #     it through its ring.pc prints what the x86_64 build prints (keys per
 #     node and the digest), and the C vector test passes every case;
-#   - Python: the cp310 abi3 wheel, installed for Debian's arm64 python3.11,
-#     passes py/tests/test_vectors.py;
+#   - Python: each abi3 wheel (cp310, cp39), installed for Debian's arm64
+#     python3.11, passes py/tests/test_vectors.py;
 #   - Node: the two npm tarballs, installed by npm as for an arm64 machine
 #     (--cpu=arm64 --force), loaded by Debian's arm64 Node 18 through the package's
 #     own loader, pass node/__test__/vectors.test.mjs.
@@ -62,7 +62,6 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 for artefact in "libring-$version-linux-aarch64.tar.gz" "shardring-linux-arm64-gnu-$version.tgz" "shardring-$version.tgz"; do
     [ -e "$dist/$artefact" ] || { echo "arm64: build/dist/$artefact is missing: run make dist-all"; exit 1; }
 done
-wheel=$(ls "$dist"/shardring-"$version"-cp310-abi3-*_aarch64.whl)
 
 step "C: the libring tarball; the word-list example and the vector test, under qemu"
 rm -rf "$out/libring" && mkdir -p "$out/libring"
@@ -83,16 +82,19 @@ diff "$out/words-x86_64.txt" "$out/words-arm64.txt" || { echo "arm64: the word l
 echo "   word list: $(grep -i digest "$out/words-arm64.txt"), as on x86_64"
 LD_LIBRARY_PATH=$prefix/lib run "$out/c-vectors" testdata/vectors.json
 
-step "Python: $(basename "$wheel") in Debian's arm64 python3.11, test_vectors.py"
-site=$out/site
-rm -rf "$site"
 pytest_version=$(sed -n 's/^pytest==//p' py/requirements-dev.txt)
-# pytest and its dependencies are pure Python; the wheel is the arm64 one.
-python -m pip install -q --target "$site" "pytest==$pytest_version"
-python -m pip install -q --target "$site" --no-deps --platform manylinux2014_aarch64 --only-binary=:all: "$wheel"
-readelf -h "$site"/shardring/*.so | grep -q 'Machine:.*AArch64'
-PYTHONPATH=$site run "$sysroot/usr/bin/python3.11" -B -m pytest -q -p no:cacheprovider --noconftest \
-    py/tests/test_vectors.py
+for abi in cp310 cp39; do
+    wheel=$(ls "$dist"/shardring-"$version"-$abi-abi3-*_aarch64.whl)
+    step "Python: $(basename "$wheel") in Debian's arm64 python3.11, test_vectors.py"
+    site=$out/site-$abi
+    rm -rf "$site"
+    # pytest and its dependencies are pure Python; the wheel is the arm64 one.
+    python -m pip install -q --target "$site" "pytest==$pytest_version"
+    python -m pip install -q --target "$site" --no-deps --platform manylinux2014_aarch64 --only-binary=:all: "$wheel"
+    readelf -h "$site"/shardring/*.so | grep -q 'Machine:.*AArch64'
+    PYTHONPATH=$site run "$sysroot/usr/bin/python3.11" -B -m pytest -q -p no:cacheprovider --noconftest \
+        py/tests/test_vectors.py
+done
 
 step "Node: the npm tarballs installed for arm64, in Debian's arm64 Node, vectors.test.mjs"
 project=$out/project
