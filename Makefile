@@ -150,10 +150,13 @@ export ZIG_RELEASE := $(CURDIR)/target/zig/x86_64-unknown-linux-gnu/release
 # with another HOME or XDG_CACHE_HOME (ffi-c/tests/readme.sh) finds the
 # release build up to date instead of replacing files other suites run.
 export CARGO_ZIGBUILD_CACHE_DIR := $(CURDIR)/target/zig-cache
+# The release build command build-release and build-target share: one
+# profile, cache and target dir, so the host-side build scripts and proc
+# macros compile once for every target.
+ZIGBUILD := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig \
+	cargo zigbuild --release --config 'profile.release.strip="none"'
 build-release: $(VENV)/.ready
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig \
-	  cargo zigbuild --release --config 'profile.release.strip="none"' \
-	    -p shardring-ffi -p shardring-node -p shardring-cli --features shardring-ffi/header --target $(ZIG_TARGET)
+	$(ZIGBUILD) -p shardring-ffi -p shardring-node -p shardring-cli --features shardring-ffi/header --target $(ZIG_TARGET)
 	mkdir -p $(LIBDIR)
 	for f in libring.so libring.a shardring; do ln -sfn $(ZIG_RELEASE)/$$f $(LIBDIR)/$$f; done
 
@@ -161,16 +164,13 @@ build-cli: build-release
 
 # libring and the Node binding for another Rust target (RUST_TARGET, one of
 # release/platforms.json's), linked by zig against glibc 2.17 into
-# target/zig/$(RUST_TARGET)/release: build-release's profile, cache and
-# target dir, so the host-side build scripts and proc macros it compiled
-# are reused. make dist-all and test-platforms build with it.
+# target/zig/$(RUST_TARGET)/release with build-release's command (ZIGBUILD).
+# make dist-all and test-platforms build with it.
 RUST_TARGET :=
 build-target: $(VENV)/.ready
 	@test -n "$(RUST_TARGET)" || { echo "build-target: set RUST_TARGET (release/platforms.json)"; exit 1; }
 	rustup target add $(RUST_TARGET)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig \
-	  cargo zigbuild --release --config 'profile.release.strip="none"' \
-	    -p shardring-ffi -p shardring-node --target $(RUST_TARGET).2.17
+	$(ZIGBUILD) -p shardring-ffi -p shardring-node --target $(RUST_TARGET).2.17
 
 # Programs linked in-tree (-L$(LIBDIR) -Wl,-rpath,$(LIBDIR)) record the SONAME,
 # so it sits beside libring.so as a symlink.

@@ -54,6 +54,10 @@ type Dump = BufReader<std::io::Chain<std::io::Cursor<Vec<u8>>, Stream>>;
 /// answers `metadump 999x`), or, older still, does not know the command.
 const REFUSALS: [&[u8]; 3] = [b"BADCLASS", b"CLIENT_ERROR", b"ERROR"];
 
+/// What else a dump may answer in place of items: a crawler already busy,
+/// or one that could not start.
+const DUMP_FAILURES: [&[u8]; 2] = [b"BUSY", b"NOTSTARTED"];
+
 /// Memcached servers by address (`host:port`, the node ids).
 #[derive(Default)]
 pub(crate) struct Memcached {
@@ -309,8 +313,7 @@ impl Backend for Memcached {
                 self.dumps.remove(server);
                 return Ok((0, keys));
             }
-            let refused = ["ERROR", "CLIENT_ERROR", "BUSY", "BADCLASS", "NOTSTARTED"];
-            if refused.iter().any(|answer| line.starts_with(answer)) {
+            if REFUSALS.iter().chain(&DUMP_FAILURES).any(|answer| line.as_bytes().starts_with(answer)) {
                 self.dumps.remove(server);
                 return Err(Failure::source(format!("{server}: lru_crawler metadump: {line}")));
             }
