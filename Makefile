@@ -31,7 +31,7 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 SONAME := libring.so.$(if $(filter 0,$(VERSION_MAJOR)),0.$(VERSION_MINOR),$(VERSION_MAJOR))
 
-.PHONY: test-platforms test-arm64 build-target dist-all check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-release wheel build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
+.PHONY: test-platforms build-target dist-all check test-suites check-cxx-minimum test-fleet demo test fuzz bench bench-smoke install install-files uninstall check-install dist test-install check-versions system-deps build build-release wheel build-cli build-c build-py build-node clippy test-rust test-c test-py test-node check-generated check-licenses check-fresh-clone
 
 demo: system-deps build
 	bash examples/demo.sh
@@ -163,14 +163,15 @@ build-release: $(VENV)/.ready
 build-cli: build-release
 
 # libring and the Node binding for another Rust target (RUST_TARGET, one of
-# release/platforms.json's), linked by zig against glibc 2.17 into
-# target/zig/$(RUST_TARGET)/release with build-release's command (ZIGBUILD).
-# make dist-all and test-platforms build with it.
+# release/platforms.json's), linked by zig against glibc GLIBC (empty for a
+# musl target) into target/zig/$(RUST_TARGET)/release with build-release's
+# command (ZIGBUILD). make dist-all and test-platforms build with it.
 RUST_TARGET :=
+GLIBC := 2.17
 build-target: $(VENV)/.ready
 	@test -n "$(RUST_TARGET)" || { echo "build-target: set RUST_TARGET (release/platforms.json)"; exit 1; }
 	rustup target add $(RUST_TARGET)
-	$(ZIGBUILD) -p shardring-ffi -p shardring-node --target $(RUST_TARGET).2.17
+	$(ZIGBUILD) -p shardring-ffi -p shardring-node --target $(RUST_TARGET)$(if $(GLIBC),.$(GLIBC))
 
 # Programs linked in-tree (-L$(LIBDIR) -Wl,-rpath,$(LIBDIR)) record the SONAME,
 # so it sits beside libring.so as a symlink.
@@ -180,17 +181,19 @@ build-c: build-release
 	cc $(CFLAGS) examples/c/place_words.c $(LDRING) -o build/place_words
 	cc $(CFLAGS) -pthread examples/c/follow.c $(LDRING) -o build/follow
 
-# An abi3 manylinux2014 wheel for Python ABI and up (abi3-py39 or
-# abi3-py310) into WHEEL_OUT, linked by zig against glibc 2.17, for the
-# Rust target WHEEL_TARGET (default: this machine's). The one wheel command:
-# build-py, dist (release/dist.sh) and the arm64 leg all run it, so dist
-# finds build-py's wheel built.
+# An abi3 wheel for Python ABI and up (abi3-py39 or abi3-py310) into
+# WHEEL_OUT, linked by zig for the Rust target WHEEL_TARGET (default: this
+# machine's) and the platform tag WHEEL_POLICY (manylinux2014: glibc 2.17;
+# musllinux_1_2 for a musl target). The one wheel command: build-py, dist
+# (release/dist.sh) and the other platforms' legs all run it, so dist finds
+# build-py's wheel built.
 ABI := abi3-py310
 WHEEL_OUT := $(CURDIR)/build/wheels
 WHEEL_TARGET :=
+WHEEL_POLICY := manylinux2014
 wheel: $(VENV)/.ready
 	cd py && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig-py \
-	  maturin build --release -q --zig --compatibility manylinux2014 --features pyo3/$(ABI) \
+	  maturin build --release -q --zig --compatibility $(WHEEL_POLICY) --features pyo3/$(ABI) \
 	    $(if $(WHEEL_TARGET),--target $(WHEEL_TARGET)) --out $(WHEEL_OUT)
 
 # The abi3 wheel for Python 3.10+ that `make dist` ships, installed into the venv.
@@ -240,14 +243,18 @@ check-licenses: dist
 
 # The artefacts of the other platforms, run here where an emulator can
 # (RELEASING.md, "Platforms"). Not part of `make test`: CI runs it after.
-# Linux arm64 under qemu-user: the libring tarball (C), the wheel and the
-# npm packages, packed alone (make test packed this machine's already), so
-# build/dist/ then holds arm64's; publish from a plain `make dist-all`.
+# They are packed without this machine's (make test packed those already),
+# so build/dist/ then lacks them; publish from a plain `make dist-all`.
+#   Linux arm64 (glibc), under qemu-user: the libring tarball (C), the
+#   wheels and the npm packages (release/test-arm64.sh);
+#   Linux musl, x86_64 natively and arm64 under qemu-user: C against the
+#   libring tarball; the wheels and the .node checked (release/test-musl.sh).
 PLATFORM_PACKAGES := qemu-user-static binutils-aarch64-linux-gnu
-test-platforms: test-arm64
-test-arm64: build-c | build-node
-	$(MAKE) dist-all PLATFORMS=linux-arm64-gnu
+CROSS_PLATFORMS := linux-arm64-gnu linux-x64-musl linux-arm64-musl
+test-platforms: build-c | build-node
+	$(MAKE) dist-all PLATFORMS="$(CROSS_PLATFORMS)"
 	bash release/test-arm64.sh
+	bash release/test-musl.sh
 
 # (The fuzz crate is outside the workspace: `make fuzz`, which CI runs after
 # `make test`, builds it against today's API.)

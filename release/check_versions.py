@@ -8,7 +8,8 @@ Checked: the workspace's path dependencies (`shardring`,
 the version napi-rs wrote into node/index.js, the RING_VERSION_* macros of
 include/ring.h, py/pyproject.toml taking its version from Cargo (dynamic),
 and, when built, `shardring --version`. Also that release/platforms.json and
-the npm/<platform>/ packages name the same platforms alike.
+the npm/<platform>/ packages name the same platforms alike, and that
+README.md's install table names each platform's files as dist writes them.
 """
 
 import json
@@ -49,7 +50,7 @@ def main() -> int:
     wrong = [(where, got) for where, got in found if got != version]
     for where, got in wrong:
         print(f"version check: {where} says {got}, Cargo.toml says {version}")
-    mismatched = platform_packages()
+    mismatched = platform_packages() + install_table(version)
     for problem in mismatched:
         print(f"platform check: {problem}")
     if wrong or mismatched:
@@ -89,6 +90,31 @@ def platform_packages() -> list[str]:
         for field, value in want.items():
             if package.get(field) != value:
                 problems.append(f"{path.relative_to(ROOT)}: {field} is {package.get(field)!r}, not {value!r}")
+    return problems
+
+
+
+def wheel_platform(platform: dict) -> str:
+    """The platform part of a wheel's file name as maturin writes it: a
+    manylinux2014 wheel carries both of its names (PEP 599 and PEP 600)."""
+    if platform["policy"] == "manylinux2014":
+        return f"manylinux2014_{platform['rust'].split('-')[0]}.{platform['wheel']}"
+    return platform["wheel"]
+
+
+def install_table(version: str) -> list[str]:
+    """README.md's table of install files names each platform's wheel, npm
+    binary package and libring tarball as release/dist.sh writes them."""
+    readme = (ROOT / "README.md").read_text()
+    problems = []
+    for platform in json.loads((ROOT / "release/platforms.json").read_text())["platforms"]:
+        files = (
+            f"shardring-{version}-cp310-abi3-{wheel_platform(platform)}.whl",
+            f"shardring-{platform['npm']}-{version}.tgz",
+            f"libring-{version}-{platform['archive']}.tar.gz",
+        )
+        if not any(all(f"`{name}`" in line for name in files) for line in readme.splitlines()):
+            problems.append(f"README.md has no install-table row naming {', '.join(files)}")
     return problems
 
 

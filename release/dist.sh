@@ -2,18 +2,20 @@
 # Builds every artefact of a release into build/dist/ (RELEASING.md), for
 # each platform of release/platforms.json that it packs (this machine's
 # alone, or all of them with DIST_PLATFORMS=all, `make dist-all`):
-#   shardring-V-cp39-abi3-manylinux2014_<arch>.manylinux_2_17_<arch>.whl
-#   shardring-V-cp310-abi3-manylinux2014_<arch>.manylinux_2_17_<arch>.whl
+#   shardring-V-cp39-abi3-<wheel tag>.whl  (manylinux2014_<arch>.manylinux_2_17_<arch>,
+#   shardring-V-cp310-abi3-<wheel tag>.whl  or musllinux_1_2_<arch>)
 #   shardring-<platform>-V.tgz            the npm platform package (the .node)
-#   libring-V-linux-<arch>.tar.gz         libring for C and C++
+#   libring-V-<archive>.tar.gz            libring for C and C++
 # and once:
 #   shardring-V.tar.gz                    the Python sdist
 #   shardring-V.tgz                       the npm package (loader, types, README, licenses)
 #   shardring-V.crate, shardring-membership-V.crate, shardring-cli-V.crate
-# Binaries are linked against glibc 2.17 (manylinux2014) by zig, from the
-# venv's ziglang, through `maturin build --zig` and `cargo zigbuild`; nothing
-# is downloaded at build time. Fails when a wheel is not manylinux2014 for
-# auditwheel or a binary needs a glibc symbol newer than 2.17.
+# Binaries are linked by zig against glibc 2.17 (manylinux2014) or, for a
+# musl platform, dynamically against musl's libc.so (musllinux_1_2), from
+# the venv's ziglang, through `maturin build --zig` and `cargo zigbuild`;
+# nothing is downloaded at build time. Fails when a glibc wheel is not
+# manylinux2014 for auditwheel, a binary needs a glibc symbol newer than
+# 2.17, or a musl binary needs a library other than libc.so.
 # Run by `make dist`; `release/install-test.sh` installs what it writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +55,14 @@ check_glibc() {
     fi
     echo "   $(basename "$1"): highest symbol $newest"
 }
+# check_musl FILE: FILE needs musl's libc.so and no other library
+# (auditwheel cannot read musl binaries on a glibc machine).
+check_musl() {
+    local needed
+    needed=$(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd' ')
+    [ "$needed" = libc.so ] || { echo "dist: $1 needs [$needed], not musl's libc.so alone"; exit 1; }
+    echo "   $(basename "$1"): needs libc.so alone"
+}
 
 # The platforms to pack (release/platforms.json): the one build-release
 # builds for alone (make dist), every one (make dist-all: DIST_PLATFORMS=all)
@@ -75,44 +85,52 @@ else:
 if not chosen:
     sys.exit(f"dist: build-release's target {host} is not in release/platforms.json")
 for p in chosen:
-    print(p["npm"], p["rust"], p["wheel"], p["archive"], p["strip"])
+    print(p["npm"], p["rust"], p["glibc"] or "-", p["wheel"], p["policy"], p["archive"], p["strip"])
 EOF
 )
 [ ${#platforms[@]} -gt 0 ] || exit 1
 packed=()
 
 for line in "${platforms[@]}"; do
-    read -r npm_name triple wheel_tag archive strip_tool <<<"$line"
+    read -r npm_name triple glibc wheel_tag policy archive strip_tool <<<"$line"
+    [ "$glibc" = - ] && glibc= libc="musl's libc" || libc="glibc $glibc"
     packed+=("$npm_name")
     if [ "$triple" = "$host" ]; then
         release_dir=$zig_release wheel_target=
-        step "$npm_name: libring and the Node binding, linked against glibc 2.17 (make build-release: cargo zigbuild)"
+        step "$npm_name: libring and the Node binding, linked against $libc (make build-release: cargo zigbuild)"
         start=$(now)
         make -s build-release
     else
         release_dir=$root/target/zig/$triple/release wheel_target=$triple
-        step "$npm_name: libring and the Node binding, cross-linked against glibc 2.17 (make build-target)"
+        step "$npm_name: libring and the Node binding, cross-linked against $libc (make build-target)"
         start=$(now)
-        make -s build-target RUST_TARGET="$triple"
+        make -s build-target RUST_TARGET="$triple" GLIBC="$glibc"
     fi
-    check_glibc "$release_dir/libring.so"
-    check_glibc "$release_dir/libshardring_node.so"
+    for binary in libring.so libshardring_node.so; do
+        if [ -n "$glibc" ]; then check_glibc "$release_dir/$binary"; else check_musl "$release_dir/$binary"; fi
+    done
     step "built in $(($(now) - start)) s"
 
-    step "$npm_name: Python wheels (abi3, manylinux2014)"
+    step "$npm_name: Python wheels (abi3, $policy)"
     start=$(now)
     # cp310 first: build-py built it last, so only cp39 recompiles here.
     for abi in abi3-py310 abi3-py39; do
-        make -s wheel ABI="$abi" WHEEL_OUT="$out" WHEEL_TARGET="$wheel_target"
+        make -s wheel ABI="$abi" WHEEL_OUT="$out" WHEEL_TARGET="$wheel_target" WHEEL_POLICY="$policy"
     done
     shopt -s nullglob
-    wheels=("$out"/shardring-"$version"-cp3*-abi3-*"_${wheel_tag#manylinux_2_17_}".whl)
+    wheels=("$out"/shardring-"$version"-cp3*-abi3-*"$wheel_tag".whl)
     shopt -u nullglob
     [ ${#wheels[@]} -eq 2 ] || { echo "dist: expected 2 $wheel_tag wheels, found ${#wheels[@]}"; exit 1; }
     for wheel in "${wheels[@]}"; do
-        report=$(auditwheel show "$wheel")
-        grep -q "\"$wheel_tag\"" <<<"$report" || { echo "$report"; echo "dist: $wheel is not $wheel_tag"; exit 1; }
-        echo "   $(basename "$wheel"): auditwheel: consistent with $wheel_tag"
+        if [ -n "$glibc" ]; then
+            report=$(auditwheel show "$wheel")
+            grep -q "\"$wheel_tag\"" <<<"$report" || { echo "$report"; echo "dist: $wheel is not $wheel_tag"; exit 1; }
+            echo "   $(basename "$wheel"): auditwheel: consistent with $wheel_tag"
+        else
+            rm -rf "$stage/wheel" && mkdir -p "$stage/wheel"
+            (cd "$stage/wheel" && python3 -m zipfile -e "$wheel" .)
+            check_musl "$(ls "$stage"/wheel/shardring/*.so)"
+        fi
     done
     step "wheels in $(($(now) - start)) s"
 
