@@ -162,16 +162,22 @@ build-release: $(VENV)/.ready
 
 build-cli: build-release
 
-# libring and the Node binding for another Rust target (RUST_TARGET, one of
-# release/platforms.json's), linked by zig against glibc GLIBC (empty for a
-# musl target) into target/zig/$(RUST_TARGET)/release with build-release's
-# command (ZIGBUILD). make dist-all and test-platforms build with it.
+# libring and (TARGET_PACKAGES) the Node binding for another Rust target
+# (RUST_TARGET, one of release/platforms.json's), linked by zig against
+# glibc GLIBC (empty for musl) into target/zig/$(RUST_TARGET)/release with
+# build-release's command (ZIGBUILD). make dist-all and test-platforms
+# build with it. Windows links with Debian's mingw-w64 gcc (cargo's linker
+# for the GNU target) into target/mingw/: zig's lld exports every Rust
+# symbol from ring.dll (6,709 besides the 88 ring_* functions).
 RUST_TARGET :=
 GLIBC := 2.17
+TARGET_PACKAGES := -p shardring-ffi -p shardring-node
+MINGWBUILD := CARGO_TARGET_DIR=$(CURDIR)/target/mingw cargo build --release --config 'profile.release.strip="none"'
 build-target: $(VENV)/.ready
 	@test -n "$(RUST_TARGET)" || { echo "build-target: set RUST_TARGET (release/platforms.json)"; exit 1; }
 	rustup target add $(RUST_TARGET)
-	$(ZIGBUILD) -p shardring-ffi -p shardring-node --target $(RUST_TARGET)$(if $(GLIBC),.$(GLIBC))
+	$(if $(findstring -windows-,$(RUST_TARGET)),$(MINGWBUILD),$(ZIGBUILD)) $(TARGET_PACKAGES) \
+	  --target $(RUST_TARGET)$(if $(GLIBC),.$(GLIBC))
 
 # Programs linked in-tree (-L$(LIBDIR) -Wl,-rpath,$(LIBDIR)) record the SONAME,
 # so it sits beside libring.so as a symlink.
@@ -184,16 +190,23 @@ build-c: build-release
 # An abi3 wheel for Python ABI and up (abi3-py39 or abi3-py310) into
 # WHEEL_OUT, linked by zig for the Rust target WHEEL_TARGET (default: this
 # machine's) and the platform tag WHEEL_POLICY (manylinux2014: glibc 2.17;
-# musllinux_1_2 for a musl target). The one wheel command: build-py, dist
-# (release/dist.sh) and the other platforms' legs all run it, so dist finds
-# build-py's wheel built.
+# musllinux_1_2 for a musl target; empty for Windows, where pyo3 writes
+# the import library of python3.dll itself). The one wheel command:
+# build-py, dist (release/dist.sh) and the other platforms' legs all run
+# it, so dist finds build-py's wheel built.
 ABI := abi3-py310
+comma := ,
 WHEEL_OUT := $(CURDIR)/build/wheels
 WHEEL_TARGET :=
 WHEEL_POLICY := manylinux2014
+# (A Windows wheel links with Debian's mingw-w64 gcc, not zig: maturin
+# 1.16's zig path exports PyInit_shardring._shardring, a name no module
+# has, and the link fails; PyO3/maturin#3274.)
 wheel: $(VENV)/.ready
 	cd py && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig-py \
-	  maturin build --release -q --zig --compatibility $(WHEEL_POLICY) --features pyo3/$(ABI) \
+	  maturin build --release -q $(if $(findstring windows,$(WHEEL_TARGET)),,--zig) \
+	    $(if $(WHEEL_POLICY),--compatibility $(WHEEL_POLICY)) \
+	    --features pyo3/$(ABI)$(if $(findstring windows,$(WHEEL_TARGET)),$(comma)pyo3/generate-import-lib) \
 	    $(if $(WHEEL_TARGET),--target $(WHEEL_TARGET)) --out $(WHEEL_OUT)
 
 # The abi3 wheel for Python 3.10+ that `make dist` ships, installed into the venv.
@@ -249,12 +262,15 @@ check-licenses: dist
 #   wheels and the npm packages (release/test-arm64.sh);
 #   Linux musl, x86_64 natively and arm64 under qemu-user: C against the
 #   libring tarball; the wheels and the .node checked (release/test-musl.sh).
-PLATFORM_PACKAGES := qemu-user-static binutils-aarch64-linux-gnu
-CROSS_PLATFORMS := linux-arm64-gnu linux-x64-musl linux-arm64-musl
+#   Windows x86_64, under Wine: C against ring.dll; the wheels checked
+#   (release/test-windows.sh).
+PLATFORM_PACKAGES := qemu-user-static binutils-aarch64-linux-gnu wine64 gcc-mingw-w64-x86-64
+CROSS_PLATFORMS := linux-arm64-gnu linux-x64-musl linux-arm64-musl win32-x64-gnu
 test-platforms: build-c | build-node
 	$(MAKE) dist-all PLATFORMS="$(CROSS_PLATFORMS)"
 	bash release/test-arm64.sh
 	bash release/test-musl.sh
+	bash release/test-windows.sh
 
 # (The fuzz crate is outside the workspace: `make fuzz`, which CI runs after
 # `make test`, builds it against today's API.)

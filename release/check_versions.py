@@ -68,10 +68,12 @@ def platform_packages() -> list[str]:
     and each package.json names its platform, CPU, OS and C library."""
     listed = json.loads((ROOT / "release/platforms.json").read_text())["platforms"]
     problems = []
-    names = {p["npm"] for p in listed}
+    names = {p["npm"] for p in listed if p["node"]}
     for extra in sorted({d.name for d in (ROOT / "npm").iterdir() if d.is_dir()} - names):
-        problems.append(f"npm/{extra}/ is not in release/platforms.json")
+        problems.append(f"npm/{extra}/ is not a platform release/platforms.json ships Node for")
     for platform in listed:
+        if not platform["node"]:
+            continue
         path = ROOT / "npm" / platform["npm"] / "package.json"
         if not path.exists():
             problems.append(f"release/platforms.json lists {platform['npm']}, but {path.relative_to(ROOT)} is missing")
@@ -102,17 +104,24 @@ def wheel_platform(platform: dict) -> str:
     return platform["wheel"]
 
 
+def install_files(platform: dict, version: str) -> tuple[str, ...]:
+    """The file names of a platform's wheel, npm binary package (none for
+    a platform without Node) and libring tarball."""
+    node = (f"shardring-{platform['npm']}-{version}.tgz",) if platform["node"] else ()
+    return (
+        f"shardring-{version}-cp310-abi3-{wheel_platform(platform)}.whl",
+        *node,
+        f"libring-{version}-{platform['archive']}.tar.gz",
+    )
+
+
 def install_table(version: str) -> list[str]:
     """README.md's table of install files names each platform's wheel, npm
     binary package and libring tarball as release/dist.sh writes them."""
     readme = (ROOT / "README.md").read_text()
     problems = []
     for platform in json.loads((ROOT / "release/platforms.json").read_text())["platforms"]:
-        files = (
-            f"shardring-{version}-cp310-abi3-{wheel_platform(platform)}.whl",
-            f"shardring-{platform['npm']}-{version}.tgz",
-            f"libring-{version}-{platform['archive']}.tar.gz",
-        )
+        files = install_files(platform, version)
         if not any(all(f"`{name}`" in line for name in files) for line in readme.splitlines()):
             problems.append(f"README.md has no install-table row naming {', '.join(files)}")
     return problems

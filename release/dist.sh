@@ -3,19 +3,22 @@
 # each platform of release/platforms.json that it packs (this machine's
 # alone, or all of them with DIST_PLATFORMS=all, `make dist-all`):
 #   shardring-V-cp39-abi3-<wheel tag>.whl  (manylinux2014_<arch>.manylinux_2_17_<arch>,
-#   shardring-V-cp310-abi3-<wheel tag>.whl  or musllinux_1_2_<arch>)
-#   shardring-<platform>-V.tgz            the npm platform package (the .node)
+#   shardring-V-cp310-abi3-<wheel tag>.whl  musllinux_1_2_<arch> or win_amd64)
+#   shardring-<platform>-V.tgz            the npm platform package (the .node;
+#                                         not for Windows)
 #   libring-V-<archive>.tar.gz            libring for C and C++
 # and once:
 #   shardring-V.tar.gz                    the Python sdist
 #   shardring-V.tgz                       the npm package (loader, types, README, licenses)
 #   shardring-V.crate, shardring-membership-V.crate, shardring-cli-V.crate
 # Binaries are linked by zig against glibc 2.17 (manylinux2014) or, for a
-# musl platform, dynamically against musl's libc.so (musllinux_1_2), from
+# musl platform, dynamically against musl's libc.so (musllinux_1_2), or for
+# Windows against its own DLLs (mingw-w64's import libraries, UCRT), from
 # the venv's ziglang, through `maturin build --zig` and `cargo zigbuild`;
 # nothing is downloaded at build time. Fails when a glibc wheel is not
 # manylinux2014 for auditwheel, a binary needs a glibc symbol newer than
-# 2.17, or a musl binary needs a library other than libc.so.
+# 2.17, a musl binary needs a library other than libc.so, or a Windows one
+# a DLL that is not Windows' own (or python3.dll, for the wheel).
 # Run by `make dist`; `release/install-test.sh` installs what it writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,25 +47,8 @@ mkdir -p "$out" "$stage"
 now() { date +%s; }
 step() { echo "== dist: $*"; }
 
-# highest_glibc FILE: the newest GLIBC_x.y symbol version FILE imports.
-highest_glibc() { objdump -T "$1" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1; }
-check_glibc() {
-    local newest
-    newest=$(highest_glibc "$1")
-    if [ "$(printf '%s\n' "$newest" GLIBC_2.17 | sort -V | tail -1)" != GLIBC_2.17 ]; then
-        echo "dist: $1 needs $newest, newer than GLIBC_2.17"
-        exit 1
-    fi
-    echo "   $(basename "$1"): highest symbol $newest"
-}
-# check_musl FILE: FILE needs musl's libc.so and no other library
-# (auditwheel cannot read musl binaries on a glibc machine).
-check_musl() {
-    local needed
-    needed=$(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd' ')
-    [ "$needed" = libc.so ] || { echo "dist: $1 needs [$needed], not musl's libc.so alone"; exit 1; }
-    echo "   $(basename "$1"): needs libc.so alone"
-}
+# check_glibc, check_musl and check_windows: what a binary may import.
+source release/binaries.sh
 
 # The platforms to pack (release/platforms.json): the one build-release
 # builds for alone (make dist), every one (make dist-all: DIST_PLATFORMS=all)
@@ -85,57 +71,92 @@ else:
 if not chosen:
     sys.exit(f"dist: build-release's target {host} is not in release/platforms.json")
 for p in chosen:
-    print(p["npm"], p["rust"], p["glibc"] or "-", p["wheel"], p["policy"], p["archive"], p["strip"])
+    print(p["npm"], p["rust"], p["glibc"] or "-", p["wheel"], p["policy"] or "-", p["archive"], p["strip"],
+          "node" if p["node"] else "-", ",".join(p["python"]))
 EOF
 )
 [ ${#platforms[@]} -gt 0 ] || exit 1
 packed=()
 
 for line in "${platforms[@]}"; do
-    read -r npm_name triple glibc wheel_tag policy archive strip_tool <<<"$line"
+    read -r npm_name triple glibc wheel_tag policy archive strip_tool node pythons <<<"$line"
     [ "$glibc" = - ] && glibc= libc="musl's libc" || libc="glibc $glibc"
-    packed+=("$npm_name")
+    [ "$policy" = - ] && policy=
+    [ "$node" = - ] && node=
+    case $triple in
+    *-windows-*) os=windows libc="Windows' DLLs" binaries=(ring.dll) built=$root/target/mingw ;;
+    *) os=linux binaries=(libring.so) built=$root/target/zig ;;
+    esac
+    [ -n "$node" ] && binaries+=(libshardring_node.so) && packed+=("$npm_name")
     if [ "$triple" = "$host" ]; then
         release_dir=$zig_release wheel_target=
         step "$npm_name: libring and the Node binding, linked against $libc (make build-release: cargo zigbuild)"
         start=$(now)
         make -s build-release
     else
-        release_dir=$root/target/zig/$triple/release wheel_target=$triple
+        release_dir=$built/$triple/release wheel_target=$triple
         step "$npm_name: libring and the Node binding, cross-linked against $libc (make build-target)"
         start=$(now)
-        make -s build-target RUST_TARGET="$triple" GLIBC="$glibc"
+        make -s build-target RUST_TARGET="$triple" GLIBC="$glibc" \
+            TARGET_PACKAGES="-p shardring-ffi${node:+ -p shardring-node}"
     fi
-    for binary in libring.so libshardring_node.so; do
-        if [ -n "$glibc" ]; then check_glibc "$release_dir/$binary"; else check_musl "$release_dir/$binary"; fi
+    for binary in "${binaries[@]}"; do
+        if [ "$os" = windows ]; then check_windows "$release_dir/$binary"
+        elif [ -n "$glibc" ]; then check_glibc "$release_dir/$binary"
+        else check_musl "$release_dir/$binary"; fi
     done
     step "built in $(($(now) - start)) s"
 
-    step "$npm_name: Python wheels (abi3, $policy)"
+    step "$npm_name: Python wheels (abi3, $wheel_tag)"
     start=$(now)
-    # cp310 first: build-py built it last, so only cp39 recompiles here.
-    for abi in abi3-py310 abi3-py39; do
+    # cp310 first (the list's order): build-py built it last, so only cp39
+    # recompiles here.
+    IFS=, read -r -a abis <<<"$pythons"
+    for abi in "${abis[@]}"; do
         make -s wheel ABI="$abi" WHEEL_OUT="$out" WHEEL_TARGET="$wheel_target" WHEEL_POLICY="$policy"
     done
-    shopt -s nullglob
-    wheels=("$out"/shardring-"$version"-cp3*-abi3-*"$wheel_tag".whl)
-    shopt -u nullglob
-    [ ${#wheels[@]} -eq 2 ] || { echo "dist: expected 2 $wheel_tag wheels, found ${#wheels[@]}"; exit 1; }
-    for wheel in "${wheels[@]}"; do
-        if [ -n "$glibc" ]; then
+    if [ -n "$glibc" ]; then
+        shopt -s nullglob
+        wheels=("$out"/shardring-"$version"-cp3*-abi3-*"$wheel_tag".whl)
+        shopt -u nullglob
+        [ ${#wheels[@]} -eq ${#abis[@]} ] || { echo "dist: expected ${#abis[@]} $wheel_tag wheels, found ${#wheels[@]}"; exit 1; }
+        for wheel in "${wheels[@]}"; do
             report=$(auditwheel show "$wheel")
             grep -q "\"$wheel_tag\"" <<<"$report" || { echo "$report"; echo "dist: $wheel is not $wheel_tag"; exit 1; }
             echo "   $(basename "$wheel"): auditwheel: consistent with $wheel_tag"
-        else
-            rm -rf "$stage/wheel" && mkdir -p "$stage/wheel"
-            (cd "$stage/wheel" && python3 -m zipfile -e "$wheel" .)
-            check_musl "$(ls "$stage"/wheel/shardring/*.so)"
-        fi
-    done
+        done
+    else
+        # auditwheel reads neither musl nor Windows binaries on this machine.
+        unpack_wheels "$out" "$version" "$wheel_tag" "$stage/wheels" ${#abis[@]}
+        for unpacked in "${unpacked_wheels[@]}"; do
+            if [ "$os" = windows ]; then check_windows "$(ls "$unpacked"/shardring/*.pyd)" python3.dll
+            else check_musl "$(ls "$unpacked"/shardring/*.so)"; fi
+        done
+    fi
     step "wheels in $(($(now) - start)) s"
 
     step "$npm_name: libring-$version-$archive.tar.gz"
     c_dir=$stage/libring-$version-$archive
+    if [ "$os" = windows ]; then
+        # ring.dll in bin/ (beside the programs, where Windows looks for
+        # it); in lib/ its import libraries, mingw-w64's (libring.dll.a)
+        # and MSVC's (ring.lib, written by llvm-dlltool from the DLL's
+        # exports), and the static library for mingw-w64.
+        mkdir -p "$c_dir/bin" "$c_dir/lib" "$c_dir/include"
+        cp "$release_dir/ring.dll" "$c_dir/bin/"
+        "$strip_tool" --strip-debug "$c_dir/bin/ring.dll"
+        cp "$release_dir/libring.dll.a" "$release_dir/libring.a" "$c_dir/lib/"
+        { echo "LIBRARY ring.dll"; echo EXPORTS
+          objdump -p "$c_dir/bin/ring.dll" | sed -n '/\[Ordinal\/Name Pointer\] Table/,/^$/s/^\s*\[ *[0-9]*\] //p'
+        } >"$stage/ring.def"
+        python-zig dlltool -m i386:x86-64 -d "$stage/ring.def" -l "$c_dir/lib/ring.lib"
+        echo "   ring.dll exports $(grep -c '^ring_' "$stage/ring.def") ring_* functions and $(grep -vc '^ring_\|^LIBRARY\|^EXPORTS' "$stage/ring.def") others"
+        grep -vq '^ring_\|^LIBRARY\|^EXPORTS' "$stage/ring.def" && { echo "dist: ring.dll exports more than ring_*"; exit 1; }
+        cp include/ring.h include/ring.hpp "$c_dir/include/"
+        cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
+        tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
+        continue
+    fi
     # The pkg-config file is relocatable: prefix is where the tarball was unpacked.
     make -s install-files DESTDIR="$c_dir" PREFIX= LIBDIR="$release_dir" PC_PREFIX='$${pcfiledir}/../..'
     readelf -d "$c_dir/lib/libring.so.$version" | grep -qF "Library soname: [$soname]"

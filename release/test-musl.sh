@@ -30,13 +30,15 @@ sudo=$([ "$(id -u)" = 0 ] || echo sudo)
 step() { echo "== musl: $*"; }
 fail() { echo "musl: $*"; exit 1; }
 mkdir -p "$out"
+# check_musl and unpack_wheels.
+source release/binaries.sh
 
-# npm name, Rust triple, wheel tag and archive of each musl platform.
+# npm name, Rust triple, wheel tag, archive and wheel count of each musl platform.
 mapfile -t platforms < <(python3 -c '
 import json
 for p in json.load(open("release/platforms.json"))["platforms"]:
     if p["rust"].endswith("-musl"):
-        print(p["npm"], p["rust"], p["wheel"], p["archive"])')
+        print(p["npm"], p["rust"], p["wheel"], p["archive"], len(p["python"]))')
 [ ${#platforms[@]} -gt 0 ] || fail "release/platforms.json lists no musl platform"
 
 # The glibc build's output, which every musl program must print.
@@ -69,7 +71,7 @@ check_binary() {
 }
 
 for line in "${platforms[@]}"; do
-    read -r npm_name triple wheel_tag archive <<<"$line"
+    read -r npm_name triple wheel_tag archive wheel_count <<<"$line"
     arch=${triple%%-*}
     machine=$([ "$arch" = aarch64 ] && echo AArch64 || echo X86-64)
     deb_arch=$([ "$arch" = aarch64 ] && echo arm64 || echo amd64)
@@ -127,17 +129,8 @@ for line in "${platforms[@]}"; do
     done
 
     step "$npm_name: the wheels"
-    shopt -s nullglob
-    wheels=("$dist"/shardring-"$version"-cp3*-abi3-"$wheel_tag".whl)
-    shopt -u nullglob
-    [ ${#wheels[@]} -eq 2 ] || fail "expected 2 $wheel_tag wheels in build/dist, found ${#wheels[@]}"
-    for wheel in "${wheels[@]}"; do
-        unpacked=$out/wheel-$arch && rm -rf "$unpacked" && mkdir -p "$unpacked"
-        (cd "$unpacked" && python3 -m zipfile -e "$wheel" .)
-        abi=$(basename "$wheel" | cut -d- -f3)
-        grep -qx "Tag: $abi-abi3-$wheel_tag" "$unpacked"/shardring-"$version".dist-info/WHEEL \
-            || fail "$(basename "$wheel"): WHEEL does not say Tag: $abi-abi3-$wheel_tag"
-        echo "   $(basename "$wheel"): Tag: $abi-abi3-$wheel_tag"
+    unpack_wheels "$dist" "$version" "$wheel_tag" "$out/wheels-$arch" "$wheel_count"
+    for unpacked in "${unpacked_wheels[@]}"; do
         check_binary "$(ls "$unpacked"/shardring/*.so)" "$machine" "$libc" '^_?Py'
     done
 

@@ -14,7 +14,6 @@
  * Run:
  *   build/place_words examples/cluster.json /usr/share/dict/words
  */
-#define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +38,27 @@ static char *read_file(const char *path, size_t *len) {
     *len = fread(data, 1, (size_t)size, f);
     fclose(f);
     return data;
+}
+
+/* The next line of `f` into *line (grown as needed, *cap bytes), without
+ * its '\n'; its length, or -1 at the end of the file. Standard C, so the
+ * example builds on Windows too (POSIX getline is not there). */
+static long read_line(FILE *f, char **line, size_t *cap) {
+    if (*cap == 0) {
+        *line = malloc(*cap = 256);
+        if (!*line) return -1;
+    }
+    size_t len = 0;
+    while (fgets(*line + len, (int)(*cap - len), f)) {
+        len += strlen(*line + len);
+        if ((*line)[len - 1] == '\n') return (long)len - 1;
+        if (len + 1 < *cap) break; /* the last line, without a '\n' */
+        char *grown = realloc(*line, *cap * 2);
+        if (!grown) return -1;
+        *line = grown;
+        *cap *= 2;
+    }
+    return len > 0 ? (long)len : -1;
 }
 
 int main(int argc, char **argv) {
@@ -71,9 +91,8 @@ int main(int argc, char **argv) {
     uint64_t digest = 0xcbf29ce484222325ULL;
     size_t keys = 0, cap = 0;
     char *line = NULL;
-    ssize_t len;
-    while ((len = getline(&line, &cap, words)) != -1) {
-        if (len > 0 && line[len - 1] == '\n') len--;
+    long len;
+    while ((len = read_line(words, &line, &cap)) != -1) {
         size_t index, id_len;
         const char *id;
         if (ring_get_node(ring, (const uint8_t *)line, (size_t)len, &index, &id, &id_len) != RING_OK) {

@@ -140,21 +140,25 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>, SecretError> {
 
 /// The bytes of a file that holds a secret (a password, a TLS private
 /// key), refused when group or others may read it, and as
-/// [`read_bounded`] refuses.
+/// [`read_bounded`] refuses. On Windows, which has no mode bits, the
+/// file's access control list alone protects it: it is not checked.
 ///
-/// Errors: [`SecretError::Exposed`] or [`SecretError::Unreadable`], naming
-/// the file.
+/// Errors: [`SecretError::Exposed`] (Unix) or [`SecretError::Unreadable`],
+/// naming the file.
 pub fn read_private(path: &Path) -> Result<Vec<u8>, SecretError> {
-    use std::os::unix::fs::PermissionsExt;
-    let unreadable = |e: std::io::Error| SecretError::Unreadable { path: path.to_owned(), message: e.to_string() };
-    let mode = std::fs::metadata(path).map_err(unreadable)?.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
-        return Err(SecretError::Exposed { path: path.to_owned(), mode });
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let unreadable = |e: std::io::Error| SecretError::Unreadable { path: path.to_owned(), message: e.to_string() };
+        let mode = std::fs::metadata(path).map_err(unreadable)?.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(SecretError::Exposed { path: path.to_owned(), mode });
+        }
     }
     read_bounded(path)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 
