@@ -150,11 +150,17 @@ export ZIG_RELEASE := $(CURDIR)/target/zig/x86_64-unknown-linux-gnu/release
 # with another HOME or XDG_CACHE_HOME (ffi-c/tests/readme.sh) finds the
 # release build up to date instead of replacing files other suites run.
 export CARGO_ZIGBUILD_CACHE_DIR := $(CURDIR)/target/zig-cache
+# Release binaries name no path of the machine that built them (dist
+# checks each): sources from the registry as <index>/<crate>-<version>/...,
+# generated ones relative to the workspace. A cfg table given by --config
+# joins .cargo/config.toml's musl flags, where RUSTFLAGS would replace them.
+CARGO_HOME ?= $(HOME)/.cargo
+REMAP := --config "target.'cfg(all())'.rustflags=[\"--remap-path-prefix=$(CARGO_HOME)/registry/src/=\", \"--remap-path-prefix=$(CURDIR)/=\"]"
 # The release build command build-release and build-target share: one
 # profile, cache and target dir, so the host-side build scripts and proc
 # macros compile once for every target.
 ZIGBUILD := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig \
-	cargo zigbuild --release --config 'profile.release.strip="none"'
+	cargo zigbuild --release --config 'profile.release.strip="none"' $(REMAP)
 build-release: $(VENV)/.ready
 	$(ZIGBUILD) -p shardring-ffi -p shardring-node -p shardring-cli --features shardring-ffi/header --target $(ZIG_TARGET)
 	mkdir -p $(LIBDIR)
@@ -172,7 +178,7 @@ build-cli: build-release
 RUST_TARGET :=
 GLIBC := 2.17
 TARGET_PACKAGES := -p shardring-ffi -p shardring-node
-MINGWBUILD := CARGO_TARGET_DIR=$(CURDIR)/target/mingw cargo build --release --config 'profile.release.strip="none"'
+MINGWBUILD := CARGO_TARGET_DIR=$(CURDIR)/target/mingw cargo build --release --config 'profile.release.strip="none"' $(REMAP)
 build-target: $(VENV)/.ready
 	@test -n "$(RUST_TARGET)" || { echo "build-target: set RUST_TARGET (release/platforms.json)"; exit 1; }
 	rustup target add $(RUST_TARGET)
@@ -204,7 +210,7 @@ WHEEL_POLICY := manylinux2014
 # has, and the link fails; PyO3/maturin#3274.)
 wheel: $(VENV)/.ready
 	cd py && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig-py \
-	  maturin build --release -q $(if $(findstring windows,$(WHEEL_TARGET)),,--zig) \
+	  maturin build --release -q $(if $(findstring windows,$(WHEEL_TARGET)),,--zig) $(REMAP) \
 	    $(if $(WHEEL_POLICY),--compatibility $(WHEEL_POLICY)) \
 	    --features pyo3/$(ABI)$(if $(findstring windows,$(WHEEL_TARGET)),$(comma)pyo3/generate-import-lib) \
 	    $(if $(WHEEL_TARGET),--target $(WHEEL_TARGET)) --out $(WHEEL_OUT)

@@ -56,3 +56,26 @@ unpack_wheels() {
         unpacked_wheels+=("$out/$abi")
     done
 }
+# check_paths FILE: FILE (a binary, or a wheel's extension) names no path
+# of this machine, neither the workspace nor cargo's home: release builds
+# remap both (the Makefile's REMAP), so a user's backtrace or a panic
+# message shows `index.crates.io-…/tokio-1.x/src/…`, not the builder's home.
+check_paths() {
+    local found
+    found=$(python3 -c '
+import sys, zipfile
+path = sys.argv[1]
+if path.endswith(".whl"):
+    with zipfile.ZipFile(path) as wheel:
+        data = b"".join(wheel.read(n) for n in wheel.namelist() if n.endswith((".so", ".pyd")))
+else:
+    data = open(path, "rb").read()
+for root in sys.argv[2:]:
+    at = data.find(root.encode())
+    if at >= 0:
+        end = data.find(b"\0", at)
+        print(data[at:min(end, at + 160)].decode(errors="replace"))
+' "$1" "$PWD/" "${CARGO_HOME:-$HOME/.cargo}/")
+    [ -z "$found" ] || { echo "$(basename "$0"): $1 names paths of this machine: $found"; exit 1; }
+    echo "   $(basename "$1"): names no path of this machine"
+}

@@ -17,8 +17,9 @@
 # the venv's ziglang, through `maturin build --zig` and `cargo zigbuild`;
 # nothing is downloaded at build time. Fails when a glibc wheel is not
 # manylinux2014 for auditwheel, a binary needs a glibc symbol newer than
-# 2.17, a musl binary needs a library other than libc.so, or a Windows one
-# a DLL that is not Windows' own (or python3.dll, for the wheel).
+# 2.17, a musl binary needs a library other than libc.so, a Windows one a
+# DLL that is not Windows' own (or python3.dll, for the wheel), or any
+# binary names a path of this machine (release/binaries.sh).
 # Run by `make dist`; `release/install-test.sh` installs what it writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -133,6 +134,7 @@ for line in "${platforms[@]}"; do
             else check_musl "$(ls "$unpacked"/shardring/*.so)"; fi
         done
     fi
+    for wheel in "$out"/shardring-"$version"-cp3*-abi3-*"$wheel_tag".whl; do check_paths "$wheel"; done
     step "wheels in $(($(now) - start)) s"
 
     step "$npm_name: libring-$version-$archive.tar.gz"
@@ -145,6 +147,7 @@ for line in "${platforms[@]}"; do
         mkdir -p "$c_dir/bin" "$c_dir/lib" "$c_dir/include"
         cp "$release_dir/ring.dll" "$c_dir/bin/"
         "$strip_tool" --strip-debug "$c_dir/bin/ring.dll"
+        check_paths "$c_dir/bin/ring.dll"
         cp "$release_dir/libring.dll.a" "$release_dir/libring.a" "$c_dir/lib/"
         { echo "LIBRARY ring.dll"; echo EXPORTS
           objdump -p "$c_dir/bin/ring.dll" | sed -n '/\[Ordinal\/Name Pointer\] Table/,/^$/s/^\s*\[ *[0-9]*\] //p'
@@ -164,6 +167,7 @@ for line in "${platforms[@]}"; do
     # needs); the packed copy keeps the symbols only, as a native release
     # build would. Another architecture's binaries need its own strip.
     "$strip_tool" --strip-debug "$c_dir/lib/libring.so.$version"
+    check_paths "$c_dir/lib/libring.so.$version"
     cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
     tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
 
@@ -173,6 +177,7 @@ for line in "${platforms[@]}"; do
     cp -r "npm/$npm_name" "$platform_dir"
     cp "$release_dir/libshardring_node.so" "$platform_dir/shardring.$npm_name.node"
     "$strip_tool" --strip-debug "$platform_dir/shardring.$npm_name.node"
+    check_paths "$platform_dir/shardring.$npm_name.node"
     cp LICENSE-MIT LICENSE-APACHE "$platform_dir/"
     (cd "$platform_dir" && npm pack -q --pack-destination "$out" >/dev/null)
 done
