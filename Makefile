@@ -114,8 +114,11 @@ bench-smoke: build
 	cd node && node bench/hot_keys_cost.mjs --quick
 
 # Debian packages the demo and tests use, installed only when missing.
+# (dpkg -s also answers for a package removed but not purged: its status
+# must say installed.)
 system-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q ' installed$$' || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
