@@ -32,7 +32,7 @@ for artefact in "shardring-$version.tar.gz" "shardring-$version.tgz" "shardring-
     "libring-$version-linux-x86_64.tar.gz"; do
     [ -f "$dist/$artefact" ] || fail "no $artefact in build/dist (run make dist)"
 done
-wheels=("$dist"/shardring-"$version"-cp3*-abi3-*_x86_64.whl)
+wheels=("$dist"/shardring-"$version"-cp3*-abi3-*.manylinux_2_17_x86_64.whl)
 [ ${#wheels[@]} -eq 2 ] || fail "expected 2 abi3 wheels in build/dist, found ${#wheels[@]}"
 
 # No Rust toolchain from here on: drop every PATH entry holding cargo or rustc.

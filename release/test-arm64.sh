@@ -84,7 +84,8 @@ LD_LIBRARY_PATH=$prefix/lib run "$out/c-vectors" testdata/vectors.json
 
 pytest_version=$(sed -n 's/^pytest==//p' py/requirements-dev.txt)
 for abi in cp310 cp39; do
-    wheel=$(ls "$dist"/shardring-"$version"-$abi-abi3-*_aarch64.whl)
+    # The glibc one (build/dist/ holds the musl one too).
+    wheel=$(ls "$dist"/shardring-"$version"-$abi-abi3-*.manylinux_2_17_aarch64.whl)
     step "Python: $(basename "$wheel") in Debian's arm64 python3.11, test_vectors.py"
     site=$out/site-$abi
     rm -rf "$site"
