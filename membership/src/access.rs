@@ -309,7 +309,7 @@ impl EtcdAccess {
             let mut tls = TlsOptions::new();
             tls = match &self.ca {
                 Some(ca) => tls.ca_certificate(Certificate::from_pem(ca)),
-                None => tls.with_native_roots(),
+                None => system_roots(tls),
             };
             if let Some((cert, key)) = &self.identity {
                 tls = tls.identity(Identity::from_pem(cert, key));
@@ -321,6 +321,21 @@ impl EtcdAccess {
         }
         options
     }
+}
+
+/// `tls` trusting the operating system's root certificates (Linux: the
+/// distribution's bundle; Windows: the certificate store), or on macOS
+/// Mozilla's bundle as webpki-roots compiles it in: reading the keychain
+/// needs Apple's Security framework, which the release builds do not link.
+#[cfg(not(target_os = "macos"))]
+fn system_roots(tls: TlsOptions) -> TlsOptions {
+    tls.with_native_roots()
+}
+
+/// See the other platforms' `system_roots`.
+#[cfg(target_os = "macos")]
+fn system_roots(tls: TlsOptions) -> TlsOptions {
+    tls.with_webpki_roots()
 }
 
 #[cfg(test)]
