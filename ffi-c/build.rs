@@ -1,18 +1,34 @@
-//! Gives `libring.so` its SONAME, and with the `header` feature regenerates
-//! `include/ring.h` with cbindgen (the default build needs no cbindgen).
+//! Gives `libring.so` its SONAME (`libring.dylib` its install name), and
+//! with the `header` feature regenerates `include/ring.h` with cbindgen
+//! (the default build needs no cbindgen).
 //!
 //! The SONAME names the ABI: `libring.so.MAJOR` from 1.0 on, and
 //! `libring.so.0.MINOR` while the version is 0.y.z, where a minor release
 //! may break the ABI (Cargo's semver rule; cargo-c names 0.y libraries the
-//! same way). The Makefile's `SONAME` follows the same rule.
+//! same way). The Makefile's `SONAME` follows the same rule. On macOS the
+//! install name, which a program records as the SONAME, is
+//! `@rpath/libring.0.MINOR.dylib` (`@rpath/libring.MAJOR.dylib` from 1.0),
+//! with the crate version as its current and compatibility versions.
 
 fn main() {
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    // ELF platforms; macOS (install names) and Windows (DLLs) have no SONAME.
-    if !matches!(target_os.as_str(), "macos" | "ios" | "windows") {
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{}", soname());
+    // ELF platforms; Windows (DLLs) has no SONAME.
+    match target_os.as_str() {
+        "macos" => {
+            let (major, minor, patch) = version();
+            let abi = if major == 0 { format!("0.{minor}") } else { major.to_string() };
+            for (option, value) in [
+                ("-install_name", format!("@rpath/libring.{abi}.dylib")),
+                ("-current_version", format!("{major}.{minor}.{patch}")),
+                ("-compatibility_version", format!("{abi}.0")),
+            ] {
+                println!("cargo:rustc-cdylib-link-arg=-Wl,{option},{value}");
+            }
+        }
+        "windows" => {}
+        _ => println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{}", soname()),
     }
     #[cfg(feature = "header")]
     generate_header();
