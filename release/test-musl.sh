@@ -61,13 +61,12 @@ dynamic_symbols() {
 # library but libc.so, and each symbol it imports is LIBC_SO's or matches
 # the extended regex ALLOWED (the host program's API).
 check_binary() {
-    local file=$1 machine=$2 libc=$3 allowed=$4 needed missing
+    local file=$1 machine=$2 libc=$3 allowed=$4 missing
     readelf -h "$file" | grep -q "Machine:.*$machine" || fail "$(basename "$file") is not $machine"
-    needed=$(readelf -d "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd' ')
-    [ "$needed" = libc.so ] || fail "$(basename "$file") needs [$needed], not musl's libc.so alone"
+    check_musl "$file"
     missing=$(comm -23 <(dynamic_symbols "$file" imports | grep -Ev "$allowed") <(dynamic_symbols "$libc" exports))
     [ -z "$missing" ] || fail "$(basename "$file") imports symbols musl's libc.so lacks: $(paste -sd' ' <<<"$missing")"
-    echo "   $(basename "$file"): $machine, needs libc.so alone, $(dynamic_symbols "$file" imports | grep -Evc "$allowed") libc imports all defined by musl"
+    echo "   $(basename "$file"): $machine, $(dynamic_symbols "$file" imports | grep -Evc "$allowed") libc imports all defined by musl"
 }
 
 for line in "${platforms[@]}"; do
