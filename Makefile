@@ -157,8 +157,17 @@ export CARGO_ZIGBUILD_CACHE_DIR := $(CURDIR)/target/zig-cache
 # checks each): sources from the registry as <index>/<crate>-<version>/...,
 # generated ones relative to the workspace. A cfg table given by --config
 # joins .cargo/config.toml's musl flags, where RUSTFLAGS would replace them.
+# On macOS the linker (ld64's -S) also leaves out the debug map, which
+# names every object file and C source by its path; a strip afterwards
+# would void zig's code signature. maturin sets the flags of a macOS
+# build itself, from RUSTFLAGS and not from cargo's --config, so a macOS
+# wheel (MACOSX_DEPLOYMENT_TARGET set, as dist sets it) gets the same
+# flags there.
 CARGO_HOME ?= $(HOME)/.cargo
-REMAP := --config "target.'cfg(all())'.rustflags=[\"--remap-path-prefix=$(CARGO_HOME)/registry/src/=\", \"--remap-path-prefix=$(CURDIR)/=\"]"
+REMAP_FLAGS := --remap-path-prefix=$(CARGO_HOME)/registry/src/= --remap-path-prefix=$(CURDIR)/=
+MACOS_FLAGS := -C link-arg=-Wl,-S
+REMAP := --config "target.'cfg(all())'.rustflags=[$(foreach f,$(REMAP_FLAGS),\"$(f)\",)]" \
+	--config "target.'cfg(target_vendor = \"apple\")'.rustflags=[$(foreach f,$(MACOS_FLAGS),\"$(f)\",)]"
 # The release build command build-release and build-target share: one
 # profile, cache and target dir, so the host-side build scripts and proc
 # macros compile once for every target.
@@ -172,20 +181,23 @@ build-release: $(VENV)/.ready
 build-cli: build-release
 
 # libring and (TARGET_PACKAGES) the Node binding for another Rust target
-# (RUST_TARGET, one of release/platforms.json's), linked by zig against
-# glibc GLIBC (empty for musl) into target/zig/$(RUST_TARGET)/release with
-# build-release's command (ZIGBUILD). make dist-all and test-platforms
-# build with it. Windows links with Debian's mingw-w64 gcc (cargo's linker
-# for the GNU target) into target/mingw/: zig's lld exports every Rust
-# symbol from ring.dll (6,709 besides the 88 ring_* functions).
+# (RUST_TARGET, one of release/platforms.json's), linked by LINKER (the
+# platform's `linker`): zig with build-release's command (ZIGBUILD), into
+# target/zig/$(RUST_TARGET)/release, against glibc GLIBC (empty: musl or
+# not Linux) and for macOS MACOSX_DEPLOYMENT_TARGET (dist sets it); or
+# mingw, Debian's mingw-w64 gcc (cargo's linker for the GNU Windows
+# target), into target/mingw/: zig's lld exports every Rust symbol from
+# ring.dll (6,709 besides the 88 ring_* functions). make dist-all and
+# test-platforms build with it.
 RUST_TARGET :=
+LINKER := zig
 GLIBC := 2.17
 TARGET_PACKAGES := -p shardring-ffi -p shardring-node
 MINGWBUILD := CARGO_TARGET_DIR=$(CURDIR)/target/mingw cargo build --release --config 'profile.release.strip="none"' $(REMAP)
 build-target: $(VENV)/.ready
 	@test -n "$(RUST_TARGET)" || { echo "build-target: set RUST_TARGET (release/platforms.json)"; exit 1; }
 	rustup target add $(RUST_TARGET)
-	$(if $(findstring -windows-,$(RUST_TARGET)),$(MINGWBUILD),$(ZIGBUILD)) $(TARGET_PACKAGES) \
+	$(if $(filter mingw,$(LINKER)),$(MINGWBUILD),$(ZIGBUILD)) $(TARGET_PACKAGES) \
 	  --target $(RUST_TARGET)$(if $(GLIBC),.$(GLIBC))
 
 # Programs linked in-tree (-L$(LIBDIR) -Wl,-rpath,$(LIBDIR)) record the SONAME,
@@ -197,25 +209,27 @@ build-c: build-release
 	cc $(CFLAGS) -pthread examples/c/follow.c $(LDRING) -o build/follow
 
 # An abi3 wheel for Python ABI and up (abi3-py39 or abi3-py310) into
-# WHEEL_OUT, linked by zig for the Rust target WHEEL_TARGET (default: this
-# machine's) and the platform tag WHEEL_POLICY (manylinux2014: glibc 2.17;
-# musllinux_1_2 for a musl target; empty for Windows, where pyo3 writes
-# the import library of python3.dll itself). The one wheel command:
-# build-py, dist (release/dist.sh) and the other platforms' legs all run
-# it, so dist finds build-py's wheel built.
+# WHEEL_OUT for the Rust target WHEEL_TARGET (default: this machine's) and
+# the platform tag WHEEL_POLICY (manylinux2014: glibc 2.17; musllinux_1_2
+# for a musl target; empty for Windows and macOS, where the tag comes from
+# the target and MACOSX_DEPLOYMENT_TARGET), linked by WHEEL_LINKER (the
+# platform's `linker`): zig, or mingw, where pyo3 writes the import library
+# of python3.dll itself (maturin 1.16's zig path exports
+# PyInit_shardring._shardring, a name no module has, and the link fails;
+# PyO3/maturin#3274). The one wheel command: build-py, dist
+# (release/dist.sh) and the other platforms' legs all run it, so dist
+# finds build-py's wheel built.
 ABI := abi3-py310
 comma := ,
 WHEEL_OUT := $(CURDIR)/build/wheels
 WHEEL_TARGET :=
 WHEEL_POLICY := manylinux2014
-# (A Windows wheel links with Debian's mingw-w64 gcc, not zig: maturin
-# 1.16's zig path exports PyInit_shardring._shardring, a name no module
-# has, and the link fails; PyO3/maturin#3274.)
+WHEEL_LINKER := zig
 wheel: $(VENV)/.ready
 	cd py && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig-py \
-	  maturin build --release -q $(if $(findstring windows,$(WHEEL_TARGET)),,--zig) $(REMAP) \
+	  $(if $(MACOSX_DEPLOYMENT_TARGET),RUSTFLAGS="$(REMAP_FLAGS) $(MACOS_FLAGS)") maturin build --release -q $(if $(filter zig,$(WHEEL_LINKER)),--zig) $(REMAP) \
 	    $(if $(WHEEL_POLICY),--compatibility $(WHEEL_POLICY)) \
-	    --features pyo3/$(ABI)$(if $(findstring windows,$(WHEEL_TARGET)),$(comma)pyo3/generate-import-lib) \
+	    --features pyo3/$(ABI)$(if $(filter mingw,$(WHEEL_LINKER)),$(comma)pyo3/generate-import-lib) \
 	    $(if $(WHEEL_TARGET),--target $(WHEEL_TARGET)) --out $(WHEEL_OUT)
 
 # The abi3 wheel for Python 3.10+ that `make dist` ships, installed into the venv.
@@ -240,8 +254,9 @@ dist: $(VENV)/.ready node/node_modules/.package-lock.json | build-node
 	bash release/dist.sh
 
 # make dist for the platforms of release/platforms.json named in PLATFORMS
-# (npm names; default: every one): the others than this machine's are
-# cross-built here (build-target, make wheel WHEEL_TARGET=...).
+# (npm names; default: all, every one; cross: all but this machine's): the
+# others than this machine's are cross-built here (build-target, make wheel
+# WHEEL_TARGET=...).
 PLATFORMS := all
 dist-all: $(VENV)/.ready node/node_modules/.package-lock.json | build-node
 	@$(MAKE) -s system-deps DEB_PACKAGES="$(PLATFORM_PACKAGES)"
@@ -265,20 +280,23 @@ check-licenses: dist
 
 # The artefacts of the other platforms, run here where an emulator can
 # (RELEASING.md, "Platforms"). Not part of `make test`: CI runs it after.
-# They are packed without this machine's (make test packed those already),
-# so build/dist/ then lacks them; publish from a plain `make dist-all`.
+# They are packed without this machine's (make test packed those already;
+# dist's DIST_PLATFORMS=cross: every platform of release/platforms.json but
+# this one), so build/dist/ then lacks them; publish from a plain `make dist-all`.
 #   Linux arm64 (glibc), under qemu-user: the libring tarball (C), the
 #   wheels and the npm packages (release/test-arm64.sh);
 #   Linux musl, x86_64 natively and arm64 under qemu-user: C against the
 #   libring tarball; the wheels and the .node checked (release/test-musl.sh).
+#   macOS arm64 and x86_64, which nothing here runs: every Mach-O file
+#   checked, C linked against the tarball (release/test-macos.sh).
 #   Windows x86_64, under Wine: C against ring.dll; the wheels checked
 #   (release/test-windows.sh).
-PLATFORM_PACKAGES := qemu-user-static binutils-aarch64-linux-gnu wine64 gcc-mingw-w64-x86-64
-CROSS_PLATFORMS := linux-arm64-gnu linux-x64-musl linux-arm64-musl win32-x64-gnu
+PLATFORM_PACKAGES := qemu-user-static binutils-aarch64-linux-gnu wine64 gcc-mingw-w64-x86-64 llvm
 test-platforms: build-c | build-node
-	$(MAKE) dist-all PLATFORMS="$(CROSS_PLATFORMS)"
+	$(MAKE) dist-all PLATFORMS=cross
 	bash release/test-arm64.sh
 	bash release/test-musl.sh
+	bash release/test-macos.sh
 	bash release/test-windows.sh
 
 # (The fuzz crate is outside the workspace: `make fuzz`, which CI runs after

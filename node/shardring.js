@@ -44,7 +44,7 @@ function loadNative() {
       ? `shardring: the binary package shardring-${platform} for this platform (${platform}) is not installed; ` +
         'it is an optional dependency of shardring: reinstall without --omit=optional / --no-optional'
       : `shardring: no prebuilt binary for this platform (${platform}); prebuilt: ${PREBUILT.join(', ') || 'none'} ` +
-        '(Linux: glibc 2.17+ or musl 1.2+). Build it from the source: in its node/ directory, `npm install && npm run build` ' +
+        '(Linux: glibc 2.17+ or musl 1.2+; macOS 11+). Build it from the source: in its node/ directory, `npm install && npm run build` ' +
         '(needs Rust 1.95+ and a C compiler), then `npm pack` and install the tarball it writes'
     const unsupported = new Error(message)
     unsupported.code = 'RING_UNSUPPORTED_PLATFORM'

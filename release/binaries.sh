@@ -35,6 +35,68 @@ check_windows() {
     [ -z "$foreign" ] || { echo "$(basename "$0"): $1 imports $(paste -sd' ' <<<"$foreign"), not Windows' own"; exit 1; }
     echo "   $(basename "$1"): x86-64, imports $(paste -sd' ' <<<"$imports")"
 }
+# check_macos FILE ARCH MINOS [ALLOWED]: FILE is a Mach-O file for ARCH
+# (arm64 or x86_64) that runs on macOS MINOS and later (LC_BUILD_VERSION),
+# carries a code signature if arm64 (zig signs it ad hoc; arm64 Macs load
+# nothing unsigned, Intel ones need none), loads only libraries of the system (/usr/lib, /System), and
+# imports no symbol that the system libraries it loads lack, besides those
+# ALLOWED names (an extended regex: Python's C API, Node-API), which the
+# host process defines (-undefined dynamic_lookup). The libraries'
+# symbols come from the text stubs (.tbd) zig and cargo-zigbuild link
+# against: macOS keeps no library files on disk to read. Read with LLVM's
+# llvm-objdump and llvm-nm (Debian's llvm package).
+check_macos() {
+    local file=$1 arch=$2 minos=$3 allowed=${4:-} headers cpu loads foreign missing
+    headers=$(llvm-objdump --macho --private-header --private-headers "$file") \
+        || { echo "$(basename "$0"): llvm-objdump cannot read $file as Mach-O"; exit 1; }
+    cpu=$(awk '$1 == "MH_MAGIC_64" { print $2; exit }' <<<"$headers")
+    [ "$cpu" = "$([ "$arch" = arm64 ] && echo ARM64 || echo X86_64)" ] \
+        || { echo "$(basename "$0"): $file is for ${cpu:-no known CPU}, not $arch"; exit 1; }
+    grep -A4 'cmd LC_BUILD_VERSION' <<<"$headers" | grep -q '^ *platform macos$' \
+        && grep -A4 'cmd LC_BUILD_VERSION' <<<"$headers" | grep -q "^ *minos $minos\$" \
+        || { echo "$(basename "$0"): $file does not say macOS $minos as its minimum (LC_BUILD_VERSION)"; exit 1; }
+    [ "$arch" != arm64 ] || grep -q 'cmd LC_CODE_SIGNATURE' <<<"$headers" \
+        || { echo "$(basename "$0"): $file carries no code signature (arm64 macOS loads nothing unsigned)"; exit 1; }
+    loads=$(grep -A2 'cmd LC_LOAD_DYLIB' <<<"$headers" | sed -n 's/^ *name \(.*\) (offset.*/\1/p')
+    foreign=$(grep -Ev '^/usr/lib/|^/System/Library/' <<<"$loads" || true)
+    [ -z "$foreign" ] || { echo "$(basename "$0"): $file loads $(paste -sd' ' <<<"$foreign"), not the system's"; exit 1; }
+    missing=$(comm -23 <(llvm-nm --undefined-only --just-symbol-name "$file" | grep -Ev "${allowed:-^\$}" | sort -u) \
+        <(macos_stubs | sort -u))
+    [ -z "$missing" ] || { echo "$(basename "$0"): $file imports symbols macOS's libraries lack: $(paste -sd' ' <<<"$missing")"; exit 1; }
+    echo "   $(basename "$file"): $arch, macOS $minos+,$([ "$arch" = arm64 ] && echo " signed,") loads $(paste -sd' ' <<<"$loads"), every import defined"
+}
+# check_macos_exports FILE: the macOS libring exports every ring_*
+# function include/ring.h declares and otherwise only ring_* functions
+# kept for programs built against older headers, Rust's mangled symbols
+# and the few the toolchain adds. zig's Mach-O linker ignores
+# rustc's exported-symbols list (cargo-zigbuild drops it), so the Rust
+# symbols stay visible; under macOS's two-level namespace a program binds
+# each import to the library it linked, so they cannot capture another
+# library's symbols, but an unmangled C name could, and fails here.
+check_macos_exports() {
+    local exports declared missing other
+    exports=$(llvm-objdump --macho --exports-trie "$1" | awk 'NR > 3 { print $2 }' | sort -u)
+    declared=$(grep -oE '\bring_[a-z0-9_]+\(' include/ring.h | tr -d '(' | sed 's/^/_/' | sort -u)
+    missing=$(comm -23 <(echo "$declared") <(echo "$exports"))
+    [ -z "$missing" ] || { echo "$(basename "$0"): $1 does not export $(paste -sd' ' <<<"$missing")"; exit 1; }
+    other=$(comm -13 <(echo "$declared") <(echo "$exports") \
+        | grep -Ev '^_ring_[a-z0-9_]+$|^__R|^__ZN|^(__mh_dylib_header|___dso_handle|_rust_eh_personality|___isPlatformVersionAtLeast|___isOSVersionAtLeast)$' || true)
+    [ -z "$other" ] || { echo "$(basename "$0"): $1 exports unmangled symbols besides ring_*: $(paste -sd' ' <<<"$other")"; exit 1; }
+    echo "   $(basename "$1"): exports the $(wc -l <<<"$declared") ring_* functions of ring.h, $(grep -c '^_ring_' <<<"$exports") ring_* in all, and $(grep -vc '^_ring_' <<<"$exports") Rust and toolchain symbols"
+}
+# macos_stub_dirs: the folders of the text stubs (.tbd) of macOS's
+# libraries, one per line: libSystem's in zig's Python package, libiconv's
+# and libcharset's in cargo-zigbuild's cache (which the release builds use).
+macos_stub_dirs() {
+    python3 -c 'import ziglang, os; print(os.path.dirname(ziglang.__file__) + "/lib/libc/darwin")'
+    ls -d "${CARGO_ZIGBUILD_CACHE_DIR:-$PWD/target/zig-cache}"/cargo-zigbuild/*/deps
+}
+# macos_stubs: every symbol those stubs define, one per line.
+macos_stubs() {
+    local dir
+    while read -r dir; do cat "$dir"/*.tbd; done < <(macos_stub_dirs) \
+        | grep -oE "[A-Za-z_\$][A-Za-z0-9_\$.]*"
+}
 # unpack_wheels DIST VERSION TAG OUT COUNT: the COUNT abi3 wheels (cp310,
 # cp39: release/platforms.json's python) of platform tag TAG in DIST, each
 # unpacked into OUT/<abi>/ after checking that its WHEEL says that tag;

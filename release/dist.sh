@@ -3,7 +3,8 @@
 # each platform of release/platforms.json that it packs (this machine's
 # alone, or all of them with DIST_PLATFORMS=all, `make dist-all`):
 #   shardring-V-cp39-abi3-<wheel tag>.whl  (manylinux2014_<arch>.manylinux_2_17_<arch>,
-#   shardring-V-cp310-abi3-<wheel tag>.whl  musllinux_1_2_<arch> or win_amd64)
+#   shardring-V-cp310-abi3-<wheel tag>.whl  musllinux_1_2_<arch>, macosx_11_0_<arch>
+#                                          or win_amd64)
 #   shardring-<platform>-V.tgz            the npm platform package (the .node;
 #                                         not for Windows)
 #   libring-V-<archive>.tar.gz            libring for C and C++
@@ -13,13 +14,15 @@
 #   shardring-V.crate, shardring-membership-V.crate, shardring-cli-V.crate
 # Binaries are linked by zig against glibc 2.17 (manylinux2014) or, for a
 # musl platform, dynamically against musl's libc.so (musllinux_1_2), or for
-# Windows against its own DLLs (mingw-w64's import libraries, UCRT), from
-# the venv's ziglang, through `maturin build --zig` and `cargo zigbuild`;
-# nothing is downloaded at build time. Fails when a glibc wheel is not
-# manylinux2014 for auditwheel, a binary needs a glibc symbol newer than
-# 2.17, a musl binary needs a library other than libc.so, a Windows one a
-# DLL that is not Windows' own (or python3.dll, for the wheel), or any
-# binary names a path of this machine (release/binaries.sh).
+# macOS against libSystem (macOS 11 or newer), from the venv's ziglang,
+# through `maturin build --zig` and `cargo zigbuild`; for Windows by
+# Debian's mingw-w64 gcc against its own DLLs. Nothing is downloaded at
+# build time. Fails when a glibc wheel is not manylinux2014 for
+# auditwheel, a binary needs a glibc symbol newer than 2.17, a musl binary
+# needs a library other than libc.so, a macOS one a library or symbol
+# macOS lacks or another minimum version, a Windows one a DLL that is not
+# Windows' own (or python3.dll, for the wheel), or any binary names a path
+# of this machine (release/binaries.sh).
 # Run by `make dist`; `release/install-test.sh` installs what it writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,12 +51,13 @@ mkdir -p "$out" "$stage"
 now() { date +%s; }
 step() { echo "== dist: $*"; }
 
-# check_glibc, check_musl and check_windows: what a binary may import.
+# check_glibc, check_musl, check_macos and check_windows: what a binary may import.
 source release/binaries.sh
 
 # The platforms to pack (release/platforms.json): the one build-release
-# builds for alone (make dist), every one (make dist-all: DIST_PLATFORMS=all)
-# or those DIST_PLATFORMS names (npm names, space-separated).
+# builds for alone (make dist), every one (make dist-all: DIST_PLATFORMS=all),
+# every other one (DIST_PLATFORMS=cross: make test-platforms) or those
+# DIST_PLATFORMS names (npm names, space-separated).
 host=$(basename "$(dirname "$zig_release")")
 mapfile -t platforms < <(python3 - "$host" "${DIST_PLATFORMS:-}" <<'EOF'
 import json, sys
@@ -61,6 +65,8 @@ host, selection = sys.argv[1:]
 listed = json.load(open("release/platforms.json"))["platforms"]
 if selection == "all":
     chosen = listed
+elif selection == "cross":
+    chosen = [p for p in listed if p["rust"] != host]
 elif selection:
     names = selection.split()
     unknown = sorted(set(names) - {p["npm"] for p in listed})
@@ -72,40 +78,54 @@ else:
 if not chosen:
     sys.exit(f"dist: build-release's target {host} is not in release/platforms.json")
 for p in chosen:
-    print(p["npm"], p["rust"], p["glibc"] or "-", p["wheel"], p["policy"] or "-", p["archive"], p["strip"],
-          "node" if p["node"] else "-", ",".join(p["python"]))
+    print(p["npm"], p["rust"], p["linker"], p["glibc"] or "-", p["macos"] or "-", p["wheel"], p["policy"] or "-",
+          p["archive"], p["strip"] or "-", "node" if p["node"] else "-", ",".join(p["python"]))
 EOF
 )
 [ ${#platforms[@]} -gt 0 ] || exit 1
 packed=()
 
 for line in "${platforms[@]}"; do
-    read -r npm_name triple glibc wheel_tag policy archive strip_tool node pythons <<<"$line"
-    [ "$glibc" = - ] && glibc= libc="musl's libc" || libc="glibc $glibc"
+    read -r npm_name triple linker glibc macos wheel_tag policy archive strip_tool node pythons <<<"$line"
+    [ "$glibc" = - ] && glibc=
+    [ "$macos" = - ] && macos=
     [ "$policy" = - ] && policy=
+    [ "$strip_tool" = - ] && strip_tool=
     [ "$node" = - ] && node=
+    arch=${triple%%-*} && [ "$arch" = aarch64 ] && [ -n "$macos" ] && arch=arm64
     case $triple in
-    *-windows-*) os=windows libc="Windows' DLLs" binaries=(ring.dll) built=$root/target/mingw ;;
-    *) os=linux binaries=(libring.so) built=$root/target/zig ;;
+    *-windows-*) os=windows libc="Windows' DLLs" library=ring.dll node_binary= ;;
+    *-apple-darwin) os=macos libc="macOS $macos's libSystem" library=libring.dylib node_binary=libshardring_node.dylib ;;
+    *) os=linux libc=$([ -n "$glibc" ] && echo "glibc $glibc" || echo "musl's libc") library=libring.so node_binary=libshardring_node.so ;;
     esac
-    [ -n "$node" ] && binaries+=(libshardring_node.so) && packed+=("$npm_name")
+    [ -z "$node" ] || packed+=("$npm_name")
+    what="libring${node:+ and the Node binding}"
+    # maturin and cargo-zigbuild take the minimum macOS from here.
+    if [ -n "$macos" ]; then export MACOSX_DEPLOYMENT_TARGET=$macos; else unset MACOSX_DEPLOYMENT_TARGET; fi
     if [ "$triple" = "$host" ]; then
         release_dir=$zig_release wheel_target=
-        step "$npm_name: libring and the Node binding, linked against $libc (make build-release: cargo zigbuild)"
+        step "$npm_name: $what, linked against $libc (make build-release: cargo zigbuild)"
         start=$(now)
         make -s build-release
     else
-        release_dir=$built/$triple/release wheel_target=$triple
-        step "$npm_name: libring and the Node binding, cross-linked against $libc (make build-target)"
+        release_dir=$root/target/$linker/$triple/release wheel_target=$triple
+        step "$npm_name: $what, cross-linked against $libc by $linker (make build-target)"
         start=$(now)
-        make -s build-target RUST_TARGET="$triple" GLIBC="$glibc" \
+        make -s build-target RUST_TARGET="$triple" LINKER="$linker" GLIBC="$glibc" \
             TARGET_PACKAGES="-p shardring-ffi${node:+ -p shardring-node}"
     fi
-    for binary in "${binaries[@]}"; do
-        if [ "$os" = windows ]; then check_windows "$release_dir/$binary"
-        elif [ -n "$glibc" ]; then check_glibc "$release_dir/$binary"
-        else check_musl "$release_dir/$binary"; fi
-    done
+    # check_binary FILE [ALLOWED]: the check of FILE's platform; ALLOWED,
+    # the symbols or DLL the host process provides (Python's, Node's).
+    check_binary() {
+        case $os in
+        windows) check_windows "$1" ${2:+"$2"} ;;
+        macos) check_macos "$1" "$arch" "$macos" ${2:+"$2"} ;;
+        *) if [ -n "$glibc" ]; then check_glibc "$1"; else check_musl "$1"; fi ;;
+        esac
+    }
+    check_binary "$release_dir/$library"
+    [ -z "$node" ] || check_binary "$release_dir/$node_binary" '^_napi_'
+    [ "$os" != macos ] || check_macos_exports "$release_dir/$library"
     step "built in $(($(now) - start)) s"
 
     step "$npm_name: Python wheels (abi3, $wheel_tag)"
@@ -114,7 +134,8 @@ for line in "${platforms[@]}"; do
     # recompiles here.
     IFS=, read -r -a abis <<<"$pythons"
     for abi in "${abis[@]}"; do
-        make -s wheel ABI="$abi" WHEEL_OUT="$out" WHEEL_TARGET="$wheel_target" WHEEL_POLICY="$policy"
+        make -s wheel ABI="$abi" WHEEL_OUT="$out" WHEEL_TARGET="$wheel_target" WHEEL_POLICY="$policy" \
+            WHEEL_LINKER="$linker"
     done
     if [ -n "$glibc" ]; then
         shopt -s nullglob
@@ -127,11 +148,14 @@ for line in "${platforms[@]}"; do
             echo "   $(basename "$wheel"): auditwheel: consistent with $wheel_tag"
         done
     else
-        # auditwheel reads neither musl nor Windows binaries on this machine.
+        # auditwheel reads neither musl, macOS nor Windows binaries here.
         unpack_wheels "$out" "$version" "$wheel_tag" "$stage/wheels" ${#abis[@]}
         for unpacked in "${unpacked_wheels[@]}"; do
-            if [ "$os" = windows ]; then check_windows "$(ls "$unpacked"/shardring/*.pyd)" python3.dll
-            else check_musl "$(ls "$unpacked"/shardring/*.so)"; fi
+            case $os in
+            windows) check_binary "$(ls "$unpacked"/shardring/*.pyd)" python3.dll ;;
+            macos) check_binary "$(ls "$unpacked"/shardring/*.so)" '^_Py|^__Py' ;;
+            *) check_binary "$(ls "$unpacked"/shardring/*.so)" ;;
+            esac
         done
     fi
     for wheel in "$out"/shardring-"$version"-cp3*-abi3-*"$wheel_tag".whl; do check_paths "$wheel"; done
@@ -160,23 +184,43 @@ for line in "${platforms[@]}"; do
         tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
         continue
     fi
-    # The pkg-config file is relocatable: prefix is where the tarball was unpacked.
-    make -s install-files DESTDIR="$c_dir" PREFIX= LIBDIR="$release_dir" PC_PREFIX='$${pcfiledir}/../..'
-    readelf -d "$c_dir/lib/libring.so.$version" | grep -qF "Library soname: [$soname]"
-    # build-release keeps std's debug sections (and the symbols valgrind
-    # needs); the packed copy keeps the symbols only, as a native release
-    # build would. Another architecture's binaries need its own strip.
-    "$strip_tool" --strip-debug "$c_dir/lib/libring.so.$version"
-    check_paths "$c_dir/lib/libring.so.$version"
-    cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
-    tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
+    if [ "$os" = macos ]; then
+        # lib/libring.0.MINOR.dylib, its install name's file, with
+        # libring.dylib linking to it; the static library; a ring.pc whose
+        # static link adds the one system library it needs beyond
+        # libSystem, libiconv (Rust's std links it on Apple targets). Not
+        # stripped: zig signed it, and a strip would void the signature.
+        dylib=$(llvm-objdump --macho --dylib-id "$release_dir/libring.dylib" | sed -n 's|^@rpath/||p')
+        [ "$dylib" = "libring.${soname#libring.so.}.dylib" ] || { echo "dist: libring.dylib's install name is @rpath/$dylib"; exit 1; }
+        mkdir -p "$c_dir/lib/pkgconfig" "$c_dir/include"
+        cp "$release_dir/libring.dylib" "$c_dir/lib/$dylib"
+        ln -s "$dylib" "$c_dir/lib/libring.dylib"
+        cp "$release_dir/libring.a" "$c_dir/lib/"
+        check_paths "$c_dir/lib/$dylib"
+        cp include/ring.h include/ring.hpp "$c_dir/include/"
+        sed -e 's|@PREFIX@|${pcfiledir}/../..|' -e "s|@VERSION@|$version|" \
+            -e 's|^Libs.private: .*|Libs.private: -liconv|' ffi-c/ring.pc.in >"$c_dir/lib/pkgconfig/ring.pc"
+        cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
+        tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
+    else
+        # The pkg-config file is relocatable: prefix is where the tarball was unpacked.
+        make -s install-files DESTDIR="$c_dir" PREFIX= LIBDIR="$release_dir" PC_PREFIX='$${pcfiledir}/../..'
+        readelf -d "$c_dir/lib/libring.so.$version" | grep -qF "Library soname: [$soname]"
+        # build-release keeps std's debug sections (and the symbols valgrind
+        # needs); the packed copy keeps the symbols only, as a native release
+        # build would. Another architecture's binaries need its own strip.
+        "$strip_tool" --strip-debug "$c_dir/lib/libring.so.$version"
+        check_paths "$c_dir/lib/libring.so.$version"
+        cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
+        tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
+    fi
 
     step "$npm_name: the npm platform package"
     # npm/<platform>/ plus the binary and the licenses.
     platform_dir=$stage/npm-$npm_name
     cp -r "npm/$npm_name" "$platform_dir"
-    cp "$release_dir/libshardring_node.so" "$platform_dir/shardring.$npm_name.node"
-    "$strip_tool" --strip-debug "$platform_dir/shardring.$npm_name.node"
+    cp "$release_dir/$node_binary" "$platform_dir/shardring.$npm_name.node"
+    [ -z "$strip_tool" ] || "$strip_tool" --strip-debug "$platform_dir/shardring.$npm_name.node"
     check_paths "$platform_dir/shardring.$npm_name.node"
     cp LICENSE-MIT LICENSE-APACHE "$platform_dir/"
     (cd "$platform_dir" && npm pack -q --pack-destination "$out" >/dev/null)
