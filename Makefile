@@ -188,7 +188,13 @@ build-cli: build-release
 # mingw, Debian's mingw-w64 gcc (cargo's linker for the GNU Windows
 # target), into target/mingw/: zig's lld exports every Rust symbol from
 # ring.dll (6,709 besides the 88 ring_* functions). make dist-all and
-# test-platforms build with it.
+# test-platforms build with it. For the GNU Windows target napi's build
+# script insists on a libnode.dll (MSYS2's Node has one) on LIBNODE_PATH
+# and links it; the Node binding looks Node-API up in node.exe at load
+# instead (napi-sys's dyn-symbols, node/Cargo.toml), so an empty DLL
+# built here satisfies the script and nothing is imported from it
+# (dist's check_windows fails the module if anything were).
+LIBNODE_PLACEHOLDER := $(CURDIR)/target/mingw/libnode
 RUST_TARGET :=
 LINKER := zig
 GLIBC := 2.17
@@ -197,7 +203,9 @@ MINGWBUILD := CARGO_TARGET_DIR=$(CURDIR)/target/mingw cargo build --release --co
 build-target: $(VENV)/.ready
 	@test -n "$(RUST_TARGET)" || { echo "build-target: set RUST_TARGET (release/platforms.json)"; exit 1; }
 	rustup target add $(RUST_TARGET)
-	$(if $(filter mingw,$(LINKER)),$(MINGWBUILD),$(ZIGBUILD)) $(TARGET_PACKAGES) \
+	$(if $(filter mingw,$(LINKER)),mkdir -p $(LIBNODE_PLACEHOLDER) && echo 'void shardring_no_node_here(void) {}' \
+	  | x86_64-w64-mingw32-gcc -shared -x c - -o $(LIBNODE_PLACEHOLDER)/libnode.dll)
+	$(if $(filter mingw,$(LINKER)),LIBNODE_PATH=$(LIBNODE_PLACEHOLDER) $(MINGWBUILD),$(ZIGBUILD)) $(TARGET_PACKAGES) \
 	  --target $(RUST_TARGET)$(if $(GLIBC),.$(GLIBC))
 
 # Programs linked in-tree (-L$(LIBDIR) -Wl,-rpath,$(LIBDIR)) record the SONAME,

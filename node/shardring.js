@@ -24,7 +24,14 @@ const PREBUILT = Object.keys(require('./package.json').optionalDependencies ?? {
   .filter((name) => name.startsWith('shardring-'))
   .map((name) => name.slice('shardring-'.length))
 
+// napi-rs's names: Linux names its C library; Windows names the toolchain
+// node.exe was built with (MSVC for Node's own builds, GNU for MSYS2's).
 function platformName() {
+  if (process.platform === 'win32') {
+    const variables = process.config?.variables ?? {}
+    const gnu = variables.shlib_suffix === 'dll.a' || variables.node_target_type === 'shared_library'
+    return `win32-${process.arch}-${gnu ? 'gnu' : 'msvc'}`
+  }
   if (process.platform !== 'linux') return `${process.platform}-${process.arch}`
   const report = typeof process.report?.getReport === 'function' ? process.report.getReport() : null
   const glibc = report?.header?.glibcVersionRuntime
@@ -44,7 +51,7 @@ function loadNative() {
       ? `shardring: the binary package shardring-${platform} for this platform (${platform}) is not installed; ` +
         'it is an optional dependency of shardring: reinstall without --omit=optional / --no-optional'
       : `shardring: no prebuilt binary for this platform (${platform}); prebuilt: ${PREBUILT.join(', ') || 'none'} ` +
-        '(Linux: glibc 2.17+ or musl 1.2+; macOS 11+). Build it from the source: in its node/ directory, `npm install && npm run build` ' +
+        '(Linux: glibc 2.17+ or musl 1.2+; macOS 11+; Windows 10+ with Node\'s own builds). Build it from the source: in its node/ directory, `npm install && npm run build` ' +
         '(needs Rust 1.95+ and a C compiler), then `npm pack` and install the tarball it writes'
     const unsupported = new Error(message)
     unsupported.code = 'RING_UNSUPPORTED_PLATFORM'

@@ -5,8 +5,7 @@
 #   shardring-V-cp39-abi3-<wheel tag>.whl  (manylinux2014_<arch>.manylinux_2_17_<arch>,
 #   shardring-V-cp310-abi3-<wheel tag>.whl  musllinux_1_2_<arch>, macosx_11_0_<arch>
 #                                          or win_amd64)
-#   shardring-<platform>-V.tgz            the npm platform package (the .node;
-#                                         not for Windows)
+#   shardring-<platform>-V.tgz            the npm platform package (the .node)
 #   libring-V-<archive>.tar.gz            libring for C and C++
 # and once:
 #   shardring-V.tar.gz                    the Python sdist
@@ -93,10 +92,12 @@ for line in "${platforms[@]}"; do
     [ "$strip_tool" = - ] && strip_tool=
     [ "$node" = - ] && node=
     arch=${triple%%-*} && [ "$arch" = aarch64 ] && [ -n "$macos" ] && arch=arm64
+    # node_api: the symbols the host process gives a Node module (none
+    # where the module links them or, on Windows, looks them up itself).
     case $triple in
-    *-windows-*) os=windows libc="Windows' DLLs" library=ring.dll node_binary= ;;
-    *-apple-darwin) os=macos libc="macOS $macos's libSystem" library=libring.dylib node_binary=libshardring_node.dylib ;;
-    *) os=linux libc=$([ -n "$glibc" ] && echo "glibc $glibc" || echo "musl's libc") library=libring.so node_binary=libshardring_node.so ;;
+    *-windows-*) os=windows libc="Windows' DLLs" library=ring.dll node_binary=shardring_node.dll node_api= ;;
+    *-apple-darwin) os=macos libc="macOS $macos's libSystem" library=libring.dylib node_binary=libshardring_node.dylib node_api='^_napi_' ;;
+    *) os=linux libc=$([ -n "$glibc" ] && echo "glibc $glibc" || echo "musl's libc") library=libring.so node_binary=libshardring_node.so node_api= ;;
     esac
     [ -z "$node" ] || packed+=("$npm_name")
     what="libring${node:+ and the Node binding}"
@@ -124,7 +125,7 @@ for line in "${platforms[@]}"; do
         esac
     }
     check_binary "$release_dir/$library"
-    [ -z "$node" ] || check_binary "$release_dir/$node_binary" '^_napi_'
+    [ -z "$node" ] || check_binary "$release_dir/$node_binary" "$node_api"
     [ "$os" != macos ] || check_macos_exports "$release_dir/$library"
     step "built in $(($(now) - start)) s"
 
@@ -180,11 +181,7 @@ for line in "${platforms[@]}"; do
         echo "   ring.dll exports $(grep -c '^ring_' "$stage/ring.def") ring_* functions and $(grep -vc '^ring_\|^LIBRARY\|^EXPORTS' "$stage/ring.def") others"
         grep -vq '^ring_\|^LIBRARY\|^EXPORTS' "$stage/ring.def" && { echo "dist: ring.dll exports more than ring_*"; exit 1; }
         cp include/ring.h include/ring.hpp "$c_dir/include/"
-        cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
-        tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
-        continue
-    fi
-    if [ "$os" = macos ]; then
+    elif [ "$os" = macos ]; then
         # lib/libring.0.MINOR.dylib, its install name's file, with
         # libring.dylib linking to it; the static library; a ring.pc whose
         # static link adds the one system library it needs beyond
@@ -200,8 +197,6 @@ for line in "${platforms[@]}"; do
         cp include/ring.h include/ring.hpp "$c_dir/include/"
         sed -e 's|@PREFIX@|${pcfiledir}/../..|' -e "s|@VERSION@|$version|" \
             -e 's|^Libs.private: .*|Libs.private: -liconv|' ffi-c/ring.pc.in >"$c_dir/lib/pkgconfig/ring.pc"
-        cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
-        tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
     else
         # The pkg-config file is relocatable: prefix is where the tarball was unpacked.
         make -s install-files DESTDIR="$c_dir" PREFIX= LIBDIR="$release_dir" PC_PREFIX='$${pcfiledir}/../..'
@@ -211,10 +206,11 @@ for line in "${platforms[@]}"; do
         # build would. Another architecture's binaries need its own strip.
         "$strip_tool" --strip-debug "$c_dir/lib/libring.so.$version"
         check_paths "$c_dir/lib/libring.so.$version"
-        cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
-        tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
     fi
+    cp LICENSE-MIT LICENSE-APACHE "$c_dir/"
+    tar -C "$stage" -czf "$out/libring-$version-$archive.tar.gz" "libring-$version-$archive"
 
+    [ -n "$node" ] || continue
     step "$npm_name: the npm platform package"
     # npm/<platform>/ plus the binary and the licenses.
     platform_dir=$stage/npm-$npm_name

