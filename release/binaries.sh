@@ -3,6 +3,23 @@
 # platform legs (release/test-*.sh). Each check prints what it found or
 # exits 1 naming the file and what is wrong.
 
+# platform_leg NAME: the setting of a platform leg of make test-platforms
+# (release/test-NAME.sh), run from the repository's root: root, PATH with
+# the venv's tools (zig, maturin) first, out (build/NAME/, created), dist
+# (build/dist/), the crate version, and step and fail, which print under
+# NAME (fail exits 1).
+platform_leg() {
+    leg=$1
+    root=$PWD
+    export PATH="$root/.venv/bin:$PATH"
+    out=$root/build/$leg
+    dist=$root/build/dist
+    version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+    mkdir -p "$out"
+    step() { echo "== $leg: $*"; }
+    fail() { echo "$leg: $*"; exit 1; }
+}
+
 # highest_glibc FILE: the newest GLIBC_x.y symbol version FILE imports.
 highest_glibc() { objdump -T "$1" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1; }
 check_glibc() {

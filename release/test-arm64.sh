@@ -16,18 +16,15 @@
 # the arm64 architecture to dpkg when missing: root, or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
-venv=$root/.venv
-export PATH="$venv/bin:$PATH"
-out=$root/build/arm64
+# platform_leg: root, out, dist, version, step.
+source release/binaries.sh
+platform_leg arm64
 sysroot=$out/root
 sudo=$([ "$(id -u)" = 0 ] || echo sudo)
 now() { date +%s; }
-step() { echo "== arm64: $*"; }
 run() { qemu-aarch64-static -L "$sysroot" "$@"; }
 
 command -v qemu-aarch64-static >/dev/null || { echo "arm64: qemu-aarch64-static is missing (Debian package qemu-user-static)"; exit 1; }
-mkdir -p "$out"
 
 # Debian's arm64 Python and Node and the libraries they load, as .debs
 # unpacked into one folder; qemu's -L prefix makes it the programs' /.
@@ -57,8 +54,6 @@ echo "   $(run "$sysroot/usr/bin/python3.11" -c 'import platform, sys; print("py
 echo "   $(run "$sysroot/usr/bin/node" -p '`node ${process.version} ${process.arch}`')"
 step "in $(($(now) - start)) s"
 
-dist=$root/build/dist
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 for artefact in "libring-$version-linux-aarch64.tar.gz" "shardring-linux-arm64-gnu-$version.tgz" "shardring-$version.tgz"; do
     [ -e "$dist/$artefact" ] || { echo "arm64: build/dist/$artefact is missing: run make dist-all"; exit 1; }
 done

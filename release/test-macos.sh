@@ -19,20 +19,13 @@
 #     the .node (check_macos, Node-API left to Node).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
-export PATH="$root/.venv/bin:$PATH"
-out=$root/build/macos
-dist=$root/build/dist
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+# platform_leg, check_macos, check_macos_exports, macos_stub_dirs and unpack_wheels.
+source release/binaries.sh
+platform_leg macos
 major=${version%%.*} rest=${version#*.}
 minor=${rest%%.*}
 dylib=libring.$([ "$major" = 0 ] && echo "0.$minor" || echo "$major").dylib
-step() { echo "== macos: $*"; }
-fail() { echo "macos: $*"; exit 1; }
 command -v llvm-objdump >/dev/null || fail "llvm-objdump is missing (Debian package llvm)"
-mkdir -p "$out"
-# check_macos, check_macos_exports and unpack_wheels.
-source release/binaries.sh
 
 # npm name, Rust triple, minimum macOS, wheel tag, archive and wheel count.
 mapfile -t platforms < <(python3 -c '

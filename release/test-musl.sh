@@ -21,17 +21,10 @@
 # (it adds the arm64 architecture to dpkg when missing: root, or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
-export PATH="$root/.venv/bin:$PATH"
-out=$root/build/musl
-dist=$root/build/dist
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-sudo=$([ "$(id -u)" = 0 ] || echo sudo)
-step() { echo "== musl: $*"; }
-fail() { echo "musl: $*"; exit 1; }
-mkdir -p "$out"
-# check_musl and unpack_wheels.
+# platform_leg, check_musl and unpack_wheels.
 source release/binaries.sh
+platform_leg musl
+sudo=$([ "$(id -u)" = 0 ] || echo sudo)
 
 # npm name, Rust triple, wheel tag, archive and wheel count of each musl platform.
 mapfile -t platforms < <(python3 -c '

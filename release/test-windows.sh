@@ -23,18 +23,13 @@
 # under Wine with EBADF, so its output goes to files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
-export PATH="$root/.venv/bin:$PATH"
-out=$root/build/windows
-dist=$root/build/dist
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-step() { echo "== windows: $*"; }
-fail() { echo "windows: $*"; exit 1; }
+# platform_leg, check_windows and unpack_wheels.
+source release/binaries.sh
+platform_leg windows
 wine=/usr/lib/wine/wine64
 [ -x "$wine" ] || fail "$wine is missing (Debian package wine64)"
 # WINEDEBUG=-all: Wine's own notes (no display, no systray) are not ours.
 run() { (cd "$out/c" && WINEPREFIX=$out/prefix WINEDEBUG=-all "$wine" "$@"); }
-mkdir -p "$out"
 
 read -r npm_name wheel_tag archive wheel_count < <(python3 -c '
 import json
@@ -45,8 +40,6 @@ for artefact in "libring-$version-$archive.tar.gz" "shardring-$npm_name-$version
     [ -e "$dist/$artefact" ] || fail "build/dist/$artefact is missing: run make dist-all"
 done
 
-# check_windows FILE [DLL]: FILE imports only Windows' own DLLs, and DLL.
-source release/binaries.sh
 
 step "C: the libring tarball; the word list and the C tests under Wine"
 rm -rf "$out/libring" "$out/c" && mkdir -p "$out/libring" "$out/c"
