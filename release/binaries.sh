@@ -135,6 +135,31 @@ unpack_wheels() {
         unpacked_wheels+=("$out/$abi")
     done
 }
+# unpack_npm_package DIST VERSION NAME OUT OS CPU [LIBC]: the npm platform
+# package shardring-NAME in DIST, unpacked into OUT after checking that its
+# package.json names OS, CPU (and LIBC, on Linux) and the module
+# shardring.NAME.node, and that the main package (shardring-VERSION.tgz)
+# lists it among its optionalDependencies; sets `npm_module` to the
+# unpacked module, which the caller checks for its platform.
+unpack_npm_package() {
+    local dist=$1 version=$2 name=$3 out=$4 os=$5 cpu=$6 libc=${7:-}
+    rm -rf "$out" && mkdir -p "$out"
+    tar -C "$out" -xzf "$dist/shardring-$name-$version.tgz"
+    python3 - "$out/package/package.json" "$name" "$os" "$cpu" "$libc" <<'EOF' || exit 1
+import json, sys
+path, name, os, cpu, libc = sys.argv[1:]
+package = json.load(open(path))
+want = {"os": [os], "cpu": [cpu], **({"libc": [libc]} if libc else {}), "main": f"shardring.{name}.node"}
+got = {key: package.get(key) for key in want}
+if got != want:
+    sys.exit(f"shardring-{name}'s package.json says {got}; want {want}")
+EOF
+    tar -xzOf "$dist/shardring-$version.tgz" package/package.json \
+        | python3 -c "import json, sys; sys.exit('shardring-$name' not in json.load(sys.stdin)['optionalDependencies'])" \
+        || { echo "$(basename "$0"): the main npm package does not list shardring-$name"; exit 1; }
+    echo "   shardring-$name: os $os, cpu $cpu${libc:+, libc $libc}; listed by shardring's optionalDependencies"
+    npm_module=$out/package/shardring.$name.node
+}
 # check_paths FILE: FILE (a binary, or a wheel's extension) names no path
 # of this machine, neither the workspace nor cargo's home: release builds
 # remap both (the Makefile's REMAP), so a user's backtrace or a panic

@@ -19,7 +19,8 @@
 #     the .node (check_macos, Node-API left to Node).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# platform_leg, check_macos, check_macos_exports, macos_stub_dirs and unpack_wheels.
+# platform_leg, check_macos, check_macos_exports, macos_stub_dirs, unpack_wheels
+# and unpack_npm_package.
 source release/binaries.sh
 platform_leg macos
 major=${version%%.*} rest=${version#*.}
@@ -74,21 +75,8 @@ for line in "${platforms[@]}"; do
     done
 
     step "$npm_name: the npm packages"
-    package=$out/$npm_name/npm && mkdir -p "$package"
-    tar -C "$package" -xzf "$dist/shardring-$npm_name-$version.tgz"
-    python3 - "$package/package/package.json" "$npm_name" "$arch" <<'EOF' || exit 1
-import json, sys
-path, name, arch = sys.argv[1:]
-package = json.load(open(path))
-want = {"os": ["darwin"], "cpu": [{"arm64": "arm64", "x86_64": "x64"}[arch]]}
-got = {key: package.get(key) for key in want}
-if got != want or package["main"] != f"shardring.{name}.node":
-    sys.exit(f"macos: shardring-{name}'s package.json says {got}, main {package['main']}; want {want}")
-EOF
-    check_macos "$package/package/shardring.$npm_name.node" "$arch" "$minos" '^_napi_'
-    tar -xzOf "$dist/shardring-$version.tgz" package/package.json \
-        | python3 -c "import json, sys; sys.exit('shardring-$npm_name' not in json.load(sys.stdin)['optionalDependencies'])" \
-        || fail "the main npm package does not list shardring-$npm_name"
-    echo "   shardring-$npm_name: os darwin; listed by shardring's optionalDependencies"
+    unpack_npm_package "$dist" "$version" "$npm_name" "$out/$npm_name/npm" darwin \
+        "$([ "$arch" = arm64 ] && echo arm64 || echo x64)"
+    check_macos "$npm_module" "$arch" "$minos" '^_napi_'
 done
 echo "macos: the libring tarballs, the wheels and the npm packages passed (read and linked; nothing here runs them)"

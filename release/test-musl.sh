@@ -21,7 +21,7 @@
 # (it adds the arm64 architecture to dpkg when missing: root, or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# platform_leg, check_musl and unpack_wheels.
+# platform_leg, check_musl, unpack_wheels and unpack_npm_package.
 source release/binaries.sh
 platform_leg musl
 sudo=$([ "$(id -u)" = 0 ] || echo sudo)
@@ -127,21 +127,8 @@ for line in "${platforms[@]}"; do
     done
 
     step "$npm_name: the npm packages"
-    package=$out/npm-$arch && rm -rf "$package" && mkdir -p "$package"
-    tar -C "$package" -xzf "$dist/shardring-$npm_name-$version.tgz"
-    python3 - "$package/package/package.json" "$npm_name" "$arch" <<'EOF' || exit 1
-import json, sys
-path, name, arch = sys.argv[1:]
-package = json.load(open(path))
-want = {"os": ["linux"], "cpu": [{"aarch64": "arm64", "x86_64": "x64"}[arch]], "libc": ["musl"]}
-got = {key: package.get(key) for key in want}
-if got != want or package["main"] != f"shardring.{name}.node":
-    sys.exit(f"musl: shardring-{name}'s package.json says {got}, main {package['main']}; want {want}")
-EOF
-    check_binary "$package/package/shardring.$npm_name.node" "$machine" "$libc" '^napi_'
-    tar -xzOf "$dist/shardring-$version.tgz" package/package.json \
-        | python3 -c "import json, sys; sys.exit('shardring-$npm_name' not in json.load(sys.stdin)['optionalDependencies'])" \
-        || fail "the main npm package does not list shardring-$npm_name"
-    echo "   shardring-$npm_name: os linux, libc musl; listed by shardring's optionalDependencies"
+    unpack_npm_package "$dist" "$version" "$npm_name" "$out/npm-$arch" linux \
+        "$([ "$arch" = aarch64 ] && echo arm64 || echo x64)" musl
+    check_binary "$npm_module" "$machine" "$libc" '^napi_'
 done
 echo "musl: the libring tarballs, the wheels and the npm packages passed"
