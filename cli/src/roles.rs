@@ -33,9 +33,10 @@ fn role(kind: &str, range: &str) -> String {
 /// with a client id, `watch --report-as`);
 /// `shardring-operator@P/` reads and writes `P/` (`member config`,
 /// `set-state`, `leave`, `rebalance --etcd`); `shardring-member@P/members/ID`
-/// per member id reads and writes `P/members/ID` alone (`member join --id
-/// ID`: its lease grant and keep-alives need no key permission, its revoke
-/// needs write on the key).
+/// per member id reads and writes `P/members/ID` alone and reads the move
+/// lock `P/move` (`member join --id ID`: its lease grant and keep-alives
+/// need no key permission, its revoke needs write on the key, its
+/// registration compares the lock).
 ///
 /// Errors: an empty member id or one holding `/` (it would name another
 /// member's key range); a prefix or id holding a control character (a line
@@ -73,6 +74,8 @@ pub(crate) fn print(layout: &Layout, members: &[String], out: &mut impl Write) -
         let member = quoted(&role("member", &key));
         writeln!(out, "etcdctl role add {member}")?;
         writeln!(out, "etcdctl role grant-permission {member} readwrite {}", quoted(&key))?;
+        // Its registration compares the move lock: no member joins mid-move.
+        writeln!(out, "etcdctl role grant-permission {member} read {}", quoted(&layout.move_key()))?;
     }
     writeln!(out, "# Then one user per client, given its role (with client certificates and no password,")?;
     writeln!(out, "# etcd takes the certificate's common name as the user):")?;
@@ -106,8 +109,11 @@ mod tests {
                 "etcdctl role add shardring-member@/shardring/cache/members/10.0.0.1:11211",
                 "etcdctl role grant-permission shardring-member@/shardring/cache/members/10.0.0.1:11211 readwrite \
                  /shardring/cache/members/10.0.0.1:11211",
+                "etcdctl role grant-permission shardring-member@/shardring/cache/members/10.0.0.1:11211 read \
+                 /shardring/cache/move",
                 r"etcdctl role add 'shardring-member@/shardring/cache/members/it'\''s'",
                 r"etcdctl role grant-permission 'shardring-member@/shardring/cache/members/it'\''s' readwrite '/shardring/cache/members/it'\''s'",
+                r"etcdctl role grant-permission 'shardring-member@/shardring/cache/members/it'\''s' read /shardring/cache/move",
             ]
         );
         assert!(print(&layout, &["a/b".into()], &mut Vec::new()).is_err());

@@ -114,6 +114,31 @@ pub enum MembershipError {
         id: String,
     },
 
+    /// A membership write refused because a rebalancer is moving a
+    /// transition's keys ([`crate::MoveLock`] at `P/move`): a member made
+    /// active, added, removed or reweighted now would send moving keys'
+    /// commands where the mover does not move them. Wait for it to finish
+    /// (or stop it: its lock goes within 10 s).
+    #[error(
+        "a move is in progress under {prefix} (a rebalancer holds {prefix}/move since revision {revision}); \
+         the membership cannot change until it finishes"
+    )]
+    MoveInProgress {
+        /// The ring's prefix.
+        prefix: String,
+        /// The etcd revision the lock was taken at.
+        revision: i64,
+    },
+
+    /// The members or config changed since a mover read them (or its lock
+    /// was lost): its plan is stale, so it neither takes the lock nor makes
+    /// its members active.
+    #[error("the membership under {prefix} changed during the move; its plan is stale")]
+    MembershipChanged {
+        /// The ring's prefix.
+        prefix: String,
+    },
+
     /// The ring's config file could not be read (missing, a directory, no
     /// permission), or the core refused its config (not UTF-8, a byte-order
     /// mark, bad JSON, a value the algorithm refuses).

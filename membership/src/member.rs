@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use crate::access::EtcdAccess;
 use crate::error::MembershipError;
 use crate::etcd::{REQUEST_TIMEOUT, connect};
+use crate::move_lock::no_move;
 use crate::records::{Layout, MemberRecord, ParamsRecord};
 
 /// The state of a member agent.
@@ -67,9 +68,10 @@ fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
 
 /// The cluster an agent or admin talks to: its endpoints (as the client
 /// takes them) and how it proves who it is.
+#[derive(Clone)]
 pub(crate) struct Target {
-    endpoints: Vec<String>,
-    access: EtcdAccess,
+    pub(crate) endpoints: Vec<String>,
+    pub(crate) access: EtcdAccess,
 }
 
 impl Target {
@@ -91,17 +93,26 @@ pub(crate) async fn timed<T>(
     }
 }
 
-/// Grants a lease of `ttl` and writes the record under it.
+/// Grants a lease of `ttl` and writes the record under it, unless a move
+/// holds `P/move` ([`MembershipError::MoveInProgress`]).
 async fn register(
     client: &mut Client,
     endpoints: &Target,
+    layout: &Layout,
     key: &str,
     record: &MemberRecord,
     ttl: Duration,
 ) -> Result<i64, MembershipError> {
     let seconds = ttl.as_secs().max(1) as i64;
     let lease = timed(endpoints, client.lease_grant(seconds, None)).await?.id();
-    timed(endpoints, client.put(key, record.to_json(), Some(PutOptions::new().with_lease(lease)))).await?;
+    let put = TxnOp::put(key, record.to_json(), Some(PutOptions::new().with_lease(lease)));
+    let txn = Txn::new().when([no_move(&layout.move_key())]).and_then([put]);
+    if !timed(endpoints, client.txn(txn)).await?.succeeded() {
+        let _ = timed(endpoints, client.lease_revoke(lease)).await;
+        let held = timed(endpoints, client.get(layout.move_key(), None)).await?;
+        let revision = held.kvs().first().map_or(0, |kv| kv.create_revision());
+        return Err(MembershipError::MoveInProgress { prefix: layout.prefix().to_owned(), revision });
+    }
     Ok(lease)
 }
 
@@ -114,7 +125,9 @@ impl Member {
     /// [`MembershipError::InvalidEndpoint`], [`MembershipError::Record`] for
     /// an empty id or an invalid record, [`MembershipError::Etcd`] when etcd
     /// does not answer, [`MembershipError::Refused`] when it refuses the
-    /// client (TLS, a wrong user or password, a permission denied).
+    /// client (TLS, a wrong user or password, a permission denied),
+    /// [`MembershipError::MoveInProgress`] while a rebalancer moves keys (an
+    /// agent that registers again after its record expired retries then).
     pub fn join(
         access: impl Into<EtcdAccess>,
         prefix: &str,
@@ -129,13 +142,13 @@ impl Member {
         let key = layout.member_key(id);
         let (lease, client) = block_on(async {
             let mut client = connect(&target.endpoints, &target.access).await.map_err(|e| target.error(e))?;
-            let lease = register(&mut client, &target, &key, &record, ttl).await?;
+            let lease = register(&mut client, &target, &layout, &key, &record, ttl).await?;
             Ok::<_, MembershipError>((lease, client))
         })?;
         drop(client);
         let state = Arc::new(Mutex::new(MemberState::Registered { lease }));
         let (stop, stop_receiver) = watch::channel(false);
-        let agent = Agent { target, key, record, ttl, state: Arc::clone(&state), lease };
+        let agent = Agent { target, layout, key, record, ttl, state: Arc::clone(&state), lease };
         let thread = std::thread::Builder::new()
             .name("shardring-member".into())
             .spawn(move || block_on(agent.run(stop_receiver)))
@@ -192,6 +205,7 @@ fn check_member(layout: &Layout, id: &str, record: &MemberRecord) -> Result<(), 
 /// The agent's thread: keep-alives, re-registration, revocation on stop.
 struct Agent {
     target: Target,
+    layout: Layout,
     key: String,
     record: MemberRecord,
     ttl: Duration,
@@ -265,7 +279,7 @@ impl Agent {
                 return Outcome::Removed;
             }
             // Cut off longer than the TTL: the record expired; register again.
-            match register(&mut client, &self.target, &self.key, &self.record, self.ttl).await {
+            match register(&mut client, &self.target, &self.layout, &self.key, &self.record, self.ttl).await {
                 Ok(lease) => self.lease = lease,
                 Err(error) => return Outcome::Failed(error.to_string()),
             }
@@ -366,9 +380,7 @@ impl Admin {
             .check()
             .and_then(|()| probe.build())
             .map_err(|error| MembershipError::Record { key: key.clone(), error })?;
-        let (endpoints, client) = (&self.target, &mut self.client);
-        let response = self.runtime.block_on(timed(endpoints, client.put(key, params.to_json(), None)))?;
-        Ok(response.header().map_or(0, |h| h.revision()))
+        self.write(Vec::new(), vec![TxnOp::put(key, params.to_json(), None)]).map(|r| r.unwrap_or(0))
     }
 
     /// The members under the prefix, in id order.
@@ -399,9 +411,7 @@ impl Admin {
     pub fn put_member(&mut self, id: &str, record: &MemberRecord) -> Result<i64, MembershipError> {
         check_member(&self.layout, id, record)?;
         let key = self.layout.member_key(id);
-        let (endpoints, client) = (&self.target, &mut self.client);
-        let response = self.runtime.block_on(timed(endpoints, client.put(key, record.to_json(), None)))?;
-        Ok(response.header().map_or(0, |h| h.revision()))
+        self.write(Vec::new(), vec![TxnOp::put(key, record.to_json(), None)]).map(|r| r.unwrap_or(0))
     }
 
     /// Writes many members without leases in one transaction (one revision,
@@ -416,9 +426,7 @@ impl Admin {
             check_member(&self.layout, id, record)?;
             operations.push(TxnOp::put(self.layout.member_key(id), record.to_json(), None));
         }
-        let (endpoints, client) = (&self.target, &mut self.client);
-        let response = self.runtime.block_on(timed(endpoints, client.txn(Txn::new().and_then(operations))))?;
-        Ok(response.header().map_or(0, |h| h.revision()))
+        self.write(Vec::new(), operations).map(|r| r.unwrap_or(0))
     }
 
     /// Removes member `id`: deletes its record and revokes its lease (a
@@ -428,14 +436,12 @@ impl Admin {
     pub fn leave(&mut self, id: &str) -> Result<i64, MembershipError> {
         let entry = self.member(id)?;
         let key = self.layout.member_key(id);
-        let (endpoints, client) = (&self.target, &mut self.client);
-        self.runtime.block_on(async {
-            if entry.lease != 0 {
-                let _ = timed(endpoints, client.lease_revoke(entry.lease)).await;
-            }
-            let response = timed(endpoints, client.delete(key, None)).await?;
-            Ok(response.header().map_or(0, |h| h.revision()))
-        })
+        let revision = self.write(Vec::new(), vec![TxnOp::delete(key, None)])?.unwrap_or(0);
+        if entry.lease != 0 {
+            let (endpoints, client) = (&self.target, &mut self.client);
+            let _ = self.runtime.block_on(timed(endpoints, client.lease_revoke(entry.lease)));
+        }
+        Ok(revision)
     }
 
     /// Sets member `id`'s weight, keeping its lease, zone and state; the
@@ -469,15 +475,27 @@ impl Admin {
         change(&mut record);
         check_member(&self.layout, id, &record)?;
         let put = PutOptions::new().with_lease(entry.lease);
-        let txn = Txn::new()
-            .when([Compare::mod_revision(key.clone(), CompareOp::Equal, entry.mod_revision)])
-            .and_then([TxnOp::put(key, record.to_json(), Some(put))]);
+        let when = vec![Compare::mod_revision(key.clone(), CompareOp::Equal, entry.mod_revision)];
+        self.write(when, vec![TxnOp::put(key, record.to_json(), Some(put))])?
+            .ok_or_else(|| MembershipError::Conflict { id: id.to_owned() })
+    }
+
+    /// Runs `operations` in one transaction when `when` holds and no move
+    /// holds `P/move`; returns the revision, or `None` when `when` failed.
+    /// Errors: [`MembershipError::MoveInProgress`], [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
+    fn write(&mut self, mut when: Vec<Compare>, operations: Vec<TxnOp>) -> Result<Option<i64>, MembershipError> {
+        when.push(no_move(&self.layout.move_key()));
         let (endpoints, client) = (&self.target, &mut self.client);
-        let response = self.runtime.block_on(timed(endpoints, client.txn(txn)))?;
-        if !response.succeeded() {
-            return Err(MembershipError::Conflict { id: id.to_owned() });
+        let response =
+            self.runtime.block_on(timed(endpoints, client.txn(Txn::new().when(when).and_then(operations))))?;
+        if response.succeeded() {
+            return Ok(Some(response.header().map_or(0, |h| h.revision())));
         }
-        Ok(response.header().map_or(0, |h| h.revision()))
+        match self.move_revision()? {
+            Some(since) => Err(self.move_in_progress(since)),
+            None => Ok(None),
+        }
     }
 
     fn member(&mut self, id: &str) -> Result<MemberEntry, MembershipError> {

@@ -87,6 +87,13 @@ impl Layout {
         format!("{}/rebalance", self.prefix)
     }
 
+    /// `P/move`: held by the rebalancer moving a transition's keys
+    /// ([`crate::MoveLock`], under a lease); while it exists no membership
+    /// write is accepted.
+    pub fn move_key(&self) -> String {
+        format!("{}/move", self.prefix)
+    }
+
     /// `P/hot`: the hot set every client spreads by (a
     /// [`shardring::HotSet`] as JSON, written by `shardring hot publish`).
     pub fn hot_key(&self) -> String {
@@ -94,11 +101,12 @@ impl Layout {
     }
 
     /// Whether `key` holds a report (a client's, or the rebalance's
-    /// progress) or the hot set rather than ring state: a change to it
+    /// progress), the move lock or the hot set rather than ring state: a change to it
     /// alone makes no epoch.
     pub fn is_report(&self, key: &[u8]) -> bool {
         key.starts_with(self.clients_prefix().as_bytes())
             || key == self.rebalance_key().as_bytes()
+            || key == self.move_key().as_bytes()
             || key == self.hot_key().as_bytes()
     }
 

@@ -183,8 +183,8 @@ def held(connection, key):
 
 
 @pytest.mark.parametrize("change,fault", [("join", None), ("drain", None), ("join", "kill"), ("join", "restart target"),
-                                          ("join", "restart source"), ("join", "tls"), ("drain", "kill"),
-                                          ("drain", "restart source")])
+                                          ("join", "restart source"), ("join", "tls"), ("join", "promote early"),
+                                          ("drain", "kill"), ("drain", "restart source")])
 def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change, fault):
     """4 -> 5 (the 5th joins warming) or 5 -> 4 (the 5th drains) under 4
     writer processes; with "kill", the rebalancer is SIGKILLed mid-move and
@@ -193,7 +193,9 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
     append-only file) is SIGKILLed mid-move and started again: the run fails naming it or completes, and a
     run after it completes; with "tls" the servers speak TLS alone, require
     client certificates and an ACL user, and MIGRATE to each other over TLS,
-    and every writer and the mover connect so. A writer's command whose
+    and every writer and the mover connect so; with "promote early" an
+    operator makes the joining member active mid-move, racing the slow
+    copy, and is refused (the rebalancer holds the move lock). A writer's command whose
     connection failed has an unknown outcome: its key must hold the value
     with or without it."""
     redises, writer_env, mover_flags, mover_env = None, {}, [], {}
@@ -282,6 +284,15 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
             changing = "warming" if change == "join" else "draining"
             assert changing in {m["state"] for m in members}, "a killed run changes no member's state"
             rebalancer = rebalance()
+        if fault == "promote early":
+            assert rebalancer.stdout.readline().startswith("transition at revision")
+            time.sleep(1.0 + 0.6)  # the grace, then part of the move
+            early = subprocess.run([str(CLI), "member", "set-state", "--etcd", etcd.url, "--prefix", PREFIX, "--id",
+                                    ids[4], "--state", "active"], capture_output=True, text=True)
+            assert early.returncode != 0 and "a move is in progress" in early.stderr, early
+            members = json.loads(subprocess.run([str(CLI), "member", "list", "--etcd", etcd.url, "--prefix", PREFIX,
+                                                 "--json"], capture_output=True, text=True, check=True).stdout)
+            assert {m["id"]: m["state"] for m in members}[ids[4]] == "warming", members
         if restarted is not None:
             assert rebalancer.stdout.readline().startswith("transition at revision")
             time.sleep(1.0 + 0.6)  # the grace, then part of the move

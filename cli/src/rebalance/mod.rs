@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use shardring::{NodeState, Transition};
-use shardring_membership::{Admin, Follower, FollowerOptions};
+use shardring_membership::{Admin, Follower, FollowerOptions, MembershipError};
 
 use crate::config::load;
 use crate::error::CliError;
@@ -181,19 +181,23 @@ fn run(
     Ok(tallies.values().all(|t| t.error.is_none()))
 }
 
-/// `--etcd`: waits for members to turn warming or draining; copies their
-/// keys; makes the warming ones active and removes the draining ones; for a
-/// move (--delete), after `--grace` seconds deletes the moved keys' old
-/// copies. `--once` stops after one transition.
+/// `--etcd`: waits for members to turn warming or draining; takes the
+/// ring's move lock (`P/move`: one move at a time, and no membership change
+/// until it ends); copies their keys; makes the warming ones active and
+/// removes the draining ones, if the membership is still the one the plan
+/// was made from; for a move (--delete), after `--grace` seconds deletes
+/// the moved keys' old copies. `--once` stops after one transition.
 fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
     let prefix = args.prefix.as_deref().expect("settle requires --prefix with --etcd");
-    let membership = |e: shardring_membership::MembershipError| CliError::Membership(e.to_string());
+    let membership = |e: MembershipError| CliError::Membership(e.to_string());
     let follower = Follower::etcd(args.etcd_security.access(&args.etcd)?, prefix, FollowerOptions::default())
         .map_err(membership)?;
     let events = follower.subscribe();
     let credentials = credentials(args)?;
     let mut store = backend(args, &credentials);
     let mut healthy = true;
+    // The revision of another mover's lock this one waits for, said once.
+    let mut waiting_since = None;
     loop {
         let epoch = follower.epoch();
         let transition: &Transition = &epoch.transition;
@@ -204,6 +208,32 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
         let mut plan = Plan::new(Arc::clone(transition.old_ring()), Arc::clone(transition.new_ring()))?;
         // The mark clients' guards read is their follower's transition's.
         plan.mark = transition.handoff_mark();
+        // One move at a time, on the membership this plan was made from:
+        // no member changes until this move ends (a dry run moves nothing).
+        let mut admin = Admin::connect(args.etcd_security.access(&args.etcd)?, prefix).map_err(membership)?;
+        let lock = if args.dry_run {
+            None
+        } else {
+            match admin.lock_move(transition.fingerprint()) {
+                Ok(lock) => Some(lock),
+                Err(MembershipError::MoveInProgress { revision, .. }) => {
+                    if waiting_since != Some(revision) {
+                        writeln!(out, "another rebalancer is moving keys (since revision {revision}): waiting")?;
+                        out.flush()?;
+                        waiting_since = Some(revision);
+                    }
+                    let _ = events.recv_timeout(Duration::from_secs(1));
+                    continue;
+                }
+                // This follower is behind the records: plan again from the next epoch.
+                Err(MembershipError::MembershipChanged { .. }) => {
+                    let _ = events.recv_timeout(Duration::from_millis(200));
+                    continue;
+                }
+                Err(error) => return Err(membership(error)),
+            }
+        };
+        waiting_since = None;
         // Clients' followers take a moment to see the transition and start
         // writing to both owners; a key written to its old owner alone
         // before then must be in the scan.
@@ -218,6 +248,7 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             // A server failed: the members stay warming or draining (clients
             // keep reading the old owners), so nothing is lost; retry.
             healthy = false;
+            drop(lock);
             writeln!(out, "a server failed: the transition stays; retrying in 5 s")?;
             out.flush()?;
             if args.once || args.dry_run {
@@ -226,26 +257,42 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             let _ = events.recv_timeout(Duration::from_secs(5));
             continue;
         }
-        if args.dry_run {
-            return Ok(healthy);
-        }
-        let mut admin = Admin::connect(args.etcd_security.access(&args.etcd)?, prefix).map_err(membership)?;
-        let mut finished = 0;
+        let Some(lock) = lock else { return Ok(healthy) };
+        let (mut activate, mut remove) = (Vec::new(), Vec::new());
         for node in transition.old_ring().nodes().iter().chain(transition.new_ring().nodes()) {
             match transition.state(node.id()) {
-                Some(NodeState::Warming) => {
-                    finished = finished.max(admin.set_state(node.id(), NodeState::Active).map_err(membership)?)
-                }
-                Some(NodeState::Draining) => finished = finished.max(admin.leave(node.id()).map_err(membership)?),
+                Some(NodeState::Warming) => activate.push(node.id()),
+                Some(NodeState::Draining) => remove.push(node.id()),
                 _ => {}
             }
         }
+        for ids in [&mut activate, &mut remove] {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        let finished = match admin.finish_move(&lock, &activate, &remove) {
+            Ok(revision) => revision,
+            Err(MembershipError::MembershipChanged { .. }) => {
+                // Written past the lock (etcdctl, or the lock's lease lost):
+                // this plan's members are not made active; move again.
+                healthy = false;
+                drop(lock);
+                writeln!(out, "the membership changed during the move: its members stay as they are")?;
+                out.flush()?;
+                if args.once {
+                    return Ok(false);
+                }
+                continue;
+            }
+            Err(error) => return Err(membership(error)),
+        };
         writeln!(out, "members active at revision {finished}")?;
         if args.delete && !args.migrate {
             std::thread::sleep(Duration::from_secs_f64(args.grace));
             writeln!(out, "moving: deleting the old copies")?;
             healthy &= run(args, &plan, store.as_mut(), true, out)?;
         }
+        drop(lock);
         out.flush()?;
         if args.once {
             return Ok(healthy);

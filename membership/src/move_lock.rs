@@ -1,0 +1,277 @@
+//! One move at a time per ring: [`MoveLock`], held in etcd at `P/move` by
+//! the rebalancer that moves a transition's keys, from before the first key
+//! moves until its members are made active or removed.
+//!
+//! While a move is under way, the handoff (`core/SPEC.md`, *Handoff*) holds
+//! only if every client routes by the transition the mover moves: a member
+//! made active, added, removed or reweighted meanwhile would send a moving
+//! key's commands to a server the mover does not move it to. So every
+//! membership write of [`Admin`] and [`crate::Member`] is a transaction that
+//! requires `P/move` to be absent ([`MembershipError::MoveInProgress`]
+//! otherwise), and the mover's own promotion is a transaction that requires
+//! the members and config to be exactly those its plan was made from
+//! ([`MembershipError::MembershipChanged`] otherwise). The lock lives under
+//! a lease kept alive by a thread: a mover that dies releases it within the
+//! lease's TTL.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
+
+use crate::error::MembershipError;
+use crate::etcd::connect;
+use crate::member::{Admin, Target, timed};
+use crate::records::{KeyKind, MemberRecord, Records};
+
+/// How long a dead mover's lock outlives it.
+const LOCK_TTL: Duration = Duration::from_secs(10);
+
+/// Up to this many members, a transaction compares each one's revision.
+const PER_MEMBER_COMPARES: usize = 120;
+
+/// The compare that holds when no move is under way: `P/move` absent.
+pub(crate) fn no_move(move_key: &str) -> Compare {
+    Compare::create_revision(move_key, CompareOp::Equal, 0)
+}
+
+/// A held `P/move`: the revision the plan was read at and what the members
+/// and config were then. Dropping it revokes its lease (the lock goes).
+pub struct MoveLock {
+    revision: i64,
+    create_revision: i64,
+    lease: i64,
+    /// Each member key with its mod revision and record at the read.
+    members: Vec<(String, i64, i64, Result<MemberRecord, String>)>,
+    config_mod_revision: i64,
+    stop: Arc<AtomicBool>,
+    keeper: Option<JoinHandle<()>>,
+    target: Target,
+}
+
+impl std::fmt::Debug for MoveLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MoveLock").field("revision", &self.revision).field("lease", &self.lease).finish()
+    }
+}
+
+impl MoveLock {
+    /// The etcd revision the members and config were read at.
+    pub fn revision(&self) -> i64 {
+        self.revision
+    }
+
+    /// The compares under which the members and config are still those
+    /// read: no member key written since, the config's revision, and (when
+    /// they fit etcd's default of 128 compares a transaction) each member's
+    /// revision, which a deleted member fails; larger rings are checked for
+    /// deletions by a read just before ([`Admin::finish_move`]).
+    fn unchanged(&self, admin: &Admin) -> Vec<Compare> {
+        let mut compares = vec![
+            Compare::mod_revision(admin.layout.members_prefix(), CompareOp::Less, self.revision + 1).with_prefix(),
+            Compare::mod_revision(admin.layout.config_key(), CompareOp::Equal, self.config_mod_revision),
+        ];
+        if self.members.len() <= PER_MEMBER_COMPARES {
+            for (key, mod_revision, _, _) in &self.members {
+                compares.push(Compare::mod_revision(key.as_str(), CompareOp::Equal, *mod_revision));
+            }
+        }
+        compares
+    }
+}
+
+impl Drop for MoveLock {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(keeper) = self.keeper.take() {
+            let _ = keeper.join();
+        }
+        let (target, lease) = (&self.target, self.lease);
+        if let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            runtime.block_on(async {
+                if let Ok(mut client) = connect(&target.endpoints, &target.access).await {
+                    let _ = timed(target, client.lease_revoke(lease)).await;
+                }
+            });
+        }
+    }
+}
+
+impl Admin {
+    /// Takes `P/move` for a move of the transition whose fingerprint is
+    /// `fingerprint` ([`shardring::Transition::fingerprint`]): reads the
+    /// members and config, checks that they make that transition, and
+    /// writes `P/move` (`{"revision": R}`) under a lease kept alive until the
+    /// lock is dropped, if no other move holds it and nothing changed since
+    /// the read.
+    ///
+    /// Errors: [`MembershipError::MoveInProgress`] when another mover holds
+    /// it; [`MembershipError::MembershipChanged`] when the records make
+    /// another transition (the caller's follower is behind) or changed
+    /// during the call; [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
+    pub fn lock_move(&mut self, fingerprint: u64) -> Result<MoveLock, MembershipError> {
+        let root = self.layout.root();
+        let move_key = self.layout.move_key();
+        let (target, client) = (&self.target, &mut self.client);
+        let response = self.runtime.block_on(timed(target, client.get(root, Some(GetOptions::new().with_prefix()))))?;
+        let revision = response.header().map_or(0, |h| h.revision());
+        let mut records = Records::new(self.layout.clone());
+        let (mut changes, mut members, mut config_mod_revision) = (Vec::new(), Vec::new(), 0);
+        for kv in response.kvs() {
+            match self.layout.classify(kv.key()) {
+                KeyKind::Config => config_mod_revision = kv.mod_revision(),
+                KeyKind::Member(_) => {
+                    let record = std::str::from_utf8(kv.value())
+                        .map_err(|e| e.to_string())
+                        .and_then(|text| MemberRecord::from_json(text).map_err(|e| e.to_string()));
+                    let key = String::from_utf8_lossy(kv.key()).into_owned();
+                    members.push((key, kv.mod_revision(), kv.lease(), record));
+                }
+                KeyKind::BadMember | KeyKind::Other => {}
+            }
+            if kv.key() == move_key.as_bytes() {
+                return Err(self.move_in_progress(kv.mod_revision()));
+            }
+            if let Ok(Some(change)) = records.change_of(kv.key(), Some(kv.value())) {
+                changes.push(change);
+            }
+        }
+        let (built, _) = records.advance(None, changes);
+        if built.map(|t| t.fingerprint()).ok() != Some(fingerprint) {
+            return Err(MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() });
+        }
+        let (target, client) = (&self.target, &mut self.client);
+        let seconds = LOCK_TTL.as_secs() as i64;
+        let lease = self.runtime.block_on(timed(target, client.lease_grant(seconds, None)))?.id();
+        let mut lock = MoveLock {
+            revision,
+            create_revision: 0,
+            lease,
+            members,
+            config_mod_revision,
+            stop: Arc::new(AtomicBool::new(false)),
+            keeper: None,
+            target: self.target.clone(),
+        };
+        let mut when = lock.unchanged(self);
+        when.push(no_move(&move_key));
+        let value = format!("{{\"revision\":{revision}}}");
+        let put = TxnOp::put(move_key.as_str(), value, Some(PutOptions::new().with_lease(lease)));
+        let txn = Txn::new().when(when).and_then([put]);
+        let (target, client) = (&self.target, &mut self.client);
+        let response = self.runtime.block_on(timed(target, client.txn(txn)))?;
+        if !response.succeeded() {
+            // Dropping `lock` revokes the unused lease.
+            return Err(match self.move_revision()? {
+                Some(since) => self.move_in_progress(since),
+                None => MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() },
+            });
+        }
+        lock.create_revision = response.header().map_or(0, |h| h.revision());
+        let (stop, target) = (Arc::clone(&lock.stop), lock.target.clone());
+        lock.keeper = Some(
+            std::thread::Builder::new()
+                .name("shardring-move-lock".into())
+                .spawn(move || keep_alive(target, lease, stop))
+                .map_err(|e| MembershipError::File { path: "<thread>".into(), message: e.to_string() })?,
+        );
+        Ok(lock)
+    }
+
+    /// Ends the move of `lock`: in one transaction, makes each of `activate`
+    /// active (keeping its lease, weight and zone) and removes each of
+    /// `remove`, if the members and config are still those `lock` read;
+    /// then revokes the removed members' leases. The lock stays held
+    /// until dropped (a move that deletes old copies afterwards keeps it).
+    /// Returns the revision.
+    ///
+    /// Errors: [`MembershipError::MembershipChanged`] when a member or the
+    /// config changed since the lock was taken, or the lock was lost (its
+    /// lease expired): nothing is written; [`MembershipError::UnknownMember`]
+    /// for an id the lock's read did not hold; [`MembershipError::Record`]
+    /// for a record that does not parse; [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
+    pub fn finish_move(&mut self, lock: &MoveLock, activate: &[&str], remove: &[&str]) -> Result<i64, MembershipError> {
+        let mut operations = Vec::new();
+        let mut revoke = Vec::new();
+        for (id, active) in activate.iter().map(|id| (id, true)).chain(remove.iter().map(|id| (id, false))) {
+            let key = self.layout.member_key(id);
+            let Some((_, _, lease, record)) = lock.members.iter().find(|m| m.0 == key) else {
+                let prefix = self.layout.prefix().to_owned();
+                return Err(MembershipError::UnknownMember { id: (*id).to_owned(), prefix });
+            };
+            if !active {
+                operations.push(TxnOp::delete(key.as_str(), None));
+                revoke.extend((*lease != 0).then_some(*lease));
+                continue;
+            }
+            let mut record = record.clone().map_err(|message| MembershipError::Record {
+                key: key.clone(),
+                error: shardring::RingError::InvalidConfig { message },
+            })?;
+            record.state = shardring::NodeState::Active;
+            operations.push(TxnOp::put(key.as_str(), record.to_json(), Some(PutOptions::new().with_lease(*lease))));
+        }
+        let now: Vec<(String, i64)> =
+            self.members()?.into_iter().map(|m| (self.layout.member_key(&m.id), m.mod_revision)).collect();
+        let then: Vec<(String, i64)> = lock.members.iter().map(|m| (m.0.clone(), m.1)).collect();
+        if now != then {
+            return Err(MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() });
+        }
+        let mut when = lock.unchanged(self);
+        when.push(Compare::create_revision(self.layout.move_key(), CompareOp::Equal, lock.create_revision));
+        let (target, client) = (&self.target, &mut self.client);
+        let response = self.runtime.block_on(timed(target, client.txn(Txn::new().when(when).and_then(operations))))?;
+        if !response.succeeded() {
+            return Err(MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() });
+        }
+        self.runtime.block_on(async {
+            for lease in revoke {
+                let _ = timed(target, client.lease_revoke(lease)).await;
+            }
+        });
+        Ok(response.header().map_or(0, |h| h.revision()))
+    }
+
+    /// The create revision of `P/move`, when a move holds it.
+    pub(crate) fn move_revision(&mut self) -> Result<Option<i64>, MembershipError> {
+        let (target, client) = (&self.target, &mut self.client);
+        let response = self.runtime.block_on(timed(target, client.get(self.layout.move_key(), None)))?;
+        Ok(response.kvs().first().map(|kv| kv.create_revision()))
+    }
+
+    /// [`MembershipError::MoveInProgress`] for a move held since `revision`.
+    pub(crate) fn move_in_progress(&self, revision: i64) -> MembershipError {
+        MembershipError::MoveInProgress { prefix: self.layout.prefix().to_owned(), revision }
+    }
+}
+
+/// The lock's thread: a keep-alive every third of the TTL until stopped.
+fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+    runtime.block_on(async {
+        let mut keeper = None;
+        while !stop.load(Ordering::Acquire) {
+            if keeper.is_none()
+                && let Ok(mut client) = connect(&target.endpoints, &target.access).await
+            {
+                keeper = timed(&target, client.lease_keep_alive(lease)).await.ok().map(|(k, s)| (k, s, client));
+            }
+            if let Some((sender, _, _)) = keeper.as_mut()
+                && sender.keep_alive().await.is_err()
+            {
+                keeper = None;
+            }
+            // Wakes every 100 ms to stop promptly; a keep-alive each TTL / 3.
+            for _ in 0..(LOCK_TTL.as_millis() / 300) {
+                if stop.load(Ordering::Acquire) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    });
+}
