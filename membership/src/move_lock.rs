@@ -22,7 +22,7 @@ use std::time::Duration;
 use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 
 use crate::error::MembershipError;
-use crate::etcd::connect;
+use crate::etcd::{REQUEST_TIMEOUT, connect};
 use crate::member::{Admin, Target, timed};
 use crate::records::{KeyKind, MemberRecord, Records};
 
@@ -47,6 +47,7 @@ pub struct MoveLock {
     members: Vec<(String, i64, i64, Result<MemberRecord, String>)>,
     config_mod_revision: i64,
     stop: Arc<AtomicBool>,
+    lost: Arc<AtomicBool>,
     keeper: Option<JoinHandle<()>>,
     target: Target,
 }
@@ -61,6 +62,15 @@ impl MoveLock {
     /// The etcd revision the members and config were read at.
     pub fn revision(&self) -> i64 {
         self.revision
+    }
+
+    /// A flag that turns `true` once etcd answers that the lock's lease is
+    /// gone (it expired while etcd was out of reach for longer than its
+    /// TTL): from then on the membership may change, so a mover stops
+    /// moving. [`Admin::finish_move`] then fails with
+    /// [`MembershipError::MembershipChanged`].
+    pub fn lost(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.lost)
     }
 
     /// The compares under which the members and config are still those
@@ -153,6 +163,7 @@ impl Admin {
             members,
             config_mod_revision,
             stop: Arc::new(AtomicBool::new(false)),
+            lost: Arc::new(AtomicBool::new(false)),
             keeper: None,
             target: self.target.clone(),
         };
@@ -171,11 +182,11 @@ impl Admin {
             });
         }
         lock.create_revision = response.header().map_or(0, |h| h.revision());
-        let (stop, target) = (Arc::clone(&lock.stop), lock.target.clone());
+        let (stop, lost, target) = (Arc::clone(&lock.stop), Arc::clone(&lock.lost), lock.target.clone());
         lock.keeper = Some(
             std::thread::Builder::new()
                 .name("shardring-move-lock".into())
-                .spawn(move || keep_alive(target, lease, stop))
+                .spawn(move || keep_alive(target, lease, stop, lost))
                 .map_err(|e| MembershipError::File { path: "<thread>".into(), message: e.to_string() })?,
         );
         Ok(lock)
@@ -249,21 +260,30 @@ impl Admin {
     }
 }
 
-/// The lock's thread: a keep-alive every third of the TTL until stopped.
-fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>) {
+/// The lock's thread: a keep-alive every third of the TTL until stopped,
+/// each answer read (an unread stream would stall etcd's side once its
+/// flow-control window filled); sets `lost` when etcd answers that the
+/// lease is gone (it expired while etcd was out of reach).
+fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>, lost: Arc<AtomicBool>) {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
     runtime.block_on(async {
         let mut keeper = None;
-        while !stop.load(Ordering::Acquire) {
+        while !stop.load(Ordering::Acquire) && !lost.load(Ordering::Acquire) {
             if keeper.is_none()
                 && let Ok(mut client) = connect(&target.endpoints, &target.access).await
             {
                 keeper = timed(&target, client.lease_keep_alive(lease)).await.ok().map(|(k, s)| (k, s, client));
             }
-            if let Some((sender, _, _)) = keeper.as_mut()
-                && sender.keep_alive().await.is_err()
-            {
-                keeper = None;
+            if let Some((sender, answers, _)) = keeper.as_mut() {
+                let answered = async {
+                    sender.keep_alive().await?;
+                    answers.message().await
+                };
+                match tokio::time::timeout(REQUEST_TIMEOUT, answered).await {
+                    Ok(Ok(Some(answer))) if answer.ttl() > 0 => {}
+                    Ok(Ok(Some(_))) => lost.store(true, Ordering::Release),
+                    _ => keeper = None,
+                }
             }
             // Wakes every 100 ms to stop promptly; a keep-alive each TTL / 3.
             for _ in 0..(LOCK_TTL.as_millis() / 300) {

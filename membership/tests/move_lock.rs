@@ -3,7 +3,7 @@
 //! second mover cannot take it; the mover's own promotion is refused when
 //! the members changed past the lock (written by etcdctl, or deleted), and
 //! goes through when nothing did, also after the lock outlived its lease's
-//! TTL (kept alive).
+//! TTL (kept alive); a lock whose lease is gone says so.
 
 mod common;
 
@@ -97,5 +97,19 @@ fn no_member_changes_while_a_move_holds_the_lock() {
     in_progress(other.set_weight("a", 2.0));
     drop(lock);
     other.set_weight("a", 2.0).unwrap();
+
+    // A lock whose lease etcd no longer has (revoked here; expired while
+    // etcd was out of reach in a real fleet) says so, and promotes nothing.
+    let plan = fingerprint(&mut admin);
+    let lock = admin.lock_move(plan).unwrap();
+    let lost = lock.lost();
+    for lease in etcd.etcdctl(&["lease", "list"]).lines().skip(1) {
+        etcd.etcdctl(&["lease", "revoke", lease.trim()]);
+    }
+    common::eventually(Duration::from_secs(10), "the lock sees its lease gone", || {
+        lost.load(std::sync::atomic::Ordering::Acquire)
+    });
+    changed(admin.finish_move(&lock, &[], &["a"]));
+    assert_eq!(states(&mut admin).len(), 4);
     assert_eq!(etcd.etcdctl(&["get", "--prefix", "--keys-only", &format!("{PREFIX}/move")]).trim(), "");
 }

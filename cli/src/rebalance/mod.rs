@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use shardring::{NodeState, Transition};
-use shardring_membership::{Admin, Follower, FollowerOptions, MembershipError};
+use shardring_membership::{Admin, Follower, FollowerOptions, MembershipError, MoveLock};
 
 use crate::config::load;
 use crate::error::CliError;
@@ -196,8 +196,9 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
     let credentials = credentials(args)?;
     let mut store = backend(args, &credentials);
     let mut healthy = true;
-    // The revision of another mover's lock this one waits for, said once.
-    let mut waiting_since = None;
+    // The revision of another mover's lock this one waits for, and the
+    // epoch whose ring etcd's records no longer make: each said once.
+    let (mut waiting_since, mut behind_at) = (None, None);
     loop {
         let epoch = follower.epoch();
         let transition: &Transition = &epoch.transition;
@@ -227,6 +228,11 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
                 }
                 // This follower is behind the records: plan again from the next epoch.
                 Err(MembershipError::MembershipChanged { .. }) => {
+                    if behind_at != Some(epoch.revision) {
+                        writeln!(out, "etcd's records differ from the ring at revision {}: waiting", epoch.revision)?;
+                        out.flush()?;
+                        behind_at = Some(epoch.revision);
+                    }
                     let _ = events.recv_timeout(Duration::from_millis(200));
                     continue;
                 }
@@ -234,6 +240,7 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             }
         };
         waiting_since = None;
+        plan.halt = lock.as_ref().map(MoveLock::lost);
         // Clients' followers take a moment to see the transition and start
         // writing to both owners; a key written to its old owner alone
         // before then must be in the scan.
@@ -248,8 +255,10 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             // A server failed: the members stay warming or draining (clients
             // keep reading the old owners), so nothing is lost; retry.
             healthy = false;
+            let lost = lock.as_ref().is_some_and(|lock| lock.lost().load(std::sync::atomic::Ordering::Acquire));
             drop(lock);
-            writeln!(out, "a server failed: the transition stays; retrying in 5 s")?;
+            let why = if lost { "the move lock was lost" } else { "a server failed" };
+            writeln!(out, "{why}: the transition stays; retrying in 5 s")?;
             out.flush()?;
             if args.once || args.dry_run {
                 return Ok(false);
@@ -469,6 +478,37 @@ mod tests {
             let lost = keys.iter().filter(|k| !held.values().any(|s| s.contains_key(*k))).count();
             assert_eq!(lost, 0, "{address}: keys lost");
         }
+    }
+
+    /// Once the move lock's lease is gone (`Plan::halt` set mid-run), no
+    /// further key moves and the run fails saying why.
+    #[test]
+    fn a_move_whose_lock_is_lost_moves_no_further_key() {
+        let ring = |ids: &[&str]| {
+            Arc::new(Ring::builder().nodes(ids.iter().map(|&id| shardring::Node::new(id, 1.0))).build().unwrap())
+        };
+        let mut plan = Plan::new(ring(&["a:1", "b:1"]), ring(&["a:1", "b:1", "c:1"])).unwrap();
+        let halt = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        plan.halt = Some(Arc::clone(&halt));
+        let command =
+            Command::try_parse_from(["rebalance", "--from", "a", "--to", "b", "--backend", "redis", "--delete"])
+                .unwrap();
+        let mut store = Memory::default();
+        for i in 0..500 {
+            let key = format!("key-{i}").into_bytes();
+            let owner = plan.old.get(&key).unwrap().id().to_owned();
+            store.servers.borrow_mut().entry(owner).or_default().insert(key, b"v".to_vec());
+        }
+        let servers = Rc::clone(&store.servers);
+        halt.store(true, std::sync::atomic::Ordering::Release);
+        let mut out = Vec::new();
+        assert!(!run(&command.args, &plan, &mut store, true, &mut out).unwrap());
+        let report = String::from_utf8(out).unwrap();
+        assert!(report.contains("the move lock's lease expired"), "{report}");
+        assert!(servers.borrow().get("c:1").is_none_or(BTreeMap::is_empty), "a key moved after the lock was lost");
+        halt.store(false, std::sync::atomic::Ordering::Release);
+        assert!(run(&command.args, &plan, &mut store, true, &mut Vec::new()).unwrap());
+        assert!(servers.borrow().get("c:1").is_some_and(|held| !held.is_empty()));
     }
 
     #[test]

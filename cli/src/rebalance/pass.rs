@@ -267,6 +267,12 @@ impl Pass<'_> {
     }
 
     fn copy_batch(&mut self, source: &str, target: &str, chunk: &[&Key]) -> Result<(), CliError> {
+        if self.plan.halted() {
+            self.tallies.get_mut(source).expect("every source has a tally").failed += chunk.len() as u64;
+            let message = "the move lock's lease expired (etcd out of reach for over 10 s): no key moves";
+            self.fail(source, target, Failure::source(message));
+            return Ok(());
+        }
         if let Some(why) = self.same_server(source, target) {
             let tally = self.tallies.get_mut(source).expect("every source has a tally");
             tally.failed += chunk.len() as u64;

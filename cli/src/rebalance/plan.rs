@@ -2,6 +2,7 @@
 //! off the diff of the two rings.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use shardring::{MovedArc, Ring, Transition};
 
@@ -19,6 +20,10 @@ pub(super) struct Plan {
     /// `--migrate`: the handoff mark the mover sets on each old owner
     /// (`Transition::handoff_mark`), the key clients' guards read.
     pub(super) mark: String,
+    /// `--etcd`: set once the move lock's lease is gone (etcd out of reach
+    /// past its TTL); from then on no key moves, since the membership may
+    /// change under the move.
+    pub(super) halt: Option<Arc<AtomicBool>>,
 }
 
 impl Plan {
@@ -27,7 +32,7 @@ impl Plan {
         let mut arcs = diff.arcs;
         arcs.sort_unstable_by_key(|a| a.start);
         let mark = Transition::between(&old, &new)?.handoff_mark();
-        Ok(Plan { old, new, arcs, predicted: diff.moved_share, mark })
+        Ok(Plan { old, new, arcs, predicted: diff.moved_share, mark, halt: None })
     }
 
     /// Where `key`, held by `source`, must go: its new owner when that is
@@ -44,6 +49,11 @@ impl Plan {
         }
         let owner = self.new.get(key).ok()?.id();
         (owner != source).then(|| owner.to_owned())
+    }
+
+    /// Whether the move lock was lost ([`Plan::halt`]).
+    pub(super) fn halted(&self) -> bool {
+        self.halt.as_ref().is_some_and(|halt| halt.load(Ordering::Acquire))
     }
 
     /// Every server that holds keys now: the old ring's nodes.
