@@ -121,7 +121,8 @@ pub enum MembershipError {
     /// (or stop it: its lock goes within 10 s).
     #[error(
         "a move is in progress under {prefix} (a rebalancer holds {prefix}/move since revision {revision}); \
-         the membership cannot change until it finishes"
+         the membership cannot change until that rebalancer finishes or stops (its lock goes within 10 s \
+         of its end)"
     )]
     MoveInProgress {
         /// The ring's prefix.

@@ -106,14 +106,24 @@ async fn register(
     let seconds = ttl.as_secs().max(1) as i64;
     let lease = timed(endpoints, client.lease_grant(seconds, None)).await?.id();
     let put = TxnOp::put(key, record.to_json(), Some(PutOptions::new().with_lease(lease)));
-    let txn = Txn::new().when([no_move(&layout.move_key())]).and_then([put]);
-    if !timed(endpoints, client.txn(txn)).await?.succeeded() {
+    let move_key = layout.move_key();
+    let txn = Txn::new().when([no_move(&move_key)]).and_then([put]).or_else([TxnOp::get(move_key, None)]);
+    let response = timed(endpoints, client.txn(txn)).await?;
+    if !response.succeeded() {
         let _ = timed(endpoints, client.lease_revoke(lease)).await;
-        let held = timed(endpoints, client.get(layout.move_key(), None)).await?;
-        let revision = held.kvs().first().map_or(0, |kv| kv.create_revision());
+        let revision = held_since(&response).unwrap_or(0);
         return Err(MembershipError::MoveInProgress { prefix: layout.prefix().to_owned(), revision });
     }
     Ok(lease)
+}
+
+/// The create revision of `P/move` read by a failed transaction's `or_else`
+/// get: `Some` when a move held it then.
+pub(crate) fn held_since(response: &etcd_client::TxnResponse) -> Option<i64> {
+    response.op_responses().into_iter().find_map(|op| match op {
+        etcd_client::TxnOpResponse::Get(get) => get.kvs().first().map(|kv| kv.create_revision()),
+        _ => None,
+    })
 }
 
 impl Member {
@@ -485,14 +495,15 @@ impl Admin {
     /// Errors: [`MembershipError::MoveInProgress`], [`MembershipError::Etcd`],
     /// [`MembershipError::Refused`].
     fn write(&mut self, mut when: Vec<Compare>, operations: Vec<TxnOp>) -> Result<Option<i64>, MembershipError> {
-        when.push(no_move(&self.layout.move_key()));
+        let move_key = self.layout.move_key();
+        when.push(no_move(&move_key));
+        let txn = Txn::new().when(when).and_then(operations).or_else([TxnOp::get(move_key, None)]);
         let (endpoints, client) = (&self.target, &mut self.client);
-        let response =
-            self.runtime.block_on(timed(endpoints, client.txn(Txn::new().when(when).and_then(operations))))?;
+        let response = self.runtime.block_on(timed(endpoints, client.txn(txn)))?;
         if response.succeeded() {
             return Ok(Some(response.header().map_or(0, |h| h.revision())));
         }
-        match self.move_revision()? {
+        match held_since(&response) {
             Some(since) => Err(self.move_in_progress(since)),
             None => Ok(None),
         }

@@ -23,7 +23,7 @@ use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 
 use crate::error::MembershipError;
 use crate::etcd::{REQUEST_TIMEOUT, connect};
-use crate::member::{Admin, Target, timed};
+use crate::member::{Admin, Target, held_since, timed};
 use crate::records::{KeyKind, MemberRecord, Records};
 
 /// How long a dead mover's lock outlives it.
@@ -31,6 +31,9 @@ const LOCK_TTL: Duration = Duration::from_secs(10);
 
 /// Up to this many members, a transaction compares each one's revision.
 const PER_MEMBER_COMPARES: usize = 120;
+
+/// etcd's default limit of operations in one transaction (`--max-txn-ops`).
+const MAX_TXN_OPS: usize = 128;
 
 /// The compare that holds when no move is under way: `P/move` absent.
 pub(crate) fn no_move(move_key: &str) -> Compare {
@@ -43,13 +46,22 @@ pub struct MoveLock {
     revision: i64,
     create_revision: i64,
     lease: i64,
-    /// Each member key with its mod revision and record at the read.
-    members: Vec<(String, i64, i64, Result<MemberRecord, String>)>,
+    /// Every key under `P/members/` at the read, in key order.
+    members: Vec<HeldMember>,
     config_mod_revision: i64,
     stop: Arc<AtomicBool>,
     lost: Arc<AtomicBool>,
     keeper: Option<JoinHandle<()>>,
     target: Target,
+}
+
+/// A key under `P/members/` as the lock read it.
+struct HeldMember {
+    key: Vec<u8>,
+    mod_revision: i64,
+    lease: i64,
+    /// Its record, or why it does not parse (or names no member).
+    record: Result<MemberRecord, String>,
 }
 
 impl std::fmt::Debug for MoveLock {
@@ -65,9 +77,9 @@ impl MoveLock {
     }
 
     /// A flag that turns `true` once etcd answers that the lock's lease is
-    /// gone (it expired while etcd was out of reach for longer than its
-    /// TTL): from then on the membership may change, so a mover stops
-    /// moving. [`Admin::finish_move`] then fails with
+    /// gone, or no renewal was confirmed for 8 s of its 10 s TTL (etcd out
+    /// of reach): from then on the membership may change, so a mover stops
+    /// moving and takes the lock anew. [`Admin::finish_move`] then fails with
     /// [`MembershipError::MembershipChanged`].
     pub fn lost(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.lost)
@@ -84,8 +96,8 @@ impl MoveLock {
             Compare::mod_revision(admin.layout.config_key(), CompareOp::Equal, self.config_mod_revision),
         ];
         if self.members.len() <= PER_MEMBER_COMPARES {
-            for (key, mod_revision, _, _) in &self.members {
-                compares.push(Compare::mod_revision(key.as_str(), CompareOp::Equal, *mod_revision));
+            for member in &self.members {
+                compares.push(Compare::mod_revision(member.key.clone(), CompareOp::Equal, member.mod_revision));
             }
         }
         compares
@@ -133,17 +145,20 @@ impl Admin {
         for kv in response.kvs() {
             match self.layout.classify(kv.key()) {
                 KeyKind::Config => config_mod_revision = kv.mod_revision(),
-                KeyKind::Member(_) => {
-                    let record = std::str::from_utf8(kv.value())
-                        .map_err(|e| e.to_string())
-                        .and_then(|text| MemberRecord::from_json(text).map_err(|e| e.to_string()));
-                    let key = String::from_utf8_lossy(kv.key()).into_owned();
-                    members.push((key, kv.mod_revision(), kv.lease(), record));
+                kind @ (KeyKind::Member(_) | KeyKind::BadMember) => {
+                    let record = match kind {
+                        KeyKind::Member(_) => std::str::from_utf8(kv.value())
+                            .map_err(|e| e.to_string())
+                            .and_then(|text| MemberRecord::from_json(text).map_err(|e| e.to_string())),
+                        _ => Err("not a member id".to_owned()),
+                    };
+                    let (key, mod_revision, lease) = (kv.key().to_vec(), kv.mod_revision(), kv.lease());
+                    members.push(HeldMember { key, mod_revision, lease, record });
                 }
-                KeyKind::BadMember | KeyKind::Other => {}
+                KeyKind::Other => {}
             }
             if kv.key() == move_key.as_bytes() {
-                return Err(self.move_in_progress(kv.mod_revision()));
+                return Err(self.move_in_progress(kv.create_revision()));
             }
             if let Ok(Some(change)) = records.change_of(kv.key(), Some(kv.value())) {
                 changes.push(change);
@@ -171,12 +186,12 @@ impl Admin {
         when.push(no_move(&move_key));
         let value = format!("{{\"revision\":{revision}}}");
         let put = TxnOp::put(move_key.as_str(), value, Some(PutOptions::new().with_lease(lease)));
-        let txn = Txn::new().when(when).and_then([put]);
+        let txn = Txn::new().when(when).and_then([put]).or_else([TxnOp::get(move_key.as_str(), None)]);
         let (target, client) = (&self.target, &mut self.client);
         let response = self.runtime.block_on(timed(target, client.txn(txn)))?;
         if !response.succeeded() {
             // Dropping `lock` revokes the unused lease.
-            return Err(match self.move_revision()? {
+            return Err(match held_since(&response) {
                 Some(since) => self.move_in_progress(since),
                 None => MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() },
             });
@@ -192,12 +207,15 @@ impl Admin {
         Ok(lock)
     }
 
-    /// Ends the move of `lock`: in one transaction, makes each of `activate`
-    /// active (keeping its lease, weight and zone) and removes each of
-    /// `remove`, if the members and config are still those `lock` read;
-    /// then revokes the removed members' leases. The lock stays held
-    /// until dropped (a move that deletes old copies afterwards keeps it).
-    /// Returns the revision.
+    /// Ends the move of `lock`: makes each of `activate` active (keeping its
+    /// lease, weight and zone) and removes each of `remove`, if the members
+    /// and config are still those `lock` read and `lock` still holds
+    /// `P/move`; then revokes the removed members' leases. One transaction
+    /// (one revision, so followers see one change) for up to 128 changes,
+    /// etcd's default limit; more go in transactions of 128 under the held
+    /// lock, the first also checking the members. The lock stays held until
+    /// dropped (a move that deletes old copies afterwards keeps it).
+    /// Returns the revision of the last write.
     ///
     /// Errors: [`MembershipError::MembershipChanged`] when a member or the
     /// config changed since the lock was taken, or the lock was lost (its
@@ -210,48 +228,52 @@ impl Admin {
         let mut revoke = Vec::new();
         for (id, active) in activate.iter().map(|id| (id, true)).chain(remove.iter().map(|id| (id, false))) {
             let key = self.layout.member_key(id);
-            let Some((_, _, lease, record)) = lock.members.iter().find(|m| m.0 == key) else {
+            let Some(held) = lock.members.iter().find(|m| m.key == key.as_bytes()) else {
                 let prefix = self.layout.prefix().to_owned();
                 return Err(MembershipError::UnknownMember { id: (*id).to_owned(), prefix });
             };
             if !active {
                 operations.push(TxnOp::delete(key.as_str(), None));
-                revoke.extend((*lease != 0).then_some(*lease));
+                revoke.extend((held.lease != 0).then_some(held.lease));
                 continue;
             }
-            let mut record = record.clone().map_err(|message| MembershipError::Record {
+            let mut record = held.record.clone().map_err(|message| MembershipError::Record {
                 key: key.clone(),
                 error: shardring::RingError::InvalidConfig { message },
             })?;
             record.state = shardring::NodeState::Active;
-            operations.push(TxnOp::put(key.as_str(), record.to_json(), Some(PutOptions::new().with_lease(*lease))));
+            let put = PutOptions::new().with_lease(held.lease);
+            operations.push(TxnOp::put(key.as_str(), record.to_json(), Some(put)));
         }
-        let now: Vec<(String, i64)> =
-            self.members()?.into_iter().map(|m| (self.layout.member_key(&m.id), m.mod_revision)).collect();
-        let then: Vec<(String, i64)> = lock.members.iter().map(|m| (m.0.clone(), m.1)).collect();
+        // Deletions are caught by a read when the ring is too large to compare each member.
+        let (target, client) = (&self.target, &mut self.client);
+        let listing = GetOptions::new().with_prefix().with_keys_only();
+        let now = self.runtime.block_on(timed(target, client.get(self.layout.members_prefix(), Some(listing))))?;
+        let now: Vec<(&[u8], i64)> = now.kvs().iter().map(|kv| (kv.key(), kv.mod_revision())).collect();
+        let then: Vec<(&[u8], i64)> = lock.members.iter().map(|m| (m.key.as_slice(), m.mod_revision)).collect();
         if now != then {
             return Err(MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() });
         }
-        let mut when = lock.unchanged(self);
-        when.push(Compare::create_revision(self.layout.move_key(), CompareOp::Equal, lock.create_revision));
-        let (target, client) = (&self.target, &mut self.client);
-        let response = self.runtime.block_on(timed(target, client.txn(Txn::new().when(when).and_then(operations))))?;
-        if !response.succeeded() {
-            return Err(MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() });
+        let held = Compare::create_revision(self.layout.move_key(), CompareOp::Equal, lock.create_revision);
+        let mut revision = 0;
+        for (i, chunk) in operations.chunks(MAX_TXN_OPS).enumerate() {
+            let mut when = if i == 0 { lock.unchanged(self) } else { Vec::new() };
+            when.push(held.clone());
+            let (target, client) = (&self.target, &mut self.client);
+            let txn = Txn::new().when(when).and_then(chunk.to_vec());
+            let response = self.runtime.block_on(timed(target, client.txn(txn)))?;
+            if !response.succeeded() {
+                return Err(MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() });
+            }
+            revision = response.header().map_or(0, |h| h.revision());
         }
+        let (target, client) = (&self.target, &mut self.client);
         self.runtime.block_on(async {
             for lease in revoke {
                 let _ = timed(target, client.lease_revoke(lease)).await;
             }
         });
-        Ok(response.header().map_or(0, |h| h.revision()))
-    }
-
-    /// The create revision of `P/move`, when a move holds it.
-    pub(crate) fn move_revision(&mut self) -> Result<Option<i64>, MembershipError> {
-        let (target, client) = (&self.target, &mut self.client);
-        let response = self.runtime.block_on(timed(target, client.get(self.layout.move_key(), None)))?;
-        Ok(response.kvs().first().map(|kv| kv.create_revision()))
+        Ok(revision)
     }
 
     /// [`MembershipError::MoveInProgress`] for a move held since `revision`.
@@ -263,11 +285,15 @@ impl Admin {
 /// The lock's thread: a keep-alive every third of the TTL until stopped,
 /// each answer read (an unread stream would stall etcd's side once its
 /// flow-control window filled); sets `lost` when etcd answers that the
-/// lease is gone (it expired while etcd was out of reach).
+/// lease is gone, or when no renewal was confirmed for the TTL less 2 s
+/// (etcd out of reach: the lease may be expiring there).
 fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>, lost: Arc<AtomicBool>) {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
     runtime.block_on(async {
         let mut keeper = None;
+        // When etcd last renewed the lease: past most of the TTL without a
+        // renewal, the lease may have expired on etcd's side.
+        let mut confirmed = std::time::Instant::now();
         while !stop.load(Ordering::Acquire) && !lost.load(Ordering::Acquire) {
             if keeper.is_none()
                 && let Ok(mut client) = connect(&target.endpoints, &target.access).await
@@ -280,10 +306,13 @@ fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>, lost: Arc<Atomi
                     answers.message().await
                 };
                 match tokio::time::timeout(REQUEST_TIMEOUT, answered).await {
-                    Ok(Ok(Some(answer))) if answer.ttl() > 0 => {}
+                    Ok(Ok(Some(answer))) if answer.ttl() > 0 => confirmed = std::time::Instant::now(),
                     Ok(Ok(Some(_))) => lost.store(true, Ordering::Release),
                     _ => keeper = None,
                 }
+            }
+            if confirmed.elapsed() > LOCK_TTL - Duration::from_secs(2) {
+                lost.store(true, Ordering::Release);
             }
             // Wakes every 100 ms to stop promptly; a keep-alive each TTL / 3.
             for _ in 0..(LOCK_TTL.as_millis() / 300) {

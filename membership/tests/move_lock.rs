@@ -113,3 +113,32 @@ fn no_member_changes_while_a_move_holds_the_lock() {
     assert_eq!(states(&mut admin).len(), 4);
     assert_eq!(etcd.etcdctl(&["get", "--prefix", "--keys-only", &format!("{PREFIX}/move")]).trim(), "");
 }
+
+/// A key under `P/members/` that names no member (an empty id) is left out
+/// of the ring and does not make every promotion fail; 130 members made
+/// active at once exceed etcd's 128 operations a transaction and go in two.
+#[test]
+fn a_stray_member_key_and_more_changes_than_a_transaction_holds() {
+    let etcd = Etcd::start();
+    let mut admin = Admin::connect(&[etcd.url()], PREFIX).unwrap();
+    let ids: Vec<String> = (0..130).map(|i| format!("m{i:03}")).collect();
+    let warming: Vec<(&str, MemberRecord)> = ids.iter().map(|id| (id.as_str(), record(NodeState::Warming))).collect();
+    admin.put_members(&warming[..100]).unwrap();
+    admin.put_members(&warming[100..]).unwrap();
+    admin.put_member("active", &record(NodeState::Active)).unwrap();
+    etcd.etcdctl(&["put", &format!("{PREFIX}/members/"), r#"{"weight":1.0}"#]);
+    let plan = fingerprint(&mut admin);
+    let lock = admin.lock_move(plan).unwrap();
+    let activate: Vec<&str> = ids.iter().map(String::as_str).collect();
+    admin.finish_move(&lock, &activate, &[]).unwrap();
+    drop(lock);
+    let states: Vec<(String, NodeState)> = admin
+        .members()
+        .unwrap()
+        .into_iter()
+        .filter(|m| !m.id.is_empty())
+        .map(|m| (m.id, m.record.unwrap().state))
+        .collect();
+    assert_eq!(states.len(), 131);
+    assert!(states.iter().all(|(_, state)| *state == NodeState::Active), "{states:?}");
+}

@@ -449,3 +449,38 @@ def test_a_key_written_back_to_its_old_owner_fails_the_migration_naming_it(redis
         outcomes.append(report["scans"])
     raise AssertionError(f"three runs each ended clean (scans {outcomes}): the key written back was never refused")
 
+
+
+def test_a_failed_move_keeps_the_move_lock_through_its_retries(etcd, redises):
+    """The joining server is down: the rebalancer's move fails and it
+    retries every 5 s, holding the move lock meanwhile, so making the member
+    active by hand between two tries (keys still on their old owners) is
+    refused; once the server is back the retry moves every key and makes it
+    active."""
+    ids = [s.address for s in redises]
+    prefix = "/shardring/retry"
+    member = [str(CLI), "member"]
+    where = ["--etcd", etcd.url, "--prefix", prefix]
+    for node, state in [*((node, "active") for node in ids[:4]), (ids[4], "warming")]:
+        etcd.ctl("put", f"{prefix}/members/{node}", json.dumps({"weight": 1.0, "state": state}))
+    old, new = shardring.Ring(ids[:4]), shardring.Ring(ids)
+    connections = {s.address: redis.Redis(host="127.0.0.1", port=s.port) for s in redises}
+    for i in range(2000):
+        connections[old.get(f"k{i}")].set(f"k{i}", i)
+    redises[4].stop()
+    rebalancer = subprocess.Popen([str(CLI), "rebalance", *where, "--backend", "redis", "--migrate", "--grace", "0.2"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = iter(rebalancer.stdout.readline, "")
+        assert any("a server failed: the transition stays; retrying" in line for line in lines)
+        early = subprocess.run([*member, "set-state", *where, "--id", ids[4], "--state", "active"],
+                               capture_output=True, text=True)
+        assert early.returncode != 0 and "a move is in progress" in early.stderr, early
+        redises[4].start()
+        assert any(line.startswith("members active at revision") for line in lines)
+        moving = [f"k{i}" for i in range(2000) if old.get(f"k{i}") != new.get(f"k{i}")]
+        assert moving and all(connections[new.get(k)].exists(k) and not connections[old.get(k)].exists(k)
+                              for k in moving)
+    finally:
+        rebalancer.kill()
+        rebalancer.wait()

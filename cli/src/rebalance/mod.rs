@@ -23,6 +23,7 @@ mod report;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -199,10 +200,14 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
     // The revision of another mover's lock this one waits for, and the
     // epoch whose ring etcd's records no longer make: each said once.
     let (mut waiting_since, mut behind_at) = (None, None);
+    // The move lock held, with the fingerprint of its transition, and one
+    // etcd connection for it.
+    let (mut held, mut admin): (Option<(u64, MoveLock)>, Option<Admin>) = (None, None);
     loop {
         let epoch = follower.epoch();
         let transition: &Transition = &epoch.transition;
         if transition.is_steady() {
+            held = None;
             let _ = events.recv_timeout(Duration::from_millis(500));
             continue;
         }
@@ -210,13 +215,19 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
         // The mark clients' guards read is their follower's transition's.
         plan.mark = transition.handoff_mark();
         // One move at a time, on the membership this plan was made from:
-        // no member changes until this move ends (a dry run moves nothing).
-        let mut admin = Admin::connect(args.etcd_security.access(&args.etcd)?, prefix).map_err(membership)?;
-        let lock = if args.dry_run {
-            None
-        } else {
-            match admin.lock_move(transition.fingerprint()) {
-                Ok(lock) => Some(lock),
+        // no member changes until this move ends, retries included (a dry
+        // run moves nothing). A lock of another transition, or lost, goes.
+        let fingerprint = transition.fingerprint();
+        if held.as_ref().is_some_and(|(of, lock)| *of != fingerprint || lock.lost().load(Ordering::Acquire)) {
+            held = None;
+        }
+        let admin = match &mut admin {
+            Some(admin) => admin,
+            None => admin.insert(Admin::connect(args.etcd_security.access(&args.etcd)?, prefix).map_err(membership)?),
+        };
+        if !args.dry_run && held.is_none() {
+            match admin.lock_move(fingerprint) {
+                Ok(lock) => held = Some((fingerprint, lock)),
                 Err(MembershipError::MoveInProgress { revision, .. }) => {
                     if waiting_since != Some(revision) {
                         writeln!(out, "another rebalancer is moving keys (since revision {revision}): waiting")?;
@@ -238,9 +249,9 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
                 }
                 Err(error) => return Err(membership(error)),
             }
-        };
+        }
         waiting_since = None;
-        plan.halt = lock.as_ref().map(MoveLock::lost);
+        plan.halt = held.as_ref().map(|(_, lock)| lock.lost());
         // Clients' followers take a moment to see the transition and start
         // writing to both owners; a key written to its old owner alone
         // before then must be in the scan.
@@ -254,10 +265,10 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
         if !run(args, &plan, store.as_mut(), false, out)? {
             // A server failed: the members stay warming or draining (clients
             // keep reading the old owners), so nothing is lost; retry.
+            // The lock stays held for the retry: a member made active in
+            // between would meet keys still moving.
             healthy = false;
-            let lost = lock.as_ref().is_some_and(|lock| lock.lost().load(std::sync::atomic::Ordering::Acquire));
-            drop(lock);
-            let why = if lost { "the move lock was lost" } else { "a server failed" };
+            let why = if plan.halted() { "the move lock was lost" } else { "a server failed" };
             writeln!(out, "{why}: the transition stays; retrying in 5 s")?;
             out.flush()?;
             if args.once || args.dry_run {
@@ -266,7 +277,7 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             let _ = events.recv_timeout(Duration::from_secs(5));
             continue;
         }
-        let Some(lock) = lock else { return Ok(healthy) };
+        let Some((_, lock)) = held.take() else { return Ok(healthy) };
         let (mut activate, mut remove) = (Vec::new(), Vec::new());
         for node in transition.old_ring().nodes().iter().chain(transition.new_ring().nodes()) {
             match transition.state(node.id()) {
@@ -285,7 +296,6 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
                 // Written past the lock (etcdctl, or the lock's lease lost):
                 // this plan's members are not made active; move again.
                 healthy = false;
-                drop(lock);
                 writeln!(out, "the membership changed during the move: its members stay as they are")?;
                 out.flush()?;
                 if args.once {
