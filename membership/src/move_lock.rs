@@ -291,32 +291,33 @@ fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>, lost: Arc<Atomi
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
     runtime.block_on(async {
         let mut keeper = None;
-        // When etcd last renewed the lease: past most of the TTL without a
-        // renewal, the lease may have expired on etcd's side.
-        let mut confirmed = std::time::Instant::now();
+        // Past the TTL less 2 s without a confirmed renewal, the lease may
+        // have expired on etcd's side: each wait ends by then.
+        let mut deadline = tokio::time::Instant::now() + (LOCK_TTL - Duration::from_secs(2));
         while !stop.load(Ordering::Acquire) && !lost.load(Ordering::Acquire) {
-            if keeper.is_none()
-                && let Ok(mut client) = connect(&target.endpoints, &target.access).await
-            {
-                keeper = timed(&target, client.lease_keep_alive(lease)).await.ok().map(|(k, s)| (k, s, client));
-            }
-            if let Some((sender, answers, _)) = keeper.as_mut() {
-                let answered = async {
-                    sender.keep_alive().await?;
-                    answers.message().await
-                };
-                match tokio::time::timeout(REQUEST_TIMEOUT, answered).await {
-                    Ok(Ok(Some(answer))) if answer.ttl() > 0 => confirmed = std::time::Instant::now(),
-                    Ok(Ok(Some(_))) => lost.store(true, Ordering::Release),
-                    _ => keeper = None,
+            let renewal = async {
+                if keeper.is_none() {
+                    let mut client = connect(&target.endpoints, &target.access).await.ok()?;
+                    let (sender, answers) = client.lease_keep_alive(lease).await.ok()?;
+                    keeper = Some((sender, answers, client));
                 }
-            }
-            if confirmed.elapsed() > LOCK_TTL - Duration::from_secs(2) {
-                lost.store(true, Ordering::Release);
+                let (sender, answers, _) = keeper.as_mut()?;
+                sender.keep_alive().await.ok()?;
+                answers.message().await.ok()?
+            };
+            match tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + REQUEST_TIMEOUT), renewal).await {
+                Ok(Some(answer)) if answer.ttl() > 0 => {
+                    deadline = tokio::time::Instant::now() + (LOCK_TTL - Duration::from_secs(2));
+                }
+                Ok(Some(_)) => lost.store(true, Ordering::Release),
+                _ => keeper = None,
             }
             // Wakes every 100 ms to stop promptly; a keep-alive each TTL / 3.
             for _ in 0..(LOCK_TTL.as_millis() / 300) {
-                if stop.load(Ordering::Acquire) {
+                if tokio::time::Instant::now() >= deadline {
+                    lost.store(true, Ordering::Release);
+                }
+                if stop.load(Ordering::Acquire) || lost.load(Ordering::Acquire) {
                     return;
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;

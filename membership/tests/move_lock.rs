@@ -142,3 +142,25 @@ fn a_stray_member_key_and_more_changes_than_a_transaction_holds() {
     assert_eq!(states.len(), 131);
     assert!(states.iter().all(|(_, state)| *state == NodeState::Active), "{states:?}");
 }
+
+/// A mover cut off from etcd (frozen here) cannot know whether its lease
+/// lives: once no renewal was confirmed for 8 s of the 10 s TTL it counts
+/// the lock as lost.
+#[test]
+fn a_lock_whose_renewals_go_unconfirmed_counts_as_lost() {
+    let etcd = Etcd::start();
+    let mut admin = Admin::connect(&[etcd.url()], PREFIX).unwrap();
+    admin.put_members(&[("a", record(NodeState::Active)), ("b", record(NodeState::Warming))]).unwrap();
+    let plan = fingerprint(&mut admin);
+    let lock = admin.lock_move(plan).unwrap();
+    let lost = lock.lost();
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!lost.load(std::sync::atomic::Ordering::Acquire), "renewed while etcd answers");
+    etcd.pause();
+    let waited = common::eventually(Duration::from_secs(15), "the lock counts as lost", || {
+        lost.load(std::sync::atomic::Ordering::Acquire)
+    });
+    etcd.resume();
+    assert!(waited <= Duration::from_secs(9), "lost after {waited:?}");
+    drop(lock);
+}
