@@ -19,7 +19,6 @@ use tokio::sync::watch;
 use crate::access::EtcdAccess;
 use crate::error::MembershipError;
 use crate::etcd::{REQUEST_TIMEOUT, connect};
-use crate::move_lock::no_move;
 use crate::records::{Layout, MemberRecord, ParamsRecord};
 
 /// The state of a member agent.
@@ -115,6 +114,12 @@ async fn register(
         return Err(MembershipError::MoveInProgress { prefix: layout.prefix().to_owned(), revision });
     }
     Ok(lease)
+}
+
+/// The compare that holds when no move is under way: `P/move`
+/// ([`crate::MoveLock`]) absent.
+pub(crate) fn no_move(move_key: &str) -> Compare {
+    Compare::create_revision(move_key, CompareOp::Equal, 0)
 }
 
 /// The create revision of `P/move` read by a failed transaction's `or_else`

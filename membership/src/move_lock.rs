@@ -23,7 +23,7 @@ use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 
 use crate::error::MembershipError;
 use crate::etcd::{REQUEST_TIMEOUT, connect};
-use crate::member::{Admin, Target, held_since, timed};
+use crate::member::{Admin, Target, held_since, no_move, timed};
 use crate::records::{KeyKind, MemberRecord, Records};
 
 /// How long a dead mover's lock outlives it.
@@ -34,11 +34,6 @@ const PER_MEMBER_COMPARES: usize = 120;
 
 /// etcd's default limit of operations in one transaction (`--max-txn-ops`).
 const MAX_TXN_OPS: usize = 128;
-
-/// The compare that holds when no move is under way: `P/move` absent.
-pub(crate) fn no_move(move_key: &str) -> Compare {
-    Compare::create_revision(move_key, CompareOp::Equal, 0)
-}
 
 /// A held `P/move`: the revision the plan was read at and what the members
 /// and config were then. Dropping it revokes its lease (the lock goes).
