@@ -410,9 +410,7 @@ impl Admin {
             .iter()
             .map(|kv| MemberEntry {
                 id: String::from_utf8_lossy(&kv.key()[prefix.len()..]).into_owned(),
-                record: std::str::from_utf8(kv.value())
-                    .map_err(|e| e.to_string())
-                    .and_then(|text| MemberRecord::from_json(text).map_err(|e| e.to_string())),
+                record: MemberRecord::from_stored(kv.value()),
                 lease: kv.lease(),
                 mod_revision: kv.mod_revision(),
             })

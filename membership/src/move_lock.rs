@@ -29,6 +29,10 @@ use crate::records::{KeyKind, MemberRecord, Records};
 /// How long a dead mover's lock outlives it.
 const LOCK_TTL: Duration = Duration::from_secs(10);
 
+/// How long the lock goes without a confirmed renewal before it counts as
+/// lost: the TTL less 2 s, so a mover stops before etcd may expire it.
+const UNCONFIRMED_LIMIT: Duration = Duration::from_secs(LOCK_TTL.as_secs() - 2);
+
 /// Up to this many members, a transaction compares each one's revision.
 const PER_MEMBER_COMPARES: usize = 120;
 
@@ -142,9 +146,7 @@ impl Admin {
                 KeyKind::Config => config_mod_revision = kv.mod_revision(),
                 kind @ (KeyKind::Member(_) | KeyKind::BadMember) => {
                     let record = match kind {
-                        KeyKind::Member(_) => std::str::from_utf8(kv.value())
-                            .map_err(|e| e.to_string())
-                            .and_then(|text| MemberRecord::from_json(text).map_err(|e| e.to_string())),
+                        KeyKind::Member(_) => MemberRecord::from_stored(kv.value()),
                         _ => Err("not a member id".to_owned()),
                     };
                     let (key, mod_revision, lease) = (kv.key().to_vec(), kv.mod_revision(), kv.lease());
@@ -161,7 +163,7 @@ impl Admin {
         }
         let (built, _) = records.advance(None, changes);
         if built.map(|t| t.fingerprint()).ok() != Some(fingerprint) {
-            return Err(MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() });
+            return Err(self.membership_changed());
         }
         let (target, client) = (&self.target, &mut self.client);
         let seconds = LOCK_TTL.as_secs() as i64;
@@ -188,7 +190,7 @@ impl Admin {
             // Dropping `lock` revokes the unused lease.
             return Err(match held_since(&response) {
                 Some(since) => self.move_in_progress(since),
-                None => MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() },
+                None => self.membership_changed(),
             });
         }
         lock.create_revision = response.header().map_or(0, |h| h.revision());
@@ -247,7 +249,7 @@ impl Admin {
         let now: Vec<(&[u8], i64)> = now.kvs().iter().map(|kv| (kv.key(), kv.mod_revision())).collect();
         let then: Vec<(&[u8], i64)> = lock.members.iter().map(|m| (m.key.as_slice(), m.mod_revision)).collect();
         if now != then {
-            return Err(MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() });
+            return Err(self.membership_changed());
         }
         let held = Compare::create_revision(self.layout.move_key(), CompareOp::Equal, lock.create_revision);
         let mut revision = 0;
@@ -258,7 +260,7 @@ impl Admin {
             let txn = Txn::new().when(when).and_then(chunk.to_vec());
             let response = self.runtime.block_on(timed(target, client.txn(txn)))?;
             if !response.succeeded() {
-                return Err(MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() });
+                return Err(self.membership_changed());
             }
             revision = response.header().map_or(0, |h| h.revision());
         }
@@ -275,6 +277,11 @@ impl Admin {
     pub(crate) fn move_in_progress(&self, revision: i64) -> MembershipError {
         MembershipError::MoveInProgress { prefix: self.layout.prefix().to_owned(), revision }
     }
+
+    /// [`MembershipError::MembershipChanged`] for this ring.
+    fn membership_changed(&self) -> MembershipError {
+        MembershipError::MembershipChanged { prefix: self.layout.prefix().to_owned() }
+    }
 }
 
 /// The lock's thread: a keep-alive every third of the TTL until stopped,
@@ -288,7 +295,7 @@ fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>, lost: Arc<Atomi
         let mut keeper = None;
         // Past the TTL less 2 s without a confirmed renewal, the lease may
         // have expired on etcd's side: each wait ends by then.
-        let mut deadline = tokio::time::Instant::now() + (LOCK_TTL - Duration::from_secs(2));
+        let mut deadline = tokio::time::Instant::now() + UNCONFIRMED_LIMIT;
         while !stop.load(Ordering::Acquire) && !lost.load(Ordering::Acquire) {
             let renewal = async {
                 if keeper.is_none() {
@@ -302,7 +309,7 @@ fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>, lost: Arc<Atomi
             };
             match tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + REQUEST_TIMEOUT), renewal).await {
                 Ok(Some(answer)) if answer.ttl() > 0 => {
-                    deadline = tokio::time::Instant::now() + (LOCK_TTL - Duration::from_secs(2));
+                    deadline = tokio::time::Instant::now() + UNCONFIRMED_LIMIT;
                 }
                 Ok(Some(_)) => lost.store(true, Ordering::Release),
                 _ => keeper = None,

@@ -258,6 +258,14 @@ impl MemberRecord {
         shardring::from_json_strict(json)
     }
 
+    /// A record as etcd stores it (raw value bytes), or why it is none:
+    /// not UTF-8, or the error [`MemberRecord::from_json`] gives.
+    pub(crate) fn from_stored(value: &[u8]) -> Result<MemberRecord, String> {
+        std::str::from_utf8(value)
+            .map_err(|e| e.to_string())
+            .and_then(|text| MemberRecord::from_json(text).map_err(|e| e.to_string()))
+    }
+
     /// The record as the JSON written at `P/members/<id>`.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a MemberRecord always serialises")
