@@ -401,6 +401,32 @@ def test_a_migration_to_a_target_that_is_gone_fails_and_keeps_every_key(redises,
     assert all(connections[new.get(f"k{i}")].get(f"k{i}") == str(i).encode() for i in range(5000))
 
 
+def test_a_migration_deletes_the_marks_of_earlier_transitions(redises, tmp_path):
+    """Marks of two earlier transitions on the old owners (one on every
+    server, one on two of them) are gone after a --migrate run, which set its
+    own mark on every old owner instead; the marks never moved as data."""
+    ids = [s.address for s in redises]
+    old, new = shardring.Ring(ids[:4]), shardring.Ring(ids)
+    connections = {s.address: redis.Redis(host="127.0.0.1", port=s.port) for s in redises}
+    for i in range(3000):
+        connections[old.get(f"k{i}")].set(f"k{i}", i)
+    earlier = ["shardring:handoff:00000000000000aa", "shardring:handoff:00000000000000bb"]
+    for node in ids[:4]:
+        connections[node].set(earlier[0], 1)
+    for node in ids[:2]:
+        connections[node].set(earlier[1], 1)
+    paths = ["--from", config(tmp_path / "old.json", ids[:4]), "--to", config(tmp_path / "new.json", ids)]
+    result = subprocess.run([str(CLI), "rebalance", *paths, "--backend", "redis", "--migrate", "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    mark = shardring.Transition.between(old, new).handoff_mark
+    for node in ids[:4]:
+        marks = sorted(k.decode() for k in connections[node].scan_iter(match="shardring:handoff:*"))
+        assert marks == [mark], f"{node} holds {marks}"
+    assert connections[ids[4]].keys("shardring:handoff:*") == []
+    assert all(connections[new.get(f"k{i}")].get(f"k{i}") == str(i).encode() for i in range(3000))
+
+
 def test_a_key_written_back_to_its_old_owner_fails_the_migration_naming_it(redises, tmp_path):
     """A client that breaks the protocol (it keeps writing a moving key on
     its old owner, unguarded) puts the key back after MIGRATE took it: each

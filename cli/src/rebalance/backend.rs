@@ -97,16 +97,20 @@ pub(crate) trait Backend {
     }
     /// One page of `server`'s keys from `cursor` (0 starts a listing): the
     /// next cursor (0 when the listing is complete) and the keys. A key
-    /// present for the whole listing is in some page (Redis `SCAN`). By
-    /// default the whole listing is one page.
-    fn page(&mut self, server: &str, cursor: u64) -> Result<(u64, Vec<Key>), Failure> {
+    /// present for the whole listing is in some page (Redis `SCAN`). Handoff
+    /// marks are not keys; with `mark` (a move under the handoff protocol,
+    /// whose mark it is), the marks of other transitions the page holds are
+    /// deleted. By default the whole listing is one page.
+    fn page(&mut self, server: &str, cursor: u64, mark: Option<&str>) -> Result<(u64, Vec<Key>), Failure> {
+        let _ = mark;
         if cursor != 0 {
             return Err(Failure::source(format!("{server}: the {} backend lists keys in one piece", self.name())));
         }
         Ok((0, self.keys(server)?))
     }
-    /// Sets the handoff mark `mark` on `server` and deletes the marks of
-    /// other transitions there (the handoff protocol's first step of a move).
+    /// Sets the handoff mark `mark` on `server` (the handoff protocol's
+    /// first step of a move; the move's listings delete the marks of other
+    /// transitions, [`Backend::page`]).
     fn mark(&mut self, server: &str, mark: &str) -> Result<(), Failure> {
         let _ = mark;
         Err(Failure::source(format!("{server}: the {} backend has no handoff mark", self.name())))

@@ -270,7 +270,7 @@ impl Backend for Memcached {
         let mut keys = Vec::new();
         let mut cursor = 0;
         loop {
-            let (next, page) = self.page(server, cursor)?;
+            let (next, page) = self.page(server, cursor, None)?;
             keys.extend(page);
             if next == 0 {
                 return Ok(keys);
@@ -283,8 +283,9 @@ impl Backend for Memcached {
     /// streams on its own connection: cursor 0 starts the dump, the cursor
     /// returned is the number of items read so far, 0 once the dump ended.
     /// (memcached's crawler waits while the connection is not read, so the
-    /// dump is paced by the copies between pages.)
-    fn page(&mut self, server: &str, cursor: u64) -> Result<(u64, Vec<Key>), Failure> {
+    /// dump is paced by the copies between pages.) memcached has no handoff
+    /// mark.
+    fn page(&mut self, server: &str, cursor: u64, _mark: Option<&str>) -> Result<(u64, Vec<Key>), Failure> {
         let io = |e: std::io::Error| Failure::source(format!("{server}: {e}"));
         if cursor == 0 {
             let reader = self.start_dump(server, DUMP_HASH)?;

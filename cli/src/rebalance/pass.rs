@@ -166,7 +166,8 @@ impl Pass<'_> {
         let mut found = 0;
         let mut cursor = 0;
         while !self.down.contains(source) {
-            let (next, keys) = match self.store.page(self.args.address(source), cursor) {
+            let mark = self.args.migrate.then_some(self.plan.mark.as_str());
+            let (next, keys) = match self.store.page(self.args.address(source), cursor, mark) {
                 Ok(page) => page,
                 Err(failure) => {
                     self.tallies.entry(source.to_owned()).or_default().error.get_or_insert(failure.message);
@@ -392,8 +393,9 @@ impl Pass<'_> {
 
     /// `--migrate`, before any key moves: sets the plan's handoff mark on
     /// every source not down, after which clients' guards send a key
-    /// missing there to its new owner; a source that cannot be marked is
-    /// reported and left out.
+    /// missing there to its new owner (the listings delete other
+    /// transitions' marks); a source that cannot be marked is reported and
+    /// left out.
     pub(super) fn mark_sources(&mut self) {
         for source in self.plan.sources() {
             if self.down.contains(&source) {
