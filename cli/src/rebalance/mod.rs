@@ -49,7 +49,7 @@ use report::{report, report_plan};
 pub(super) fn backend(args: &Args, credentials: &Credentials) -> Box<dyn Backend> {
     match args.backend {
         BackendName::Memcached => Box::new(memcached::Memcached::new(credentials.clone())),
-        BackendName::Redis => Box::new(redis::Redis::new(credentials.clone())),
+        BackendName::Redis => Box::new(redis::Redis::new(credentials.clone(), args.rate.is_some())),
     }
 }
 
@@ -530,5 +530,15 @@ mod tests {
         assert_eq!(Rate::parse("fast"), Err(RateError::NotANumber("fast".into())));
         // The longest pause a batch waits converts too.
         let _ = Rate::parse("0.001").unwrap().interval() * BATCH as u32;
+    }
+
+    #[test]
+    fn paced_batches_hold_3_ms_of_the_rate() {
+        let limit = |rate: &str| Pacer::new(Some(Rate::parse(rate).unwrap())).batch_limit();
+        assert_eq!(limit("10000"), 30);
+        assert_eq!(limit("2000"), 6);
+        assert_eq!(limit("0.001"), 1);
+        assert_eq!(limit("1e9"), 3_000_000);
+        assert_eq!(Pacer::new(None).batch_limit(), usize::MAX);
     }
 }

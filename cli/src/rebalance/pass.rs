@@ -229,7 +229,8 @@ impl Pass<'_> {
         for ((source, target), keys) in batches {
             let mut rest = keys.as_slice();
             while !rest.is_empty() {
-                let limit = if self.args.migrate { self.migrate_size } else { self.copy_size };
+                let size = if self.args.migrate { self.migrate_size } else { self.copy_size };
+                let limit = size.min(self.pacer.batch_limit());
                 let (chunk, after) = rest.split_at(run_length(rest, limit));
                 rest = after;
                 self.bar.inc(chunk.len() as u64);

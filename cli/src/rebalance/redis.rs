@@ -19,6 +19,8 @@ use crate::server_access::Credentials;
 pub(crate) struct Redis {
     connections: HashMap<String, Connection>,
     credentials: Credentials,
+    /// `SCAN`'s `COUNT` ([`SCAN_COUNT`] or [`PACED_SCAN_COUNT`]).
+    scan_count: u64,
 }
 
 fn failed(server: &str, error: RedisError) -> String {
@@ -26,9 +28,11 @@ fn failed(server: &str, error: RedisError) -> String {
 }
 
 impl Redis {
-    /// A backend that authenticates with `credentials` (none: no AUTH).
-    pub(crate) fn new(credentials: Credentials) -> Redis {
-        Redis { connections: HashMap::new(), credentials }
+    /// A backend that authenticates with `credentials` (none: no AUTH);
+    /// `paced` (a `--rate` run) lists in pages of [`PACED_SCAN_COUNT`].
+    pub(crate) fn new(credentials: Credentials, paced: bool) -> Redis {
+        let scan_count = if paced { PACED_SCAN_COUNT } else { SCAN_COUNT };
+        Redis { connections: HashMap::new(), credentials, scan_count }
     }
 
     fn connection(&mut self, server: &str) -> Result<&mut Connection, String> {
@@ -122,14 +126,15 @@ impl Backend for Redis {
         }
     }
 
-    /// `SCAN cursor COUNT 10000`, without handoff marks (the mover's, not
+    /// `SCAN cursor COUNT n` ([`Redis::new`]), without handoff marks (the mover's, not
     /// data); with `mark`, one `DEL` of the other marks the page holds.
     /// (Deleting them as the move's first listing finds them, rather than in
     /// a `SCAN ... MATCH` of its own before it, spares each source a whole
     /// extra walk of its keyspace: about 130 ms of its CPU at 250,000 keys.)
     fn page(&mut self, server: &str, cursor: u64, mark: Option<&str>) -> Result<(u64, Vec<Key>), Failure> {
-        let (next, batch): (u64, Vec<Vec<u8>>) =
-            self.run(server, redis::cmd("SCAN").arg(cursor).arg("COUNT").arg(SCAN_COUNT)).map_err(Failure::source)?;
+        let (next, batch): (u64, Vec<Vec<u8>>) = self
+            .run(server, redis::cmd("SCAN").arg(cursor).arg("COUNT").arg(self.scan_count))
+            .map_err(Failure::source)?;
         let (marks, data): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
             batch.into_iter().partition(|bytes| bytes.starts_with(MARK_PREFIX.as_bytes()));
         if let Some(mark) = mark {
@@ -278,8 +283,14 @@ impl Backend for Redis {
     }
 }
 
-/// Keys `SCAN` examines per call (a hint).
+/// Keys `SCAN` examines per call (a hint), unlimited: a call of 10,000
+/// keys blocks the server for about 1.5 ms (250,000 keys of 100 bytes here).
 const SCAN_COUNT: u64 = 10_000;
+
+/// Keys `SCAN` examines per call under `--rate`: a tenth of the block, so a
+/// client's command waits less behind a listing; the listing's server time
+/// grows by about 6% (160 against 151 ms for 250,000 keys).
+const PACED_SCAN_COUNT: u64 = 1_000;
 
 /// How long `MIGRATE` waits for the target, in milliseconds.
 const MIGRATE_TIMEOUT_MS: u64 = 10_000;
