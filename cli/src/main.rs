@@ -93,7 +93,7 @@ enum Command {
     /// failure against hash % N, the vnode sweep, and weights.
     Simulate(simulate::Args),
     /// The ring's members in etcd: join (with a lease), set-state,
-    /// set-weight, leave, list, config, and the etcd roles (roles). `--etcd`
+    /// set-weight, leave, list, config, abandon-move, and the etcd roles (roles). `--etcd`
     /// and `--prefix` default to the environment's SHARDRING_ETCD_ENDPOINTS
     /// and SHARDRING_PREFIX; TLS and etcd's auth: --etcd-ca, --etcd-cert,
     /// --etcd-key, --etcd-user (password from --etcd-password-file or

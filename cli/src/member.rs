@@ -127,6 +127,14 @@ pub(crate) enum MemberCommand {
         #[arg(long)]
         key_hash: Option<String>,
     },
+    /// Abandon a move left unfinished (its rebalancer died or stopped and
+    /// none runs again), so the membership can change. Keys it had not
+    /// moved stay on their old owners: make no warming member active
+    /// before they are copied.
+    AbandonMove {
+        #[command(flatten)]
+        target: Target,
+    },
     /// Print the etcdctl commands that create the roles of least privilege
     /// for the ring: followers read the prefix, an operator writes it, each
     /// member agent writes its own record alone. Connects to nothing.
@@ -202,6 +210,18 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
             let mut admin = Admin::connect(target.access()?, &target.prefix).map_err(membership)?;
             let revision = admin.set_state(&id, state.into()).map_err(membership)?;
             writeln!(out, "{id:?} is {} at revision {revision}", shardring::NodeState::from(state).name())?;
+        }
+        MemberCommand::AbandonMove { target } => {
+            let mut admin = Admin::connect(target.access()?, &target.prefix).map_err(membership)?;
+            match admin.abandon_move().map_err(membership)? {
+                Some(since) => writeln!(
+                    out,
+                    "abandoned the move begun at revision {since}: the membership of {} can change; keys it had \
+                     not moved are still on their old owners",
+                    target.prefix
+                )?,
+                None => writeln!(out, "no move is recorded under {}", target.prefix)?,
+            }
         }
         MemberCommand::SetWeight { target, id, weight } => {
             let mut admin = Admin::connect(target.access()?, &target.prefix).map_err(membership)?;

@@ -421,7 +421,7 @@ fn help_names_every_algorithm_and_every_member_subcommand() {
         .filter_map(|line| line.split_whitespace().next())
         .filter(|name| *name != "help")
         .collect();
-    assert_eq!(names, ["join", "set-state", "leave", "set-weight", "list", "config", "roles"]);
+    assert_eq!(names, ["join", "set-state", "leave", "set-weight", "list", "config", "abandon-move", "roles"]);
     for name in names {
         assert!(summary.contains(name), "member --help's summary lacks {name}: {summary}");
     }

@@ -114,20 +114,22 @@ pub enum MembershipError {
         id: String,
     },
 
-    /// A membership write refused because a rebalancer is moving a
-    /// transition's keys ([`crate::MoveLock`] at `P/move`): a member made
-    /// active, added, removed or reweighted now would send moving keys'
-    /// commands where the mover does not move them. Wait for it to finish
-    /// (or stop it: its lock goes within 10 s).
+    /// A membership write refused because a move of a transition's keys is
+    /// under way or unfinished ([`crate::MoveLock`] at `P/move`): a member
+    /// made active, added, removed or reweighted now would send moving
+    /// keys' commands where the mover does not move them. A rebalancer
+    /// (`shardring rebalance --etcd`) ends the move; a move whose mover
+    /// died stays until one runs again, or an operator abandons it
+    /// ([`crate::Admin::abandon_move`]).
     #[error(
-        "a move is in progress under {prefix} (a rebalancer holds {prefix}/move since revision {revision}); \
-         the membership cannot change until that rebalancer finishes or stops (its lock goes within 10 s \
-         of its end)"
+        "a move is in progress under {prefix} (recorded at {prefix}/move since revision {revision}); \
+         the membership cannot change until `shardring rebalance --etcd` finishes that move, or \
+         `shardring member abandon-move` abandons it"
     )]
     MoveInProgress {
         /// The ring's prefix.
         prefix: String,
-        /// The etcd revision the lock was taken at.
+        /// The etcd revision the move began at.
         revision: i64,
     },
 

@@ -122,8 +122,8 @@ pub(crate) fn no_move(move_key: &str) -> Compare {
     Compare::create_revision(move_key, CompareOp::Equal, 0)
 }
 
-/// The create revision of `P/move` read by a failed transaction's `or_else`
-/// get: `Some` when a move held it then.
+/// The create revision of the key (`P/move`, or the mover's `P/mover`)
+/// read by a failed transaction's `or_else` get: `Some` when it existed.
 pub(crate) fn held_since(response: &etcd_client::TxnResponse) -> Option<i64> {
     response.op_responses().into_iter().find_map(|op| match op {
         etcd_client::TxnOpResponse::Get(get) => get.kvs().first().map(|kv| kv.create_revision()),

@@ -1,6 +1,7 @@
-//! One move at a time per ring: [`MoveLock`], held in etcd at `P/move` by
-//! the rebalancer that moves a transition's keys, from before the first key
-//! moves until its members are made active or removed.
+//! One move at a time per ring: [`MoveLock`]. The move is recorded in etcd
+//! at `P/move` (no lease) by the rebalancer that moves a transition's keys,
+//! from before the first key moves until its members are made active or
+//! removed, and its live mover at `P/mover` (under the mover's lease).
 //!
 //! While a move is under way, the handoff (`core/SPEC.md`, *Handoff*) holds
 //! only if every client routes by the transition the mover moves: a member
@@ -10,9 +11,10 @@
 //! requires `P/move` to be absent ([`MembershipError::MoveInProgress`]
 //! otherwise), and the mover's own promotion is a transaction that requires
 //! the members and config to be exactly those its plan was made from
-//! ([`MembershipError::MembershipChanged`] otherwise). The lock lives under
-//! a lease kept alive by a thread: a mover that dies releases it within the
-//! lease's TTL.
+//! ([`MembershipError::MembershipChanged`] otherwise). A mover that dies
+//! loses `P/mover` within its lease's TTL, but `P/move` stays: the next
+//! mover takes the unfinished move over ([`MoveLock::resumed`]), and only
+//! an operator's [`Admin::abandon_move`] ends it otherwise.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +26,7 @@ use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 use crate::error::MembershipError;
 use crate::etcd::{REQUEST_TIMEOUT, connect};
 use crate::member::{Admin, Target, held_since, no_move, timed};
-use crate::records::{KeyKind, MemberRecord, Records};
+use crate::records::{KeyKind, Layout, MemberRecord, Records};
 
 /// How long a dead mover's lock outlives it.
 const LOCK_TTL: Duration = Duration::from_secs(10);
@@ -39,19 +41,59 @@ const PER_MEMBER_COMPARES: usize = 120;
 /// etcd's default limit of operations in one transaction (`--max-txn-ops`).
 const MAX_TXN_OPS: usize = 128;
 
-/// A held `P/move`: the revision the plan was read at and what the members
-/// and config were then. Dropping it revokes its lease (the lock goes).
+/// A held move: the revision the plan was read at and what the members and
+/// config were then. Dropping it revokes its lease, so `P/mover` goes and
+/// `P/move` stays: the move counts as unfinished until a mover of the
+/// transition ends it ([`Admin::end_move`]) or an operator abandons it
+/// ([`Admin::abandon_move`]).
 pub struct MoveLock {
-    revision: i64,
+    held: Reading,
+    /// The revision `P/move` and `P/mover` were written at.
     create_revision: i64,
     lease: i64,
-    /// Every key under `P/members/` at the read, in key order.
-    members: Vec<HeldMember>,
-    config_mod_revision: i64,
+    resumed: Option<UnfinishedMove>,
     stop: Arc<AtomicBool>,
     lost: Arc<AtomicBool>,
     keeper: Option<JoinHandle<()>>,
     target: Target,
+}
+
+/// A move that a mover left unfinished (`P/move` without a live
+/// `P/mover`: the mover died, stopped or lost its lease) and
+/// [`Admin::lock_move`] took over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnfinishedMove {
+    /// The etcd revision the unfinished move began at.
+    pub since: i64,
+    /// Whether it moved the transition the lock is taken for. `false`: the
+    /// membership changed under it (a member agent's lease ended, or a
+    /// write past the lock), so keys it moved may sit where the new
+    /// transition does not look.
+    pub same_transition: bool,
+}
+
+/// A read of the ring's prefix for a move: the members and config to
+/// compare later, the transition they make, the move record and its mover.
+struct Reading {
+    revision: i64,
+    /// Every key under `P/members/` at the read, in key order.
+    members: Vec<HeldMember>,
+    config_mod_revision: i64,
+    /// The fingerprint of the transition the records make and whether it
+    /// is steady; `None` when they make no ring.
+    transition: Option<(u64, bool)>,
+    record: Option<MoveRecord>,
+    /// `P/mover`'s create revision, when a mover lives.
+    mover: Option<i64>,
+}
+
+/// `P/move` as read.
+struct MoveRecord {
+    create_revision: i64,
+    mod_revision: i64,
+    /// The fingerprint of the transition it moves (`None` in a record that
+    /// names none, or does not parse).
+    fingerprint: Option<u64>,
 }
 
 /// A key under `P/members/` as the lock read it.
@@ -65,34 +107,41 @@ struct HeldMember {
 
 impl std::fmt::Debug for MoveLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MoveLock").field("revision", &self.revision).field("lease", &self.lease).finish()
+        f.debug_struct("MoveLock").field("revision", &self.held.revision).field("lease", &self.lease).finish()
     }
 }
 
 impl MoveLock {
     /// The etcd revision the members and config were read at.
     pub fn revision(&self) -> i64 {
-        self.revision
+        self.held.revision
+    }
+
+    /// The unfinished move this lock took over, if any.
+    pub fn resumed(&self) -> Option<UnfinishedMove> {
+        self.resumed
     }
 
     /// A flag that turns `true` once etcd answers that the lock's lease is
     /// gone, or no renewal was confirmed for 8 s of its 10 s TTL (etcd out
-    /// of reach): from then on the membership may change, so a mover stops
-    /// moving and takes the lock anew. [`Admin::finish_move`] then fails with
-    /// [`MembershipError::MembershipChanged`].
+    /// of reach): from then on another mover may take the move over, so a
+    /// mover stops moving and takes the lock anew. [`Admin::finish_move`]
+    /// then fails with [`MembershipError::MembershipChanged`].
     pub fn lost(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.lost)
     }
+}
 
+impl Reading {
     /// The compares under which the members and config are still those
     /// read: no member key written since, the config's revision, and (when
     /// they fit etcd's default of 128 compares a transaction) each member's
     /// revision, which a deleted member fails; larger rings are checked for
     /// deletions by a read just before ([`Admin::finish_move`]).
-    fn unchanged(&self, admin: &Admin) -> Vec<Compare> {
+    fn unchanged(&self, layout: &Layout) -> Vec<Compare> {
         let mut compares = vec![
-            Compare::mod_revision(admin.layout.members_prefix(), CompareOp::Less, self.revision + 1).with_prefix(),
-            Compare::mod_revision(admin.layout.config_key(), CompareOp::Equal, self.config_mod_revision),
+            Compare::mod_revision(layout.members_prefix(), CompareOp::Less, self.revision + 1).with_prefix(),
+            Compare::mod_revision(layout.config_key(), CompareOp::Equal, self.config_mod_revision),
         ];
         if self.members.len() <= PER_MEMBER_COMPARES {
             for member in &self.members {
@@ -121,73 +170,62 @@ impl Drop for MoveLock {
 }
 
 impl Admin {
-    /// Takes `P/move` for a move of the transition whose fingerprint is
-    /// `fingerprint` ([`shardring::Transition::fingerprint`]): reads the
-    /// members and config, checks that they make that transition, and
-    /// writes `P/move` (`{"revision": R}`) under a lease kept alive until the
-    /// lock is dropped, if no other move holds it and nothing changed since
-    /// the read.
+    /// Takes the move of the transition whose fingerprint is `fingerprint`
+    /// ([`shardring::Transition::fingerprint`]): reads the members and
+    /// config, checks that they make that transition, and writes `P/move`
+    /// (`{"revision": R, "fingerprint": "<16 hex digits>"}`, no lease) and
+    /// `P/mover` (`{"revision": R}`, under a lease kept alive until the lock
+    /// is dropped), if no mover lives and nothing changed since the read.
+    /// A `P/move` without a mover (a move left unfinished) is taken over:
+    /// [`MoveLock::resumed`] says so, and whether it moved this transition.
     ///
-    /// Errors: [`MembershipError::MoveInProgress`] when another mover holds
-    /// it; [`MembershipError::MembershipChanged`] when the records make
-    /// another transition (the caller's follower is behind) or changed
-    /// during the call; [`MembershipError::Etcd`],
-    /// [`MembershipError::Refused`].
+    /// Errors: [`MembershipError::MoveInProgress`] when another mover lives;
+    /// [`MembershipError::MembershipChanged`] when the records make another
+    /// transition (the caller's follower is behind) or changed during the
+    /// call; [`MembershipError::Etcd`], [`MembershipError::Refused`].
     pub fn lock_move(&mut self, fingerprint: u64) -> Result<MoveLock, MembershipError> {
-        let root = self.layout.root();
-        let move_key = self.layout.move_key();
-        let (target, client) = (&self.target, &mut self.client);
-        let response = self.runtime.block_on(timed(target, client.get(root, Some(GetOptions::new().with_prefix()))))?;
-        let revision = response.header().map_or(0, |h| h.revision());
-        let mut records = Records::new(self.layout.clone());
-        let (mut changes, mut members, mut config_mod_revision) = (Vec::new(), Vec::new(), 0);
-        for kv in response.kvs() {
-            match self.layout.classify(kv.key()) {
-                KeyKind::Config => config_mod_revision = kv.mod_revision(),
-                kind @ (KeyKind::Member(_) | KeyKind::BadMember) => {
-                    let record = match kind {
-                        KeyKind::Member(_) => MemberRecord::from_stored(kv.value()),
-                        _ => Err("not a member id".to_owned()),
-                    };
-                    let (key, mod_revision, lease) = (kv.key().to_vec(), kv.mod_revision(), kv.lease());
-                    members.push(HeldMember { key, mod_revision, lease, record });
-                }
-                KeyKind::Other => {}
-            }
-            if kv.key() == move_key.as_bytes() {
-                return Err(self.move_in_progress(kv.create_revision()));
-            }
-            if let Ok(Some(change)) = records.change_of(kv.key(), Some(kv.value())) {
-                changes.push(change);
-            }
+        let held = self.read_for_move()?;
+        if let Some(since) = held.mover {
+            return Err(self.move_in_progress(held.record.as_ref().map_or(since, |r| r.create_revision)));
         }
-        let (built, _) = records.advance(None, changes);
-        if built.map(|t| t.fingerprint()).ok() != Some(fingerprint) {
+        if held.transition.map(|(of, _)| of) != Some(fingerprint) {
             return Err(self.membership_changed());
         }
+        let resumed = held
+            .record
+            .as_ref()
+            .map(|r| UnfinishedMove { since: r.create_revision, same_transition: r.fingerprint == Some(fingerprint) });
+        let (move_key, mover_key) = (self.layout.move_key(), self.layout.mover_key());
         let (target, client) = (&self.target, &mut self.client);
         let seconds = LOCK_TTL.as_secs() as i64;
         let lease = self.runtime.block_on(timed(target, client.lease_grant(seconds, None)))?.id();
+        let mut when = held.unchanged(&self.layout);
+        when.push(no_move(&mover_key));
+        when.push(match &held.record {
+            None => no_move(&move_key),
+            Some(record) => Compare::mod_revision(move_key.as_str(), CompareOp::Equal, record.mod_revision),
+        });
+        let record = format!("{{\"revision\":{},\"fingerprint\":\"{fingerprint:016x}\"}}", held.revision);
+        let mover = format!("{{\"revision\":{}}}", held.revision);
         let mut lock = MoveLock {
-            revision,
+            held,
             create_revision: 0,
             lease,
-            members,
-            config_mod_revision,
+            resumed,
             stop: Arc::new(AtomicBool::new(false)),
             lost: Arc::new(AtomicBool::new(false)),
             keeper: None,
             target: self.target.clone(),
         };
-        let mut when = lock.unchanged(self);
-        when.push(no_move(&move_key));
-        let value = format!("{{\"revision\":{revision}}}");
-        let put = TxnOp::put(move_key.as_str(), value, Some(PutOptions::new().with_lease(lease)));
-        let txn = Txn::new().when(when).and_then([put]).or_else([TxnOp::get(move_key.as_str(), None)]);
+        let puts = [
+            TxnOp::put(move_key.as_str(), record, None),
+            TxnOp::put(mover_key.as_str(), mover, Some(PutOptions::new().with_lease(lease))),
+        ];
+        let txn = Txn::new().when(when).and_then(puts).or_else([TxnOp::get(mover_key.as_str(), None)]);
         let (target, client) = (&self.target, &mut self.client);
         let response = self.runtime.block_on(timed(target, client.txn(txn)))?;
         if !response.succeeded() {
-            // Dropping `lock` revokes the unused lease.
+            // Dropping `lock` revokes the unused lease. A mover now: another won.
             return Err(match held_since(&response) {
                 Some(since) => self.move_in_progress(since),
                 None => self.membership_changed(),
@@ -204,14 +242,135 @@ impl Admin {
         Ok(lock)
     }
 
+    /// Ends the move of `lock` once its members changed state (and any old
+    /// copies are deleted): deletes `P/move` and `P/mover` if `lock` still
+    /// holds them, then revokes its lease. The membership is writable again.
+    ///
+    /// Errors: [`MembershipError::MembershipChanged`] when the lock was lost
+    /// (its lease ended): the record stays, and a mover finds the
+    /// transition steady and deletes it ([`Admin::clear_finished_move`]);
+    /// [`MembershipError::Etcd`], [`MembershipError::Refused`].
+    pub fn end_move(&mut self, lock: MoveLock) -> Result<(), MembershipError> {
+        let (move_key, mover_key) = (self.layout.move_key(), self.layout.mover_key());
+        let held = Compare::create_revision(mover_key.as_str(), CompareOp::Equal, lock.create_revision);
+        let deletes = [TxnOp::delete(move_key.as_str(), None), TxnOp::delete(mover_key.as_str(), None)];
+        let (target, client) = (&self.target, &mut self.client);
+        let response = self.runtime.block_on(timed(target, client.txn(Txn::new().when([held]).and_then(deletes))))?;
+        drop(lock);
+        if !response.succeeded() {
+            return Err(self.membership_changed());
+        }
+        Ok(())
+    }
+
+    /// Abandons a move left unfinished: deletes `P/move` when no mover
+    /// lives, so the membership is writable again. Keys the move had not
+    /// moved stay on their old owners, and clients find them there only
+    /// while the transition lasts: a warming member made active now sends
+    /// their commands to a server without them. Returns the revision the
+    /// abandoned move began at, or `None` when no move was recorded.
+    ///
+    /// Errors: [`MembershipError::MoveInProgress`] while a mover lives (stop
+    /// it first; its lease ends within 10 s); [`MembershipError::Etcd`],
+    /// [`MembershipError::Refused`].
+    pub fn abandon_move(&mut self) -> Result<Option<i64>, MembershipError> {
+        self.delete_unfinished(false)
+    }
+
+    /// Deletes the record of a move whose members already changed state (a
+    /// mover that stopped between [`Admin::finish_move`] and
+    /// [`Admin::end_move`]): `P/move` without a mover, while the members and
+    /// config make a steady ring. Returns the revision that move began at,
+    /// or `None` when there was nothing to clear (no record, a live mover,
+    /// or a transition still under way).
+    ///
+    /// Errors: [`MembershipError::Etcd`], [`MembershipError::Refused`].
+    pub fn clear_finished_move(&mut self) -> Result<Option<i64>, MembershipError> {
+        self.delete_unfinished(true)
+    }
+
+    /// [`Admin::abandon_move`], or with `steady_only`
+    /// [`Admin::clear_finished_move`].
+    fn delete_unfinished(&mut self, steady_only: bool) -> Result<Option<i64>, MembershipError> {
+        let reading = self.read_for_move()?;
+        let Some(record) = &reading.record else { return Ok(None) };
+        let steady = reading.transition.is_some_and(|(_, steady)| steady);
+        if steady_only && (reading.mover.is_some() || !steady) {
+            return Ok(None);
+        }
+        if reading.mover.is_some() {
+            return Err(self.move_in_progress(record.create_revision));
+        }
+        let move_key = self.layout.move_key();
+        let mut when = vec![
+            no_move(&self.layout.mover_key()),
+            Compare::mod_revision(move_key.as_str(), CompareOp::Equal, record.mod_revision),
+        ];
+        if steady_only {
+            when.extend(reading.unchanged(&self.layout));
+        }
+        let txn = Txn::new().when(when).and_then([TxnOp::delete(move_key.as_str(), None)]);
+        let (target, client) = (&self.target, &mut self.client);
+        if self.runtime.block_on(timed(target, client.txn(txn)))?.succeeded() {
+            Ok(Some(record.create_revision))
+        } else if steady_only {
+            Ok(None)
+        } else {
+            Err(self.move_in_progress(record.create_revision))
+        }
+    }
+
+    /// Reads the ring's prefix: the members, config, the transition they
+    /// make, `P/move` and `P/mover`.
+    fn read_for_move(&mut self) -> Result<Reading, MembershipError> {
+        let root = self.layout.root();
+        let (move_key, mover_key) = (self.layout.move_key(), self.layout.mover_key());
+        let (target, client) = (&self.target, &mut self.client);
+        let response = self.runtime.block_on(timed(target, client.get(root, Some(GetOptions::new().with_prefix()))))?;
+        let revision = response.header().map_or(0, |h| h.revision());
+        let mut records = Records::new(self.layout.clone());
+        let (mut changes, mut members, mut config_mod_revision) = (Vec::new(), Vec::new(), 0);
+        let (mut record, mut mover) = (None, None);
+        for kv in response.kvs() {
+            match self.layout.classify(kv.key()) {
+                KeyKind::Config => config_mod_revision = kv.mod_revision(),
+                kind @ (KeyKind::Member(_) | KeyKind::BadMember) => {
+                    let record = match kind {
+                        KeyKind::Member(_) => MemberRecord::from_stored(kv.value()),
+                        _ => Err("not a member id".to_owned()),
+                    };
+                    let (key, mod_revision, lease) = (kv.key().to_vec(), kv.mod_revision(), kv.lease());
+                    members.push(HeldMember { key, mod_revision, lease, record });
+                }
+                KeyKind::Other => {}
+            }
+            if kv.key() == move_key.as_bytes() {
+                let fingerprint = serde_json::from_slice::<serde_json::Value>(kv.value())
+                    .ok()
+                    .and_then(|v| u64::from_str_radix(v.get("fingerprint")?.as_str()?, 16).ok());
+                let (create_revision, mod_revision) = (kv.create_revision(), kv.mod_revision());
+                record = Some(MoveRecord { create_revision, mod_revision, fingerprint });
+            } else if kv.key() == mover_key.as_bytes() {
+                mover = Some(kv.create_revision());
+            }
+            if let Ok(Some(change)) = records.change_of(kv.key(), Some(kv.value())) {
+                changes.push(change);
+            }
+        }
+        let (built, _) = records.advance(None, changes);
+        let transition = built.ok().map(|t| (t.fingerprint(), t.is_steady()));
+        Ok(Reading { revision, members, config_mod_revision, transition, record, mover })
+    }
+
     /// Ends the move of `lock`: makes each of `activate` active (keeping its
     /// lease, weight and zone) and removes each of `remove`, if the members
     /// and config are still those `lock` read and `lock` still holds
     /// `P/move`; then revokes the removed members' leases. One transaction
     /// (one revision, so followers see one change) for up to 128 changes,
     /// etcd's default limit; more go in transactions of 128 under the held
-    /// lock, the first also checking the members. The lock stays held until
-    /// dropped (a move that deletes old copies afterwards keeps it).
+    /// lock, the first also checking the members. The move stays recorded
+    /// until [`Admin::end_move`] (a move that deletes old copies afterwards
+    /// keeps it).
     /// Returns the revision of the last write.
     ///
     /// Errors: [`MembershipError::MembershipChanged`] when a member or the
@@ -225,7 +384,7 @@ impl Admin {
         let mut revoke = Vec::new();
         for (id, active) in activate.iter().map(|id| (id, true)).chain(remove.iter().map(|id| (id, false))) {
             let key = self.layout.member_key(id);
-            let Some(held) = lock.members.iter().find(|m| m.key == key.as_bytes()) else {
+            let Some(held) = lock.held.members.iter().find(|m| m.key == key.as_bytes()) else {
                 let prefix = self.layout.prefix().to_owned();
                 return Err(MembershipError::UnknownMember { id: (*id).to_owned(), prefix });
             };
@@ -247,14 +406,14 @@ impl Admin {
         let listing = GetOptions::new().with_prefix().with_keys_only();
         let now = self.runtime.block_on(timed(target, client.get(self.layout.members_prefix(), Some(listing))))?;
         let now: Vec<(&[u8], i64)> = now.kvs().iter().map(|kv| (kv.key(), kv.mod_revision())).collect();
-        let then: Vec<(&[u8], i64)> = lock.members.iter().map(|m| (m.key.as_slice(), m.mod_revision)).collect();
+        let then: Vec<(&[u8], i64)> = lock.held.members.iter().map(|m| (m.key.as_slice(), m.mod_revision)).collect();
         if now != then {
             return Err(self.membership_changed());
         }
-        let held = Compare::create_revision(self.layout.move_key(), CompareOp::Equal, lock.create_revision);
+        let held = Compare::create_revision(self.layout.mover_key(), CompareOp::Equal, lock.create_revision);
         let mut revision = 0;
         for (i, chunk) in operations.chunks(MAX_TXN_OPS).enumerate() {
-            let mut when = if i == 0 { lock.unchanged(self) } else { Vec::new() };
+            let mut when = if i == 0 { lock.held.unchanged(&self.layout) } else { Vec::new() };
             when.push(held.clone());
             let (target, client) = (&self.target, &mut self.client);
             let txn = Txn::new().when(when).and_then(chunk.to_vec());

@@ -87,11 +87,18 @@ impl Layout {
         format!("{}/rebalance", self.prefix)
     }
 
-    /// `P/move`: held by the rebalancer moving a transition's keys
-    /// ([`crate::MoveLock`], under a lease); while it exists no membership
-    /// write is accepted.
+    /// `P/move`: the record of a move of a transition's keys
+    /// ([`crate::MoveLock`], no lease), from before its first key moves
+    /// until its members change state or an operator abandons it; while it
+    /// exists no membership write is accepted.
     pub fn move_key(&self) -> String {
         format!("{}/move", self.prefix)
+    }
+
+    /// `P/mover`: the live mover of the move `P/move` records, under the
+    /// mover's lease (gone within 10 s of its end).
+    pub fn mover_key(&self) -> String {
+        format!("{}/mover", self.prefix)
     }
 
     /// `P/hot`: the hot set every client spreads by (a
@@ -101,12 +108,13 @@ impl Layout {
     }
 
     /// Whether `key` holds a report (a client's, or the rebalance's
-    /// progress), the move lock or the hot set rather than ring state: a change to it
-    /// alone makes no epoch.
+    /// progress), the move record, its mover or the hot set rather than ring
+    /// state: a change to it alone makes no epoch.
     pub fn is_report(&self, key: &[u8]) -> bool {
         key.starts_with(self.clients_prefix().as_bytes())
             || key == self.rebalance_key().as_bytes()
             || key == self.move_key().as_bytes()
+            || key == self.mover_key().as_bytes()
             || key == self.hot_key().as_bytes()
     }
 

@@ -3,7 +3,9 @@
 //! second mover cannot take it; the mover's own promotion is refused when
 //! the members changed past the lock (written by etcdctl, or deleted), and
 //! goes through when nothing did, also after the lock outlived its lease's
-//! TTL (kept alive); a lock whose lease is gone says so.
+//! TTL (kept alive); a lock whose lease is gone says so; a move whose mover
+//! stops or dies stays recorded until a mover resumes and ends it, an
+//! operator abandons it, or (promoted already) the ring is steady.
 
 mod common;
 
@@ -72,14 +74,22 @@ fn no_member_changes_while_a_move_holds_the_lock() {
     etcd.etcdctl(&["put", &format!("{PREFIX}/members/f"), r#"{"weight":1.0,"state":"warming"}"#]);
     changed(admin.finish_move(&lock, &["e"], &[]));
     assert_eq!(states(&mut admin).iter().find(|(id, _)| id == "e").unwrap().1, NodeState::Warming);
+    // A mover that stops leaves its move recorded: the membership holds.
     drop(lock);
+    in_progress(other.set_weight("a", 2.0));
 
-    // A member deleted past the lock (an agent's lease expiring) is caught too.
+    // The next mover takes it over and says the transition changed under
+    // it; a member deleted past the lock (an agent's lease expiring) is
+    // caught too.
     let plan = fingerprint(&mut admin);
     let lock = admin.lock_move(plan).unwrap();
+    assert_eq!(lock.resumed().map(|r| r.same_transition), Some(false));
     etcd.etcdctl(&["del", &format!("{PREFIX}/members/f")]);
     changed(admin.finish_move(&lock, &["e"], &[]));
     drop(lock);
+    // An operator abandons a move no mover finishes.
+    assert!(admin.abandon_move().unwrap().is_some());
+    assert_eq!(admin.abandon_move().unwrap(), None);
 
     // Nothing changed past it: e turns active, d leaves, in one revision.
     admin.set_state("d", NodeState::Draining).unwrap();
@@ -93,9 +103,9 @@ fn no_member_changes_while_a_move_holds_the_lock() {
         ["a", "b", "c", "e"].into_iter().map(|id| (id.to_owned(), NodeState::Active)).collect();
     assert_eq!(states(&mut admin), after);
     assert!(admin.members().unwrap().iter().all(|m| m.mod_revision <= revision));
-    // The lock is held until dropped, then writes go through again.
+    // The move is recorded until ended, then writes go through again.
     in_progress(other.set_weight("a", 2.0));
-    drop(lock);
+    admin.end_move(lock).unwrap();
     other.set_weight("a", 2.0).unwrap();
 
     // A lock whose lease etcd no longer has (revoked here; expired while
@@ -111,6 +121,51 @@ fn no_member_changes_while_a_move_holds_the_lock() {
     });
     changed(admin.finish_move(&lock, &[], &["a"]));
     assert_eq!(states(&mut admin).len(), 4);
+    // Its mover is gone and the move stays recorded.
+    assert_eq!(etcd.etcdctl(&["get", "--keys-only", &format!("{PREFIX}/mover")]).trim(), "");
+    assert_eq!(etcd.etcdctl(&["get", "--keys-only", &format!("{PREFIX}/move")]).trim(), format!("{PREFIX}/move"));
+    drop(lock);
+}
+
+/// A mover that dies loses its lease, but its move stays recorded: no
+/// member changes, not even once the transition's keys could be half
+/// moved for minutes; the next mover of the transition resumes it, and a
+/// mover that stopped after promoting leaves a record that goes once the
+/// ring is steady. A live mover's move is neither abandoned nor cleared.
+#[test]
+fn a_move_whose_mover_died_stays_until_resumed_or_abandoned() {
+    let etcd = Etcd::start();
+    let mut admin = Admin::connect(&[etcd.url()], PREFIX).unwrap();
+    let mut other = Admin::connect(&[etcd.url()], PREFIX).unwrap();
+    admin.put_members(&[("a", record(NodeState::Active)), ("b", record(NodeState::Active))]).unwrap();
+    admin.put_member("c", &record(NodeState::Warming)).unwrap();
+    let plan = fingerprint(&mut admin);
+    let lock = admin.lock_move(plan).unwrap();
+    assert_eq!(lock.resumed(), None);
+    in_progress(other.abandon_move());
+    assert_eq!(other.clear_finished_move().unwrap(), None, "a live mover's move is not cleared");
+
+    // The mover dies: its lease ends (revoked here, as etcd expires it 10 s after a SIGKILL).
+    for lease in etcd.etcdctl(&["lease", "list"]).lines().skip(1) {
+        etcd.etcdctl(&["lease", "revoke", lease.trim()]);
+    }
+    drop(lock);
+    in_progress(other.set_state("c", NodeState::Active));
+    in_progress(Member::join(&[etcd.url()], PREFIX, "d", record(NodeState::Warming), Duration::from_secs(5)));
+    assert_eq!(other.clear_finished_move().unwrap(), None, "the transition is still under way");
+
+    // The next mover resumes it; a second one waits.
+    let lock = other.lock_move(plan).unwrap();
+    let resumed = lock.resumed().expect("the unfinished move is taken over");
+    assert!(resumed.same_transition && resumed.since > 0 && resumed.since < lock.revision(), "{resumed:?}");
+    in_progress(admin.lock_move(plan));
+    other.finish_move(&lock, &["c"], &[]).unwrap();
+
+    // It stops between promoting and ending the move: the record goes once the ring is steady.
+    drop(lock);
+    in_progress(admin.set_weight("a", 2.0));
+    assert_eq!(admin.clear_finished_move().unwrap(), Some(resumed.since));
+    admin.set_weight("a", 2.0).unwrap();
     assert_eq!(etcd.etcdctl(&["get", "--prefix", "--keys-only", &format!("{PREFIX}/move")]).trim(), "");
 }
 
@@ -131,7 +186,7 @@ fn a_stray_member_key_and_more_changes_than_a_transaction_holds() {
     let lock = admin.lock_move(plan).unwrap();
     let activate: Vec<&str> = ids.iter().map(String::as_str).collect();
     admin.finish_move(&lock, &activate, &[]).unwrap();
-    drop(lock);
+    admin.end_move(lock).unwrap();
     let states: Vec<(String, NodeState)> = admin
         .members()
         .unwrap()

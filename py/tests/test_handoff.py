@@ -283,6 +283,11 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
                                                  "--json"], capture_output=True, text=True, check=True).stdout)
             changing = "warming" if change == "join" else "draining"
             assert changing in {m["state"] for m in members}, "a killed run changes no member's state"
+            # Past its lease's 10 s the killed mover is gone, and its move still holds the membership.
+            time.sleep(11)
+            early = subprocess.run([str(CLI), "member", "set-state", "--etcd", etcd.url, "--prefix", PREFIX, "--id",
+                                    ids[4], "--state", "active"], capture_output=True, text=True)
+            assert early.returncode != 0 and "a move is in progress" in early.stderr, early
             rebalancer = rebalance()
         if fault == "promote early":
             assert rebalancer.stdout.readline().startswith("transition at revision")
@@ -309,6 +314,8 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
         if rebalancer is not None:
             stdout, stderr = rebalancer.communicate(timeout=120)
             assert rebalancer.returncode == 0, (stdout, stderr)
+        if fault == "kill":
+            assert "resuming the move begun at revision" in stdout, stdout
         time.sleep(1)  # the writers go on against the new ring
         for process, _ in writers:
             process.send_signal(signal.SIGTERM)
@@ -510,3 +517,35 @@ def test_a_failed_move_keeps_the_move_lock_through_its_retries(etcd, redises):
     finally:
         rebalancer.kill()
         rebalancer.wait()
+
+
+def test_a_move_left_unfinished_holds_the_membership_until_abandoned(etcd, redises):
+    """A `--once` move that fails (its target is down) exits, and its move
+    stays recorded: making the warming member active is refused until an
+    operator abandons the move, which names the revision it began at."""
+    ids = [s.address for s in redises]
+    prefix = "/shardring/abandon"
+    where = ["--etcd", etcd.url, "--prefix", prefix]
+    for node, state in [*((node, "active") for node in ids[:4]), (ids[4], "warming")]:
+        etcd.ctl("put", f"{prefix}/members/{node}", json.dumps({"weight": 1.0, "state": state}))
+    old = shardring.Ring(ids[:4])
+    connections = {s.address: redis.Redis(host="127.0.0.1", port=s.port) for s in redises}
+    for i in range(500):
+        connections[old.get(f"k{i}")].set(f"k{i}", i)
+    redises[4].stop()
+    try:
+        run = subprocess.run([str(CLI), "rebalance", *where, "--backend", "redis", "--migrate", "--grace", "0.2",
+                              "--once"], capture_output=True, text=True, timeout=60)
+        assert run.returncode != 0 and "a server failed" in run.stdout, run
+        promote = [str(CLI), "member", "set-state", *where, "--id", ids[4], "--state", "active"]
+        early = subprocess.run(promote, capture_output=True, text=True)
+        assert early.returncode != 0 and "shardring member abandon-move" in early.stderr, early
+        abandon = subprocess.run([str(CLI), "member", "abandon-move", *where], capture_output=True, text=True,
+                                 check=True)
+        assert abandon.stdout.startswith("abandoned the move begun at revision "), abandon
+        subprocess.run(promote, check=True, capture_output=True)
+        again = subprocess.run([str(CLI), "member", "abandon-move", *where], capture_output=True, text=True,
+                               check=True)
+        assert again.stdout == f"no move is recorded under {prefix}\n", again
+    finally:
+        redises[4].start()

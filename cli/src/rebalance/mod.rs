@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use shardring::{NodeState, Transition};
-use shardring_membership::{Admin, Follower, FollowerOptions, MembershipError, MoveLock};
+use shardring_membership::{Admin, Follower, FollowerOptions, MembershipError, MoveLock, UnfinishedMove};
 
 use crate::config::load;
 use crate::error::CliError;
@@ -203,11 +203,20 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
     // The move lock held, with the fingerprint of its transition, and one
     // etcd connection for it.
     let (mut held, mut admin): (Option<(u64, MoveLock)>, Option<Admin>) = (None, None);
+    // The epoch at which a steady ring was last checked for a finished
+    // move's record, and whether etcd answered.
+    let mut cleared_at: Option<(i64, bool)> = None;
     loop {
         let epoch = follower.epoch();
         let transition: &Transition = &epoch.transition;
         if transition.is_steady() {
             held = None;
+            // A mover that stopped after its members changed state left the
+            // move recorded: nothing is left to move, so it goes.
+            if !args.dry_run && cleared_at != Some((epoch.revision, true)) {
+                let said = cleared_at == Some((epoch.revision, false));
+                cleared_at = Some((epoch.revision, clear_finished_move(args, prefix, &mut admin, said, out)?));
+            }
             let _ = events.recv_timeout(Duration::from_millis(500));
             continue;
         }
@@ -227,7 +236,21 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
         };
         if !args.dry_run && held.is_none() {
             match admin.lock_move(fingerprint) {
-                Ok(lock) => held = Some((fingerprint, lock)),
+                Ok(lock) => {
+                    match lock.resumed() {
+                        Some(UnfinishedMove { since, same_transition: true }) => {
+                            writeln!(out, "resuming the move begun at revision {since}, left unfinished")?;
+                        }
+                        Some(UnfinishedMove { since, same_transition: false }) => writeln!(
+                            out,
+                            "the move begun at revision {since} was left unfinished and the membership changed \
+                             since (a member's lease ended?): moving by the transition at revision {}",
+                            epoch.revision
+                        )?,
+                        None => {}
+                    }
+                    held = Some((fingerprint, lock));
+                }
                 Err(MembershipError::MoveInProgress { revision, .. }) => {
                     if waiting_since != Some(revision) {
                         writeln!(out, "another rebalancer is moving keys (since revision {revision}): waiting")?;
@@ -311,13 +334,44 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             writeln!(out, "moving: deleting the old copies")?;
             healthy &= run(args, &plan, store.as_mut(), true, out)?;
         }
-        drop(lock);
+        if let Err(error) = admin.end_move(lock) {
+            // Its lease ended: the record stays until a mover finds the ring steady.
+            writeln!(out, "the move's record stays: {error}")?;
+        }
         out.flush()?;
         if args.once {
             return Ok(healthy);
         }
         follower.wait_for_revision(finished, Duration::from_secs(10)).map_err(membership)?;
     }
+}
+
+/// On a steady ring, deletes the record of a move whose members changed
+/// state before its mover stopped: nothing is left to move, and the record
+/// would hold the membership. Returns whether etcd answered; an unanswered
+/// try is said unless `said`.
+fn clear_finished_move(
+    args: &Args,
+    prefix: &str,
+    admin: &mut Option<Admin>,
+    said: bool,
+    out: &mut impl Write,
+) -> Result<bool, CliError> {
+    let cleared = match admin {
+        Some(admin) => admin.clear_finished_move(),
+        None => Admin::connect(args.etcd_security.access(&args.etcd)?, prefix)
+            .and_then(|connected| admin.insert(connected).clear_finished_move()),
+    };
+    match &cleared {
+        Ok(Some(since)) => {
+            writeln!(out, "the ring is steady: deleted the record of the move begun at revision {since}")?
+        }
+        Ok(None) => {}
+        Err(error) if !said => writeln!(out, "could not look for a finished move's record: {error}")?,
+        Err(_) => {}
+    }
+    out.flush()?;
+    Ok(cleared.is_ok())
 }
 
 #[cfg(test)]
