@@ -13,7 +13,10 @@
 //! a listing finds the key gone from the old owner. After that a client
 //! may still use the guard (it has not heard yet) or send to the new owner.
 //! A client may crash between its steps; so may the mover, and a restarted
-//! mover starts over.
+//! mover starts over. The membership (the promotion) can change only once
+//! the mover is done, or while no move is recorded: the move lock
+//! (`core/SPEC.md`, `P/move`) is taken before the grace period and, being
+//! durable, outlives a crashed mover.
 //!
 //! Properties: the key is never on both servers; once everything is done
 //! the new owner holds the acknowledged commands applied in the order they
@@ -21,7 +24,10 @@
 //! deleted key back). With the guard removed (the cache's dual write:
 //! commands to both owners, a copy with `RESTORE` that does not replace,
 //! then a delete from the old owner) the checker finds the lost increments
-//! that a Redis scale-out showed.
+//! that a Redis scale-out showed; with a move lock that ends with its
+//! mover's lease (as it did before it was durable), it finds a promotion
+//! after a mover's crash sending a command to the new owner while the key
+//! is still on the old one.
 
 use stateright::{Checker, Model, Property};
 
@@ -81,6 +87,8 @@ struct State {
     mover: Mover,
     /// The mover's mark on the old owner: keys missing there have moved.
     marked: bool,
+    /// The move is recorded (`P/move`): no member changes state.
+    locked: bool,
     promoted: bool,
     /// The acknowledged commands applied in acknowledgement order.
     expected: Option<i8>,
@@ -114,8 +122,18 @@ enum Protocol {
     DualWrite,
 }
 
+/// What a mover's crash does to the move lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lock {
+    /// The move stays recorded until a mover finishes it.
+    Durable,
+    /// The lock goes with the crashed mover's lease, until a mover runs again.
+    Leased,
+}
+
 struct Handoff {
     protocol: Protocol,
+    lock: Lock,
     commands: Vec<Vec<Command>>,
 }
 
@@ -142,6 +160,7 @@ impl Model for Handoff {
             clients: vec![client; self.commands.len()],
             mover: Mover::Waiting,
             marked: false,
+            locked: true,
             promoted: false,
             expected: Some(10),
         }]
@@ -172,7 +191,7 @@ impl Model for Handoff {
         if state.mover != Mover::Done {
             actions.push(Action::CrashMover);
         }
-        if state.mover == Mover::Done && !state.promoted {
+        if (state.mover == Mover::Done || !state.locked) && !state.promoted {
             actions.push(Action::Promote);
         }
     }
@@ -220,8 +239,12 @@ impl Model for Handoff {
                     }
                 }
             }
-            Action::Mark => next.marked = true,
+            Action::Mark => {
+                next.marked = true;
+                next.locked = true;
+            }
             Action::Migrate if self.protocol != Protocol::DualWrite => {
+                next.locked = true;
                 // MIGRATE ... REPLACE: atomic on the old owner.
                 if let Some(value) = next.old.take() {
                     next.new = Some(value);
@@ -247,7 +270,10 @@ impl Model for Handoff {
                 }
                 next.mover = Mover::Done;
             }
-            Action::CrashMover => next.mover = Mover::Waiting,
+            Action::CrashMover => {
+                next.mover = Mover::Waiting;
+                next.locked &= self.lock == Lock::Durable;
+            }
             Action::Promote => next.promoted = true,
         }
         Some(next)
@@ -269,8 +295,12 @@ impl Model for Handoff {
 }
 
 fn check(protocol: Protocol) -> impl Checker<Handoff> {
+    check_with(protocol, Lock::Durable)
+}
+
+fn check_with(protocol: Protocol, lock: Lock) -> impl Checker<Handoff> {
     let commands = vec![vec![Command::Incr, Command::Del, Command::Incr], vec![Command::Incr, Command::Set(3)]];
-    Handoff { protocol, commands }.checker().spawn_bfs().join()
+    Handoff { protocol, lock, commands }.checker().spawn_bfs().join()
 }
 
 /// The counterexample to "every acknowledged command survives" that the
@@ -313,4 +343,18 @@ fn without_the_mark_a_key_written_during_the_grace_period_is_lost() {
     );
     assert_ne!(last.new, last.expected);
     assert!(check(Protocol::GuardWithoutMark).discovery("never on both servers").is_some());
+}
+
+/// A move lock that goes with a crashed mover's lease frees the membership
+/// mid-move: a promotion then sends a client that learnt of it straight to
+/// the new owner while the key is still on the old one.
+#[test]
+fn with_a_lock_that_ends_with_the_movers_lease_a_promotion_races_the_move() {
+    let checker = check_with(Protocol::Guard, Lock::Leased);
+    let path = checker.discovery("never on both servers").expect("the key on both servers");
+    let steps = path.into_actions();
+    println!("leased lock: the key on both servers after {steps:?}");
+    let crash = steps.iter().position(|a| *a == Action::CrashMover).expect("a mover crash");
+    let promote = steps.iter().position(|a| *a == Action::Promote).expect("a promotion");
+    assert!(crash < promote, "{steps:?}");
 }
