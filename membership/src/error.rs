@@ -133,6 +133,19 @@ pub enum MembershipError {
         revision: i64,
     },
 
+    /// An unfinished move cannot be abandoned while its rebalancer lives
+    /// (`P/mover` exists, under the rebalancer's lease).
+    #[error(
+        "a rebalancer is moving keys under {prefix} (it holds {prefix}/mover since revision {revision}): stop it \
+         first; {prefix}/mover goes within 10 s of its end (one written by hand with no lease stays until deleted)"
+    )]
+    MoverLives {
+        /// The ring's prefix.
+        prefix: String,
+        /// The etcd revision the mover took the move at.
+        revision: i64,
+    },
+
     /// The members or config changed since a mover read them (or its lock
     /// was lost): its plan is stale, so it neither takes the lock nor makes
     /// its members active.

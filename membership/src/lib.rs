@@ -67,7 +67,7 @@ pub use error::MembershipError;
 pub use fleet::{ClientEntry, ClientStanding, FleetView, Verdict};
 pub use follower::{Follower, FollowerOptions};
 pub use member::{Admin, Member, MemberEntry, MemberState as AgentState};
-pub use move_lock::{MoveLock, UnfinishedMove};
+pub use move_lock::{LeftMove, MoveLock, UnfinishedMove};
 pub use records::{Change, KeyKind, Layout, MemberRecord, ParamsRecord, Records, Rejected};
 pub use refusal::Refusal;
 pub use report::{CLIENT_FORMAT, ClientRecord, ClientReport, MIN_REPORTED_REQUESTS};

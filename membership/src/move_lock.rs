@@ -48,6 +48,8 @@ const MAX_TXN_OPS: usize = 128;
 /// ([`Admin::abandon_move`]).
 pub struct MoveLock {
     held: Reading,
+    /// The fingerprint of the transition it moves.
+    fingerprint: u64,
     /// The revision `P/move` and `P/mover` were written at.
     create_revision: i64,
     lease: i64,
@@ -72,6 +74,46 @@ pub struct UnfinishedMove {
     pub same_transition: bool,
 }
 
+/// A move record found on a steady ring with no mover
+/// ([`Admin::clear_finished_move`]), or the mover that keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeftMove {
+    /// A rebalancer still holds it (`P/mover`): look again later.
+    MoverLives {
+        /// The etcd revision the move began at.
+        since: i64,
+    },
+    /// Its members changed state and nothing was left to do: deleted.
+    Cleared {
+        /// The etcd revision the move began at.
+        since: i64,
+    },
+    /// Its members changed state, but its rebalancer stopped before it
+    /// deleted every old copy (`--delete`): copies may sit on servers that
+    /// no longer own them, and come back when a key moves there again.
+    /// Kept, for an operator to abandon once they are deleted.
+    OldCopiesLeft {
+        /// The etcd revision the move began at.
+        since: i64,
+    },
+    /// Its members never changed state: the membership changed under the
+    /// move (a member's lease ended), so keys it moved may sit on a server
+    /// outside the ring. Kept, for an operator to abandon once they are
+    /// recovered.
+    NotPromoted {
+        /// The etcd revision the move began at.
+        since: i64,
+    },
+}
+
+/// `P/move`'s value: the plan's revision and the transition's fingerprint;
+/// once its members changed state, `promoted` and whether old copies are
+/// still to be deleted (`old_copies`).
+fn record_value(revision: i64, fingerprint: u64, old_copies: Option<bool>) -> String {
+    let stage = old_copies.map_or(String::new(), |left| format!(",\"promoted\":true,\"old_copies\":{left}"));
+    format!("{{\"revision\":{revision},\"fingerprint\":\"{fingerprint:016x}\"{stage}}}")
+}
+
 /// A read of the ring's prefix for a move: the members and config to
 /// compare later, the transition they make, the move record and its mover.
 struct Reading {
@@ -94,6 +136,8 @@ struct MoveRecord {
     /// The fingerprint of the transition it moves (`None` in a record that
     /// names none, or does not parse).
     fingerprint: Option<u64>,
+    /// `Some(old_copies)` once its members changed state.
+    promoted: Option<bool>,
 }
 
 /// A key under `P/members/` as the lock read it.
@@ -205,10 +249,11 @@ impl Admin {
             None => no_move(&move_key),
             Some(record) => Compare::mod_revision(move_key.as_str(), CompareOp::Equal, record.mod_revision),
         });
-        let record = format!("{{\"revision\":{},\"fingerprint\":\"{fingerprint:016x}\"}}", held.revision);
+        let record = record_value(held.revision, fingerprint, None);
         let mover = format!("{{\"revision\":{}}}", held.revision);
         let mut lock = MoveLock {
             held,
+            fingerprint,
             create_revision: 0,
             lease,
             resumed,
@@ -247,8 +292,9 @@ impl Admin {
     /// holds them, then revokes its lease. The membership is writable again.
     ///
     /// Errors: [`MembershipError::MembershipChanged`] when the lock was lost
-    /// (its lease ended): the record stays, and a mover finds the
-    /// transition steady and deletes it ([`Admin::clear_finished_move`]);
+    /// (its lease ended): the record stays, and a mover that finds the ring
+    /// steady deletes it unless old copies were left
+    /// ([`Admin::clear_finished_move`]);
     /// [`MembershipError::Etcd`], [`MembershipError::Refused`].
     pub fn end_move(&mut self, lock: MoveLock) -> Result<(), MembershipError> {
         let (move_key, mover_key) = (self.layout.move_key(), self.layout.mover_key());
@@ -270,54 +316,58 @@ impl Admin {
     /// their commands to a server without them. Returns the revision the
     /// abandoned move began at, or `None` when no move was recorded.
     ///
-    /// Errors: [`MembershipError::MoveInProgress`] while a mover lives (stop
-    /// it first; its lease ends within 10 s); [`MembershipError::Etcd`],
+    /// Errors: [`MembershipError::MoverLives`] while a mover lives (stop it
+    /// first; its lease ends within 10 s); [`MembershipError::Etcd`],
     /// [`MembershipError::Refused`].
     pub fn abandon_move(&mut self) -> Result<Option<i64>, MembershipError> {
-        self.delete_unfinished(false)
-    }
-
-    /// Deletes the record of a move whose members already changed state (a
-    /// mover that stopped between [`Admin::finish_move`] and
-    /// [`Admin::end_move`]): `P/move` without a mover, while the members and
-    /// config make a steady ring. Returns the revision that move began at,
-    /// or `None` when there was nothing to clear (no record, a live mover,
-    /// or a transition still under way).
-    ///
-    /// Errors: [`MembershipError::Etcd`], [`MembershipError::Refused`].
-    pub fn clear_finished_move(&mut self) -> Result<Option<i64>, MembershipError> {
-        self.delete_unfinished(true)
-    }
-
-    /// [`Admin::abandon_move`], or with `steady_only`
-    /// [`Admin::clear_finished_move`].
-    fn delete_unfinished(&mut self, steady_only: bool) -> Result<Option<i64>, MembershipError> {
         let reading = self.read_for_move()?;
         let Some(record) = &reading.record else { return Ok(None) };
-        let steady = reading.transition.is_some_and(|(_, steady)| steady);
-        if steady_only && (reading.mover.is_some() || !steady) {
-            return Ok(None);
+        if let Some(revision) = reading.mover {
+            return Err(MembershipError::MoverLives { prefix: self.layout.prefix().to_owned(), revision });
         }
-        if reading.mover.is_some() {
+        let mut when = vec![no_move(&self.layout.mover_key())];
+        when.push(Compare::mod_revision(self.layout.move_key(), CompareOp::Equal, record.mod_revision));
+        let txn = Txn::new().when(when).and_then([TxnOp::delete(self.layout.move_key(), None)]);
+        let (target, client) = (&self.target, &mut self.client);
+        if !self.runtime.block_on(timed(target, client.txn(txn)))?.succeeded() {
+            // A mover took it over meanwhile.
             return Err(self.move_in_progress(record.create_revision));
         }
-        let move_key = self.layout.move_key();
-        let mut when = vec![
-            no_move(&self.layout.mover_key()),
-            Compare::mod_revision(move_key.as_str(), CompareOp::Equal, record.mod_revision),
-        ];
-        if steady_only {
-            when.extend(reading.unchanged(&self.layout));
+        Ok(Some(record.create_revision))
+    }
+
+    /// Looks, on a steady ring, for a move record without a mover, and
+    /// deletes it when the move was finished but for ending it (its mover
+    /// stopped between [`Admin::finish_move`] and [`Admin::end_move`]), in
+    /// a transaction that requires the members and config read unchanged.
+    /// A record whose move needs an operator stays ([`LeftMove`]). `None`
+    /// when no move is recorded or the ring is not steady.
+    ///
+    /// Errors: [`MembershipError::Etcd`], [`MembershipError::Refused`].
+    pub fn clear_finished_move(&mut self) -> Result<Option<LeftMove>, MembershipError> {
+        let reading = self.read_for_move()?;
+        let Some(record) = &reading.record else { return Ok(None) };
+        let since = record.create_revision;
+        if reading.mover.is_some() {
+            return Ok(Some(LeftMove::MoverLives { since }));
         }
+        if !reading.transition.is_some_and(|(_, steady)| steady) {
+            return Ok(None);
+        }
+        match record.promoted {
+            None => return Ok(Some(LeftMove::NotPromoted { since })),
+            Some(true) => return Ok(Some(LeftMove::OldCopiesLeft { since })),
+            Some(false) => {}
+        }
+        let move_key = self.layout.move_key();
+        let mut when = reading.unchanged(&self.layout);
+        when.push(no_move(&self.layout.mover_key()));
+        when.push(Compare::mod_revision(move_key.as_str(), CompareOp::Equal, record.mod_revision));
         let txn = Txn::new().when(when).and_then([TxnOp::delete(move_key.as_str(), None)]);
         let (target, client) = (&self.target, &mut self.client);
-        if self.runtime.block_on(timed(target, client.txn(txn)))?.succeeded() {
-            Ok(Some(record.create_revision))
-        } else if steady_only {
-            Ok(None)
-        } else {
-            Err(self.move_in_progress(record.create_revision))
-        }
+        let cleared = self.runtime.block_on(timed(target, client.txn(txn)))?.succeeded();
+        // Lost a race (a mover took it, a member changed): looked at again later.
+        Ok(Some(if cleared { LeftMove::Cleared { since } } else { LeftMove::MoverLives { since } }))
     }
 
     /// Reads the ring's prefix: the members, config, the transition they
@@ -345,11 +395,12 @@ impl Admin {
                 KeyKind::Other => {}
             }
             if kv.key() == move_key.as_bytes() {
-                let fingerprint = serde_json::from_slice::<serde_json::Value>(kv.value())
-                    .ok()
-                    .and_then(|v| u64::from_str_radix(v.get("fingerprint")?.as_str()?, 16).ok());
+                let value = serde_json::from_slice::<serde_json::Value>(kv.value()).unwrap_or_default();
+                let fingerprint = value.get("fingerprint").and_then(|f| u64::from_str_radix(f.as_str()?, 16).ok());
+                let promoted = (value.get("promoted") == Some(&serde_json::Value::Bool(true)))
+                    .then(|| value.get("old_copies") != Some(&serde_json::Value::Bool(false)));
                 let (create_revision, mod_revision) = (kv.create_revision(), kv.mod_revision());
-                record = Some(MoveRecord { create_revision, mod_revision, fingerprint });
+                record = Some(MoveRecord { create_revision, mod_revision, fingerprint, promoted });
             } else if kv.key() == mover_key.as_bytes() {
                 mover = Some(kv.create_revision());
             }
@@ -365,7 +416,10 @@ impl Admin {
     /// Ends the move of `lock`: makes each of `activate` active (keeping its
     /// lease, weight and zone) and removes each of `remove`, if the members
     /// and config are still those `lock` read and `lock` still holds
-    /// `P/move`; then revokes the removed members' leases. One transaction
+    /// `P/mover`, and records in `P/move` that the members changed state and
+    /// whether old copies are still to be deleted (`old_copies`: a record
+    /// left so needs an operator, [`LeftMove::OldCopiesLeft`]); then
+    /// revokes the removed members' leases. One transaction
     /// (one revision, so followers see one change) for up to 128 changes,
     /// etcd's default limit; more go in transactions of 128 under the held
     /// lock, the first also checking the members. The move stays recorded
@@ -379,8 +433,15 @@ impl Admin {
     /// for an id the lock's read did not hold; [`MembershipError::Record`]
     /// for a record that does not parse; [`MembershipError::Etcd`],
     /// [`MembershipError::Refused`].
-    pub fn finish_move(&mut self, lock: &MoveLock, activate: &[&str], remove: &[&str]) -> Result<i64, MembershipError> {
-        let mut operations = Vec::new();
+    pub fn finish_move(
+        &mut self,
+        lock: &MoveLock,
+        activate: &[&str],
+        remove: &[&str],
+        old_copies: bool,
+    ) -> Result<i64, MembershipError> {
+        let record = record_value(lock.held.revision, lock.fingerprint, Some(old_copies));
+        let mut operations = vec![TxnOp::put(self.layout.move_key(), record, None)];
         let mut revoke = Vec::new();
         for (id, active) in activate.iter().map(|id| (id, true)).chain(remove.iter().map(|id| (id, false))) {
             let key = self.layout.member_key(id);

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use common::Etcd;
 use shardring::NodeState;
-use shardring_membership::{Admin, Member, MemberRecord, MembershipError, ParamsRecord};
+use shardring_membership::{Admin, LeftMove, Member, MemberRecord, MembershipError, ParamsRecord};
 
 const PREFIX: &str = "/shardring/lock";
 
@@ -72,7 +72,7 @@ fn no_member_changes_while_a_move_holds_the_lock() {
 
     // A write past the lock: the mover's plan is stale and it promotes nothing.
     etcd.etcdctl(&["put", &format!("{PREFIX}/members/f"), r#"{"weight":1.0,"state":"warming"}"#]);
-    changed(admin.finish_move(&lock, &["e"], &[]));
+    changed(admin.finish_move(&lock, &["e"], &[], false));
     assert_eq!(states(&mut admin).iter().find(|(id, _)| id == "e").unwrap().1, NodeState::Warming);
     // A mover that stops leaves its move recorded: the membership holds.
     drop(lock);
@@ -85,7 +85,7 @@ fn no_member_changes_while_a_move_holds_the_lock() {
     let lock = admin.lock_move(plan).unwrap();
     assert_eq!(lock.resumed().map(|r| r.same_transition), Some(false));
     etcd.etcdctl(&["del", &format!("{PREFIX}/members/f")]);
-    changed(admin.finish_move(&lock, &["e"], &[]));
+    changed(admin.finish_move(&lock, &["e"], &[], false));
     drop(lock);
     // An operator abandons a move no mover finishes.
     assert!(admin.abandon_move().unwrap().is_some());
@@ -98,7 +98,7 @@ fn no_member_changes_while_a_move_holds_the_lock() {
     // Kept alive past its lease's TTL of 10 s, as a long move's is.
     std::thread::sleep(Duration::from_secs(12));
     in_progress(other.set_weight("a", 2.0));
-    let revision = admin.finish_move(&lock, &["e"], &["d"]).unwrap();
+    let revision = admin.finish_move(&lock, &["e"], &["d"], false).unwrap();
     let after: Vec<(String, NodeState)> =
         ["a", "b", "c", "e"].into_iter().map(|id| (id.to_owned(), NodeState::Active)).collect();
     assert_eq!(states(&mut admin), after);
@@ -119,7 +119,7 @@ fn no_member_changes_while_a_move_holds_the_lock() {
     common::eventually(Duration::from_secs(10), "the lock sees its lease gone", || {
         lost.load(std::sync::atomic::Ordering::Acquire)
     });
-    changed(admin.finish_move(&lock, &[], &["a"]));
+    changed(admin.finish_move(&lock, &[], &["a"], false));
     assert_eq!(states(&mut admin).len(), 4);
     // Its mover is gone and the move stays recorded.
     assert_eq!(etcd.etcdctl(&["get", "--keys-only", &format!("{PREFIX}/mover")]).trim(), "");
@@ -129,9 +129,11 @@ fn no_member_changes_while_a_move_holds_the_lock() {
 
 /// A mover that dies loses its lease, but its move stays recorded: no
 /// member changes, not even once the transition's keys could be half
-/// moved for minutes; the next mover of the transition resumes it, and a
-/// mover that stopped after promoting leaves a record that goes once the
-/// ring is steady. A live mover's move is neither abandoned nor cleared.
+/// moved for minutes; the next mover of the transition resumes it. On a
+/// steady ring a record left by a mover that stopped after promoting goes
+/// when nothing was left to do, and stays, said, when old copies were left
+/// or the membership changed under an unpromoted move. A live mover's move
+/// is neither abandoned nor cleared.
 #[test]
 fn a_move_whose_mover_died_stays_until_resumed_or_abandoned() {
     let etcd = Etcd::start();
@@ -142,13 +144,11 @@ fn a_move_whose_mover_died_stays_until_resumed_or_abandoned() {
     let plan = fingerprint(&mut admin);
     let lock = admin.lock_move(plan).unwrap();
     assert_eq!(lock.resumed(), None);
-    in_progress(other.abandon_move());
-    assert_eq!(other.clear_finished_move().unwrap(), None, "a live mover's move is not cleared");
+    assert!(matches!(other.abandon_move(), Err(MembershipError::MoverLives { .. })));
+    assert!(matches!(other.clear_finished_move().unwrap(), Some(LeftMove::MoverLives { .. })));
 
     // The mover dies: its lease ends (revoked here, as etcd expires it 10 s after a SIGKILL).
-    for lease in etcd.etcdctl(&["lease", "list"]).lines().skip(1) {
-        etcd.etcdctl(&["lease", "revoke", lease.trim()]);
-    }
+    revoke_every_lease(&etcd);
     drop(lock);
     in_progress(other.set_state("c", NodeState::Active));
     in_progress(Member::join(&[etcd.url()], PREFIX, "d", record(NodeState::Warming), Duration::from_secs(5)));
@@ -159,14 +159,47 @@ fn a_move_whose_mover_died_stays_until_resumed_or_abandoned() {
     let resumed = lock.resumed().expect("the unfinished move is taken over");
     assert!(resumed.same_transition && resumed.since > 0 && resumed.since < lock.revision(), "{resumed:?}");
     in_progress(admin.lock_move(plan));
-    other.finish_move(&lock, &["c"], &[]).unwrap();
+    other.finish_move(&lock, &["c"], &[], false).unwrap();
 
     // It stops between promoting and ending the move: the record goes once the ring is steady.
     drop(lock);
     in_progress(admin.set_weight("a", 2.0));
-    assert_eq!(admin.clear_finished_move().unwrap(), Some(resumed.since));
+    assert_eq!(admin.clear_finished_move().unwrap(), Some(LeftMove::Cleared { since: resumed.since }));
     admin.set_weight("a", 2.0).unwrap();
     assert_eq!(etcd.etcdctl(&["get", "--prefix", "--keys-only", &format!("{PREFIX}/move")]).trim(), "");
+
+    // Stopped before deleting its old copies: the record stays, said, until abandoned.
+    admin.put_member("d", &record(NodeState::Warming)).unwrap();
+    let plan = fingerprint(&mut admin);
+    let lock = admin.lock_move(plan).unwrap();
+    admin.finish_move(&lock, &["d"], &[], true).unwrap();
+    drop(lock);
+    let since = match admin.clear_finished_move().unwrap() {
+        Some(LeftMove::OldCopiesLeft { since }) => since,
+        other => panic!("expected OldCopiesLeft, got {other:?}"),
+    };
+    in_progress(admin.set_weight("a", 1.0));
+    assert_eq!(admin.abandon_move().unwrap(), Some(since));
+
+    // A member's lease ends under an unpromoted move: the ring is steady
+    // again, but keys it moved may be on that server; the record stays.
+    let agent = Member::join(&[etcd.url()], PREFIX, "e", record(NodeState::Warming), Duration::from_secs(5)).unwrap();
+    let plan = fingerprint(&mut admin);
+    let lock = admin.lock_move(plan).unwrap();
+    drop(lock);
+    drop(agent);
+    common::eventually(Duration::from_secs(10), "e's record goes with its lease", || {
+        states(&mut admin).iter().all(|(id, _)| id != "e")
+    });
+    assert!(matches!(admin.clear_finished_move().unwrap(), Some(LeftMove::NotPromoted { .. })));
+    in_progress(admin.set_weight("a", 1.0));
+}
+
+/// Revokes every lease etcd holds, as etcd expires a dead holder's.
+fn revoke_every_lease(etcd: &Etcd) {
+    for lease in etcd.etcdctl(&["lease", "list"]).lines().skip(1) {
+        etcd.etcdctl(&["lease", "revoke", lease.trim()]);
+    }
 }
 
 /// A key under `P/members/` that names no member (an empty id) is left out
@@ -185,7 +218,7 @@ fn a_stray_member_key_and_more_changes_than_a_transaction_holds() {
     let plan = fingerprint(&mut admin);
     let lock = admin.lock_move(plan).unwrap();
     let activate: Vec<&str> = ids.iter().map(String::as_str).collect();
-    admin.finish_move(&lock, &activate, &[]).unwrap();
+    admin.finish_move(&lock, &activate, &[], false).unwrap();
     admin.end_move(lock).unwrap();
     let states: Vec<(String, NodeState)> = admin
         .members()

@@ -521,8 +521,11 @@ def test_a_failed_move_keeps_the_move_lock_through_its_retries(etcd, redises):
 
 def test_a_move_left_unfinished_holds_the_membership_until_abandoned(etcd, redises):
     """A `--once` move that fails (its target is down) exits, and its move
-    stays recorded: making the warming member active is refused until an
-    operator abandons the move, which names the revision it began at."""
+    stays recorded: making the warming member active is refused. When the
+    membership then changes under it (the member's record goes, as with an
+    agent's lease ending), a rebalancer finds the ring steady but keeps the
+    record and says why; the membership stays put until an operator
+    abandons the move, which names the revision it began at."""
     ids = [s.address for s in redises]
     prefix = "/shardring/abandon"
     where = ["--etcd", etcd.url, "--prefix", prefix]
@@ -536,14 +539,28 @@ def test_a_move_left_unfinished_holds_the_membership_until_abandoned(etcd, redis
     try:
         run = subprocess.run([str(CLI), "rebalance", *where, "--backend", "redis", "--migrate", "--grace", "0.2",
                               "--once"], capture_output=True, text=True, timeout=60)
-        assert run.returncode != 0 and "a server failed" in run.stdout, run
-        promote = [str(CLI), "member", "set-state", *where, "--id", ids[4], "--state", "active"]
-        early = subprocess.run(promote, capture_output=True, text=True)
+        assert run.returncode != 0 and "the move stays recorded" in run.stdout, run
+        early = subprocess.run([str(CLI), "member", "set-state", *where, "--id", ids[4], "--state", "active"],
+                               capture_output=True, text=True)
         assert early.returncode != 0 and "shardring member abandon-move" in early.stderr, early
+        etcd.ctl("del", f"{prefix}/members/{ids[4]}")
+        steady = subprocess.Popen([str(CLI), "rebalance", *where, "--backend", "redis", "--migrate"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        timer = threading.Timer(30, steady.kill)  # a rebalancer that never says it ends the wait
+        timer.start()
+        try:
+            said = next((line for line in steady.stdout if "left unfinished" in line), "nothing said")
+        finally:
+            timer.cancel()
+            steady.kill()
+            steady.wait()
+        assert "the membership changed under it" in said and "abandon-move" in said, said
+        reweigh = [str(CLI), "member", "set-weight", *where, "--id", ids[0], "--weight", "2"]
+        assert subprocess.run(reweigh, capture_output=True).returncode != 0, "the record was kept"
         abandon = subprocess.run([str(CLI), "member", "abandon-move", *where], capture_output=True, text=True,
                                  check=True)
         assert abandon.stdout.startswith("abandoned the move begun at revision "), abandon
-        subprocess.run(promote, check=True, capture_output=True)
+        subprocess.run(reweigh, check=True, capture_output=True)
         again = subprocess.run([str(CLI), "member", "abandon-move", *where], capture_output=True, text=True,
                                check=True)
         assert again.stdout == f"no move is recorded under {prefix}\n", again

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use shardring::{NodeState, Transition};
-use shardring_membership::{Admin, Follower, FollowerOptions, MembershipError, MoveLock, UnfinishedMove};
+use shardring_membership::{Admin, Follower, FollowerOptions, LeftMove, MembershipError, MoveLock, UnfinishedMove};
 
 use crate::config::load;
 use crate::error::CliError;
@@ -211,11 +211,12 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
         let transition: &Transition = &epoch.transition;
         if transition.is_steady() {
             held = None;
-            // A mover that stopped after its members changed state left the
-            // move recorded: nothing is left to move, so it goes.
+            // A move recorded on a steady ring: a mover stopped after its
+            // members changed state (the record goes when nothing was left
+            // to do), or the membership changed under it (said).
             if !args.dry_run && cleared_at != Some((epoch.revision, true)) {
                 let said = cleared_at == Some((epoch.revision, false));
-                cleared_at = Some((epoch.revision, clear_finished_move(args, prefix, &mut admin, said, out)?));
+                cleared_at = Some((epoch.revision, left_move(args, prefix, &mut admin, said, out)?));
             }
             let _ = events.recv_timeout(Duration::from_millis(500));
             continue;
@@ -292,11 +293,22 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             // between would meet keys still moving.
             healthy = false;
             let why = if plan.halted() { "the move lock was lost" } else { "a server failed" };
-            writeln!(out, "{why}: the transition stays; retrying in 5 s")?;
-            out.flush()?;
             if args.once || args.dry_run {
+                writeln!(
+                    out,
+                    "{why}: the transition stays{}",
+                    if args.dry_run {
+                        ""
+                    } else {
+                        ", and the move stays recorded (no member changes) until a rebalancer resumes it or \
+                         `shardring member abandon-move`"
+                    }
+                )?;
+                out.flush()?;
                 return Ok(false);
             }
+            writeln!(out, "{why}: the transition stays; retrying in 5 s")?;
+            out.flush()?;
             let _ = events.recv_timeout(Duration::from_secs(5));
             continue;
         }
@@ -313,7 +325,8 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             ids.sort_unstable();
             ids.dedup();
         }
-        let finished = match admin.finish_move(&lock, &activate, &remove) {
+        let old_copies = args.delete && !args.migrate;
+        let finished = match admin.finish_move(&lock, &activate, &remove, old_copies) {
             Ok(revision) => revision,
             Err(MembershipError::MembershipChanged { .. }) => {
                 // Written past the lock (etcdctl, or the lock's lease lost):
@@ -346,32 +359,44 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
     }
 }
 
-/// On a steady ring, deletes the record of a move whose members changed
-/// state before its mover stopped: nothing is left to move, and the record
-/// would hold the membership. Returns whether etcd answered; an unanswered
-/// try is said unless `said`.
-fn clear_finished_move(
+/// On a steady ring, looks for a move record left by a mover that stopped
+/// ([`Admin::clear_finished_move`]) and says what it found. Returns
+/// whether that settles this epoch (no record, or one dealt with); a
+/// mover still alive, or etcd out of reach, is looked at again. Said once
+/// unless `said`.
+fn left_move(
     args: &Args,
     prefix: &str,
     admin: &mut Option<Admin>,
     said: bool,
     out: &mut impl Write,
 ) -> Result<bool, CliError> {
-    let cleared = match admin {
+    let found = match admin {
         Some(admin) => admin.clear_finished_move(),
         None => Admin::connect(args.etcd_security.access(&args.etcd)?, prefix)
             .and_then(|connected| admin.insert(connected).clear_finished_move()),
     };
-    match &cleared {
-        Ok(Some(since)) => {
+    let abandon = "then run `shardring member abandon-move` to let the membership change";
+    match (&found, said) {
+        (Ok(Some(LeftMove::Cleared { since })), _) => {
             writeln!(out, "the ring is steady: deleted the record of the move begun at revision {since}")?
         }
-        Ok(None) => {}
-        Err(error) if !said => writeln!(out, "could not look for a finished move's record: {error}")?,
-        Err(_) => {}
+        (Ok(Some(LeftMove::OldCopiesLeft { since })), false) => writeln!(
+            out,
+            "the move begun at revision {since} made its members active, but its rebalancer stopped before \
+             deleting every old copy: keys may have stale copies on servers that no longer own them \
+             (docs/transitions.md); delete them, {abandon}"
+        )?,
+        (Ok(Some(LeftMove::NotPromoted { since })), false) => writeln!(
+            out,
+            "the move begun at revision {since} was left unfinished and the membership changed under it (a \
+             member's lease ended?): keys it moved may be on a server outside the ring; recover them, {abandon}"
+        )?,
+        (Err(error), false) => writeln!(out, "could not look for a move's record: {error}")?,
+        _ => {}
     }
     out.flush()?;
-    Ok(cleared.is_ok())
+    Ok(!matches!(found, Err(_) | Ok(Some(LeftMove::MoverLives { .. }))))
 }
 
 #[cfg(test)]
