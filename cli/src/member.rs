@@ -220,7 +220,10 @@ pub(crate) fn member(command: MemberCommand, out: &mut impl Write) -> Result<(),
                      not moved are still on their old owners",
                     target.prefix
                 )?,
-                None => writeln!(out, "no move is recorded under {}", target.prefix)?,
+                None => {
+                    let hint = if admin.members().map_err(membership)?.is_empty() { " (nor any member)" } else { "" };
+                    writeln!(out, "no move is recorded under {}{hint}", target.prefix)?
+                }
             }
         }
         MemberCommand::SetWeight { target, id, weight } => {

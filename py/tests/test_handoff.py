@@ -521,11 +521,13 @@ def test_a_failed_move_keeps_the_move_lock_through_its_retries(etcd, redises):
 
 def test_a_move_left_unfinished_holds_the_membership_until_abandoned(etcd, redises):
     """A `--once` move that fails (its target is down) exits, and its move
-    stays recorded: making the warming member active is refused. When the
-    membership then changes under it (the member's record goes, as with an
-    agent's lease ending), a rebalancer finds the ring steady but keeps the
-    record and says why; the membership stays put until an operator
-    abandons the move, which names the revision it began at."""
+    stays recorded: making the warming member active is refused. A second
+    rebalancer resumes it and is killed; the membership then changes under
+    the move (the member's record goes, as with an agent's lease ending).
+    A rebalancer started while the killed one's lease lives finds the ring
+    steady, keeps the record and says why once that lease is gone; the
+    membership stays put until an operator abandons the move, which names
+    the revision it began at."""
     ids = [s.address for s in redises]
     prefix = "/shardring/abandon"
     where = ["--etcd", etcd.url, "--prefix", prefix]
@@ -543,7 +545,16 @@ def test_a_move_left_unfinished_holds_the_membership_until_abandoned(etcd, redis
         early = subprocess.run([str(CLI), "member", "set-state", *where, "--id", ids[4], "--state", "active"],
                                capture_output=True, text=True)
         assert early.returncode != 0 and "shardring member abandon-move" in early.stderr, early
+        # A rebalancer resumes it, fails again and is killed: its lease outlives it by up to 10 s.
+        retrying = subprocess.Popen([str(CLI), "rebalance", *where, "--backend", "redis", "--migrate", "--grace",
+                                     "0.2"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = iter(retrying.stdout.readline, "")
+        assert any(line.startswith("resuming the move begun at revision") for line in lines)
+        assert any("retrying in 5 s" in line for line in lines)
+        retrying.kill()
+        retrying.wait()
         etcd.ctl("del", f"{prefix}/members/{ids[4]}")
+        # Started while the dead mover's lease lives, a rebalancer looks again once it is gone.
         steady = subprocess.Popen([str(CLI), "rebalance", *where, "--backend", "redis", "--migrate"],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         timer = threading.Timer(30, steady.kill)  # a rebalancer that never says it ends the wait
@@ -564,5 +575,8 @@ def test_a_move_left_unfinished_holds_the_membership_until_abandoned(etcd, redis
         again = subprocess.run([str(CLI), "member", "abandon-move", *where], capture_output=True, text=True,
                                check=True)
         assert again.stdout == f"no move is recorded under {prefix}\n", again
+        typo = subprocess.run([str(CLI), "member", "abandon-move", "--etcd", etcd.url, "--prefix", f"{prefix}-typo"],
+                              capture_output=True, text=True, check=True)
+        assert typo.stdout == f"no move is recorded under {prefix}-typo (nor any member)\n", typo
     finally:
         redises[4].start()

@@ -203,9 +203,9 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
     // The move lock held, with the fingerprint of its transition, and one
     // etcd connection for it.
     let (mut held, mut admin): (Option<(u64, MoveLock)>, Option<Admin>) = (None, None);
-    // The epoch at which a steady ring was last checked for a finished
-    // move's record, and whether etcd answered.
-    let mut cleared_at: Option<(i64, bool)> = None;
+    // The epoch at which a steady ring was last looked at for a move's
+    // record: whether that settled it, and whether an error was said.
+    let mut looked_at: Option<(i64, bool, bool)> = None;
     loop {
         let epoch = follower.epoch();
         let transition: &Transition = &epoch.transition;
@@ -214,9 +214,13 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             // A move recorded on a steady ring: a mover stopped after its
             // members changed state (the record goes when nothing was left
             // to do), or the membership changed under it (said).
-            if !args.dry_run && cleared_at != Some((epoch.revision, true)) {
-                let said = cleared_at == Some((epoch.revision, false));
-                cleared_at = Some((epoch.revision, left_move(args, prefix, &mut admin, said, out)?));
+            let (settled, error_said) = match looked_at {
+                Some((at, settled, said)) if at == epoch.revision => (settled, said),
+                _ => (false, false),
+            };
+            if !args.dry_run && !settled {
+                let (settled, said) = left_move(args, prefix, &mut admin, error_said, out)?;
+                looked_at = Some((epoch.revision, settled, error_said || said));
             }
             let _ = events.recv_timeout(Duration::from_millis(500));
             continue;
@@ -361,42 +365,42 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
 
 /// On a steady ring, looks for a move record left by a mover that stopped
 /// ([`Admin::clear_finished_move`]) and says what it found. Returns
-/// whether that settles this epoch (no record, or one dealt with); a
-/// mover still alive, or etcd out of reach, is looked at again. Said once
-/// unless `said`.
+/// whether that settles this epoch (no record, or one dealt with: a mover
+/// still alive, or etcd out of reach, is looked at again), and whether it
+/// said etcd's error (said unless `error_said`).
 fn left_move(
     args: &Args,
     prefix: &str,
     admin: &mut Option<Admin>,
-    said: bool,
+    error_said: bool,
     out: &mut impl Write,
-) -> Result<bool, CliError> {
+) -> Result<(bool, bool), CliError> {
     let found = match admin {
         Some(admin) => admin.clear_finished_move(),
         None => Admin::connect(args.etcd_security.access(&args.etcd)?, prefix)
             .and_then(|connected| admin.insert(connected).clear_finished_move()),
     };
     let abandon = "then run `shardring member abandon-move` to let the membership change";
-    match (&found, said) {
-        (Ok(Some(LeftMove::Cleared { since })), _) => {
+    match &found {
+        Ok(Some(LeftMove::Cleared { since })) => {
             writeln!(out, "the ring is steady: deleted the record of the move begun at revision {since}")?
         }
-        (Ok(Some(LeftMove::OldCopiesLeft { since })), false) => writeln!(
+        Ok(Some(LeftMove::OldCopiesLeft { since })) => writeln!(
             out,
             "the move begun at revision {since} made its members active, but its rebalancer stopped before \
              deleting every old copy: keys may have stale copies on servers that no longer own them \
              (docs/transitions.md); delete them, {abandon}"
         )?,
-        (Ok(Some(LeftMove::NotPromoted { since })), false) => writeln!(
+        Ok(Some(LeftMove::NotPromoted { since })) => writeln!(
             out,
             "the move begun at revision {since} was left unfinished and the membership changed under it (a \
              member's lease ended?): keys it moved may be on a server outside the ring; recover them, {abandon}"
         )?,
-        (Err(error), false) => writeln!(out, "could not look for a move's record: {error}")?,
-        _ => {}
+        Err(error) if !error_said => writeln!(out, "could not look for a move's record: {error}")?,
+        Ok(None | Some(LeftMove::MoverLives { .. })) | Err(_) => {}
     }
     out.flush()?;
-    Ok(!matches!(found, Err(_) | Ok(Some(LeftMove::MoverLives { .. }))))
+    Ok((!matches!(found, Err(_) | Ok(Some(LeftMove::MoverLives { .. }))), found.is_err()))
 }
 
 #[cfg(test)]
