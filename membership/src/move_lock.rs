@@ -78,7 +78,8 @@ pub struct UnfinishedMove {
 /// ([`Admin::clear_finished_move`]), or the mover that keeps it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LeftMove {
-    /// A rebalancer still holds it (`P/mover`): look again later.
+    /// A rebalancer still holds it (`P/mover`), or it changed while being
+    /// looked at: look again later.
     MoverLives {
         /// The etcd revision the move began at.
         since: i64,
@@ -176,6 +177,13 @@ impl MoveLock {
     }
 }
 
+impl MoveRecord {
+    /// The compare under which `P/move` is still this record.
+    fn unchanged(&self, layout: &Layout) -> Compare {
+        Compare::mod_revision(layout.move_key(), CompareOp::Equal, self.mod_revision)
+    }
+}
+
 impl Reading {
     /// The compares under which the members and config are still those
     /// read: no member key written since, the config's revision, and (when
@@ -247,7 +255,7 @@ impl Admin {
         when.push(no_move(&mover_key));
         when.push(match &held.record {
             None => no_move(&move_key),
-            Some(record) => Compare::mod_revision(move_key.as_str(), CompareOp::Equal, record.mod_revision),
+            Some(record) => record.unchanged(&self.layout),
         });
         let record = record_value(held.revision, fingerprint, None);
         let mover = format!("{{\"revision\":{}}}", held.revision);
@@ -325,11 +333,7 @@ impl Admin {
         if let Some(revision) = reading.mover {
             return Err(MembershipError::MoverLives { prefix: self.layout.prefix().to_owned(), revision });
         }
-        let mut when = vec![no_move(&self.layout.mover_key())];
-        when.push(Compare::mod_revision(self.layout.move_key(), CompareOp::Equal, record.mod_revision));
-        let txn = Txn::new().when(when).and_then([TxnOp::delete(self.layout.move_key(), None)]);
-        let (target, client) = (&self.target, &mut self.client);
-        if !self.runtime.block_on(timed(target, client.txn(txn)))?.succeeded() {
+        if !self.delete_record(record, Vec::new())? {
             // A mover took it over meanwhile.
             return Err(self.move_in_progress(record.create_revision));
         }
@@ -359,15 +363,19 @@ impl Admin {
             Some(true) => return Ok(Some(LeftMove::OldCopiesLeft { since })),
             Some(false) => {}
         }
-        let move_key = self.layout.move_key();
-        let mut when = reading.unchanged(&self.layout);
-        when.push(no_move(&self.layout.mover_key()));
-        when.push(Compare::mod_revision(move_key.as_str(), CompareOp::Equal, record.mod_revision));
-        let txn = Txn::new().when(when).and_then([TxnOp::delete(move_key.as_str(), None)]);
-        let (target, client) = (&self.target, &mut self.client);
-        let cleared = self.runtime.block_on(timed(target, client.txn(txn)))?.succeeded();
+        let cleared = self.delete_record(record, reading.unchanged(&self.layout))?;
         // Lost a race (a mover took it, a member changed): looked at again later.
         Ok(Some(if cleared { LeftMove::Cleared { since } } else { LeftMove::MoverLives { since } }))
+    }
+
+    /// Deletes `P/move` if it is still `record`, no mover lives, and
+    /// `when` holds. Returns whether it did.
+    fn delete_record(&mut self, record: &MoveRecord, mut when: Vec<Compare>) -> Result<bool, MembershipError> {
+        when.push(no_move(&self.layout.mover_key()));
+        when.push(record.unchanged(&self.layout));
+        let txn = Txn::new().when(when).and_then([TxnOp::delete(self.layout.move_key(), None)]);
+        let (target, client) = (&self.target, &mut self.client);
+        Ok(self.runtime.block_on(timed(target, client.txn(txn)))?.succeeded())
     }
 
     /// Reads the ring's prefix: the members, config, the transition they
