@@ -50,8 +50,10 @@ test: system-deps
 	@echo "make test: all suites passed"
 
 # The release builds first: most suites wait for them, and test-rust (debug)
-# runs beside them.
-test-suites: build-release test-rust build-py clippy test-c test-py test-node test-fleet check-versions test-install check-licenses check-generated check-fresh-clone bench-smoke
+# runs beside them. Then the longest chain (build-node, dist's second wheel,
+# the install test) takes a slot as soon as it can, ahead of the suites that
+# wait on nothing else.
+test-suites: build-release test-rust build-py clippy test-c test-install test-py test-node test-fleet check-versions check-licenses check-generated check-fresh-clone bench-smoke
 
 # The inner loop (CONTRIBUTING.md): clippy, the core's tests, and the C
 # binding's vectors against a debug libring (no release build, no LTO).

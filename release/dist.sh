@@ -53,6 +53,30 @@ step() { echo "== dist: $*"; }
 # check_glibc, check_musl, check_macos and check_windows: what a binary may import.
 source release/binaries.sh
 
+# The crates (cargo package, each built from its packaged sources),
+# verified (built) in the workspace's target dir, whose dependencies `make
+# test` compiled already. A debug build on one core, so it runs in the
+# background while the release wheels' link (fat LTO, one codegen unit:
+# one core) runs in the foreground; its output is printed at the end.
+# cargo verifies each crate against the others through a local registry
+# whose sources it unpacks under $CARGO_HOME/registry/src/-<hash of its
+# path>/ and reuses while the version is unchanged: a clone at a path
+# packaged before would verify shardring-membership against an old
+# shardring. Those are only unpacked copies of these crates, so they go first.
+crates_log=$stage/crates.log
+(
+    start=$(now)
+    rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/shardring-*
+    CARGO_TARGET_DIR=$root/target cargo package -q --allow-dirty -p shardring -p shardring-membership -p shardring-cli
+    for crate in shardring shardring-membership shardring-cli; do
+        cp "$root/target/package/$crate-$version.crate" "$out/"
+    done
+    step "crates (cargo package, each built from its packaged sources) in $(($(now) - start)) s"
+) >"$crates_log" 2>&1 &
+crates_pid=$!
+# A step failing below ends dist; the packing ends with it.
+trap '{ pkill -P "$crates_pid"; kill "$crates_pid"; } 2>/dev/null || true' EXIT
+
 # The platforms to pack (release/platforms.json): the one build-release
 # builds for alone (make dist), every one (make dist-all: DIST_PLATFORMS=all),
 # every other one (DIST_PLATFORMS=cross: make test-platforms) or those
@@ -245,21 +269,10 @@ pathlib.Path(target).write_text(json.dumps(package, indent=2) + "\n")
 EOF
 (cd "$main_dir" && npm pack -q --pack-destination "$out" >/dev/null)
 
-step "crates (cargo package, each built from its packaged sources)"
-start=$(now)
-# Verified (built) in the workspace's target dir, whose dependencies `make
-# test` compiled already. cargo verifies each crate against the others
-# through a local registry whose sources it unpacks under
-# $CARGO_HOME/registry/src/-<hash of its path>/ and reuses while the
-# version is unchanged: a clone at a path packaged before would verify
-# shardring-membership against an old shardring. Those are only unpacked
-# copies of these crates, so they go first.
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/shardring-*
-CARGO_TARGET_DIR=$root/target cargo package -q --allow-dirty -p shardring -p shardring-membership -p shardring-cli
-for crate in shardring shardring-membership shardring-cli; do
-    cp "$root/target/package/$crate-$version.crate" "$out/"
-done
-step "crates in $(($(now) - start)) s"
+# The crates packed in the background (above) must have passed.
+wait "$crates_pid" || { cat "$crates_log"; echo "dist: cargo package failed"; exit 1; }
+trap - EXIT
+cat "$crates_log"
 
 echo "== dist: build/dist/"
 (cd "$out" && ls -l --block-size=1 | awk 'NR > 1 { printf "   %10d  %s\n", $5, $9 }')
