@@ -112,6 +112,11 @@
 #define RING_OPTION_SCORE 131072
 
 /**
+ * `ring_options_t.fields` bit: `params` is given.
+ */
+#define RING_OPTION_PARAMS 262144
+
+/**
  * An event kind: the ring changed; `revision` and `fingerprint` are the new epoch's.
  */
 #define RING_FOLLOWER_CHANGED 1
@@ -444,8 +449,9 @@ typedef struct {
    * `RING_OPTION_HASH_FUNCTION`, `RING_OPTION_ENDPOINT_ORDER`,
    * `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY`,
    * `RING_OPTION_HAPROXY_IDS`, `RING_OPTION_BUCKETS`,
-   * `RING_OPTION_REMOVED_BUCKETS` and `RING_OPTION_SCORE` (0: none, all
-   * defaults). Any other bit is `RING_INVALID_CONFIG`.
+   * `RING_OPTION_REMOVED_BUCKETS`, `RING_OPTION_SCORE` and
+   * `RING_OPTION_PARAMS` (0: none, all defaults). Any other bit is
+   * `RING_INVALID_CONFIG`.
    */
   uint32_t fields;
   /**
@@ -570,6 +576,18 @@ typedef struct {
    * platform's `ln`), `rendezvous` only; read when `RING_OPTION_SCORE` is set.
    */
   const char *score;
+  /**
+   * NUL-terminated JSON object of parameters by name, as a ring config
+   * writes them beside `nodes` (`docs/config.md`), such as
+   * `"{\"vnodes\": 40, \"seed\": 7}"`: every parameter, including those
+   * a later library adds, which get no field of their own here. Each
+   * parameter is given once, in its field or here (both is
+   * `RING_INVALID_CONFIG` naming it), `algorithm` included; a duplicate
+   * key, a `null`, an unknown name or a mistyped value is
+   * `RING_INVALID_CONFIG` naming it. Read when `RING_OPTION_PARAMS` is
+   * set, by `ring_new_with_options_sized` only (borrowed for the call).
+   */
+  const char *params;
 } ring_options_t;
 
 /**

@@ -162,6 +162,11 @@ struct Options {
     std::optional<std::vector<uint32_t>> removed_buckets;
     /// "integer" (the default) or "float" (placement format 1's score; rendezvous only).
     std::optional<std::string> score;
+    /// Parameters as a JSON object by name, as a ring config writes them,
+    /// e.g. R"({"vnodes": 40})": any parameter, including those a later
+    /// library adds without a field here; each given once, here or in its
+    /// field (ring_options_t.params).
+    std::optional<std::string> params;
 };
 
 /// One (from, to) flow of a Diff: `share` of the hash space moves from node
@@ -277,6 +282,10 @@ class Ring {
         if (options.score) {
             c_options.fields |= RING_OPTION_SCORE;
             c_options.score = options.score->c_str();
+        }
+        if (options.params) {
+            c_options.fields |= RING_OPTION_PARAMS;
+            c_options.params = options.params->c_str();
         }
         Arrays a(nodes);
         detail::check(ring_new_with_options_sized(a.ids.data(), a.id_lens.data(), a.weights.data(), a.zones.data(),

@@ -82,6 +82,23 @@ impl RingParams {
     pub fn from_fields(fields: serde_json::Map<String, serde_json::Value>) -> Result<RingParams, RingError> {
         read_params(fields).map_err(|message| RingError::InvalidConfig { message })
     }
+
+    /// The parameters a JSON object such as `{"vnodes": 40, "seed": 7}`
+    /// gives, by name, in [`RingParams::KINDS`]' order (`algorithm` when it
+    /// is given): the fields of a config besides `format_version` and
+    /// `nodes`, read as a config reads them. The C binding's
+    /// `ring_options_t.params`, through which a parameter needs no field of
+    /// its own.
+    ///
+    /// Errors: [`RingError::InvalidConfig`] for text that is not a JSON
+    /// object, a duplicate key or a `null`, and naming an unknown field or
+    /// the field holding a value of the wrong type.
+    pub fn given_in_json(text: &str) -> Result<Vec<(&'static str, ParamValue)>, RingError> {
+        let fields: serde_json::Map<String, serde_json::Value> = from_json_strict(text)?;
+        let names: Vec<String> = fields.keys().cloned().collect();
+        let params = RingParams::from_fields(fields)?;
+        Ok(params.values().into_iter().filter(|(name, _)| names.iter().any(|n| n == name)).collect())
+    }
 }
 
 /// One node of a [`RingConfig`] (or of a [`crate::Transition`]'s config).

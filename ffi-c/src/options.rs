@@ -48,6 +48,8 @@ pub const RING_OPTION_BUCKETS: u32 = 32768;
 pub const RING_OPTION_REMOVED_BUCKETS: u32 = 65536;
 /// `ring_options_t.fields` bit: `score` is given.
 pub const RING_OPTION_SCORE: u32 = 131072;
+/// `ring_options_t.fields` bit: `params` is given.
+pub const RING_OPTION_PARAMS: u32 = 262144;
 /// Every bit `ring_options_t.fields` defines.
 const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_SEED
@@ -66,7 +68,8 @@ const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_HAPROXY_IDS
     | RING_OPTION_BUCKETS
     | RING_OPTION_REMOVED_BUCKETS
-    | RING_OPTION_SCORE;
+    | RING_OPTION_SCORE
+    | RING_OPTION_PARAMS;
 
 /// Algorithm and parameters for `ring_new_with_options_sized`, which takes
 /// the struct with its size (`sizeof options`), so the library knows which
@@ -101,8 +104,9 @@ pub struct ring_options_t {
     /// `RING_OPTION_HASH_FUNCTION`, `RING_OPTION_ENDPOINT_ORDER`,
     /// `RING_OPTION_AVALANCHE`, `RING_OPTION_SERVER_KEY`,
     /// `RING_OPTION_HAPROXY_IDS`, `RING_OPTION_BUCKETS`,
-    /// `RING_OPTION_REMOVED_BUCKETS` and `RING_OPTION_SCORE` (0: none, all
-    /// defaults). Any other bit is `RING_INVALID_CONFIG`.
+    /// `RING_OPTION_REMOVED_BUCKETS`, `RING_OPTION_SCORE` and
+    /// `RING_OPTION_PARAMS` (0: none, all defaults). Any other bit is
+    /// `RING_INVALID_CONFIG`.
     pub fields: u32,
     /// NUL-terminated algorithm name: `"ring"` (when NULL), `"ketama"`,
     /// `"ketama-spy"`, `"libketama"`, `"nginx"`, `"jump"`, `"rendezvous"`,
@@ -186,6 +190,16 @@ pub struct ring_options_t {
     /// on every platform) or `"float"` (placement format 1's, with the
     /// platform's `ln`), `rendezvous` only; read when `RING_OPTION_SCORE` is set.
     pub score: *const c_char,
+    /// NUL-terminated JSON object of parameters by name, as a ring config
+    /// writes them beside `nodes` (`docs/config.md`), such as
+    /// `"{\"vnodes\": 40, \"seed\": 7}"`: every parameter, including those
+    /// a later library adds, which get no field of their own here. Each
+    /// parameter is given once, in its field or here (both is
+    /// `RING_INVALID_CONFIG` naming it), `algorithm` included; a duplicate
+    /// key, a `null`, an unknown name or a mistyped value is
+    /// `RING_INVALID_CONFIG` naming it. Read when `RING_OPTION_PARAMS` is
+    /// set, by `ring_new_with_options_sized` only (borrowed for the call).
+    pub params: *const c_char,
 }
 
 /// The caller's options under the earlier headers' rule, for the entry
@@ -335,6 +349,11 @@ fn clear_values_without_bits(options: &mut ring_options_t) {
 /// the smallest `options_size` accepted. Fields are only ever appended.
 const OPTIONS_SIZE_V1: usize = std::mem::offset_of!(ring_options_t, score) + std::mem::size_of::<*const c_char>();
 
+/// The sizes of every `ring_options_t` a header declared, oldest first: the
+/// first (ending with `score`), then with `params`. A size between two of
+/// them would cut a field in half, and is refused.
+const OPTIONS_SIZES: [usize; 2] = [OPTIONS_SIZE_V1, std::mem::size_of::<ring_options_t>()];
+
 /// The largest `options_size` accepted (Linux refuses structs past a page
 /// the same way): a size beyond it is not a `sizeof`, and is refused
 /// before anything is read.
@@ -356,7 +375,7 @@ pub(crate) unsafe fn read_options(
         return Ok(None);
     }
     let known = std::mem::size_of::<ring_options_t>();
-    if !(OPTIONS_SIZE_V1..=OPTIONS_SIZE_MAX).contains(&options_size) {
+    if !(OPTIONS_SIZES.contains(&options_size) || (known + 1..=OPTIONS_SIZE_MAX).contains(&options_size)) {
         return Err(fail(
             RING_INVALID_CONFIG,
             format_args!(
@@ -417,6 +436,7 @@ impl Default for ring_options_t {
             removed_buckets: std::ptr::null(),
             removed_bucket_count: 0,
             score: std::ptr::null(),
+            params: std::ptr::null(),
         }
     }
 }
@@ -429,7 +449,7 @@ fn refuse_values_without_bits(options: &ring_options_t) -> Result<(), ring_resul
     let number = |value: u64| (value != 0).then(|| value.to_string());
     let pointer = |value: bool| value.then(|| "set (not NULL)".to_owned());
     let o = options;
-    let fields: [(&str, &str, u32, Option<String>); 19] = [
+    let fields: [(&str, &str, u32, Option<String>); 20] = [
         ("vnodes", "VNODES", RING_OPTION_VNODES, number(o.vnodes.into())),
         ("seed", "SEED", RING_OPTION_SEED, number(o.seed)),
         ("table_size", "TABLE_SIZE", RING_OPTION_TABLE_SIZE, number(o.table_size.into())),
@@ -449,6 +469,7 @@ fn refuse_values_without_bits(options: &ring_options_t) -> Result<(), ring_resul
         ("removed_buckets", "REMOVED_BUCKETS", RING_OPTION_REMOVED_BUCKETS, pointer(!o.removed_buckets.is_null())),
         ("removed_bucket_count", "REMOVED_BUCKETS", RING_OPTION_REMOVED_BUCKETS, number(o.removed_bucket_count as u64)),
         ("score", "SCORE", RING_OPTION_SCORE, pointer(!o.score.is_null())),
+        ("params", "PARAMS", RING_OPTION_PARAMS, pointer(!o.params.is_null())),
     ];
     for (field, constant, bit, value) in fields {
         if let (Some(value), 0) = (value, o.fields & bit) {
@@ -495,7 +516,7 @@ pub(crate) unsafe fn build_ring(options: Option<&ring_options_t>, nodes: Vec<Nod
                  RING_OPTION_ENDPOINT_ORDER 0x800, RING_OPTION_AVALANCHE 0x1000, \
                  RING_OPTION_SERVER_KEY 0x2000, RING_OPTION_HAPROXY_IDS 0x4000, \
                  RING_OPTION_BUCKETS 0x8000, RING_OPTION_REMOVED_BUCKETS 0x10000, \
-                 RING_OPTION_SCORE 0x20000)"
+                 RING_OPTION_SCORE 0x20000, RING_OPTION_PARAMS 0x40000)"
             ),
         ));
     }
@@ -555,6 +576,36 @@ pub(crate) unsafe fn build_ring(options: Option<&ring_options_t>, nodes: Vec<Nod
             return Err(fail(RING_INVALID_CONFIG, format_args!("`options.avalanche` {avalanche} is neither 0 nor 1")));
         }
         params.avalanche = Some(avalanche == 1);
+    }
+    if given(RING_OPTION_PARAMS) {
+        // SAFETY: with its bit set, the field is NULL or NUL-terminated by
+        // contract; NULL is refused.
+        let text = unsafe { option_name(options.params, "params") }?.ok_or_else(|| {
+            fail(
+                RING_NULL_ARGUMENT,
+                format_args!(
+                    "`options.params` is NULL but RING_OPTION_PARAMS is set (ring_new_with_options, without a \
+                     size, reads no field past `score`: call ring_new_with_options_sized)"
+                ),
+            )
+        })?;
+        // Each parameter once: a field's, or one of `params`.
+        let mut in_fields: Vec<&str> = params.values().into_iter().map(|(name, _)| name).collect();
+        if options.algorithm.is_null() {
+            in_fields.retain(|&name| name != "algorithm");
+        }
+        if given(RING_OPTION_REMOVED_BUCKETS) {
+            in_fields.push("removed_buckets");
+        }
+        for (name, value) in RingParams::given_in_json(text).map_err(core_error)? {
+            if in_fields.contains(&name) {
+                return Err(fail(
+                    RING_INVALID_CONFIG,
+                    format_args!("`options.params` gives {name:?}, which `options.{name}` gives too: give it once"),
+                ));
+            }
+            params.set(name, value).map_err(core_error)?;
+        }
     }
     let mut builder = builder.params(params);
     if given(RING_OPTION_HAPROXY_IDS) {

@@ -65,6 +65,67 @@ SAME_OFFSET(removed_bucket_count);
 SAME_OFFSET(score);
 _Static_assert(sizeof(options_v1_t) <= sizeof(ring_options_t), "ring_options_t only grows");
 
+/* ring_options_t.params: any parameter by name as JSON, each given once;
+ * a bad object is refused naming what is wrong. */
+static void options_params(const char *const *ids, const size_t *lens) {
+    ring_t *chosen = NULL, *reference = NULL;
+    const char *maglev_251 = "{\"format_version\":1,\"algorithm\":\"maglev\",\"table_size\":251,"
+                             "\"nodes\":[{\"id\":\"a\"},{\"id\":\"b\"}]}";
+    CHECK(ring_new_from_json(maglev_251, strlen(maglev_251), &reference) == RING_OK, "Maglev of 251 from JSON");
+    struct {
+        const char *algorithm, *params;
+    } same[] = {
+        {"maglev", "{\"table_size\": 251}"},
+        {NULL, "{\"algorithm\": \"maglev\", \"table_size\": 251}"},
+        {NULL, "{\"table_size\": 251, \"algorithm\": \"maglev\", \"seed\": 0}"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        ring_options_t o = {.fields = RING_OPTION_PARAMS, .algorithm = same[i].algorithm, .params = same[i].params};
+        CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &o, sizeof o, &chosen) == RING_OK &&
+                  ring_fingerprint(chosen) == ring_fingerprint(reference),
+              "params %s: the table of 251 (%s)", same[i].params, ring_last_error());
+        ring_free(chosen);
+        chosen = NULL;
+    }
+    /* Refused: (algorithm, params, result, what the message names). */
+    struct {
+        const char *algorithm, *params;
+        ring_result want;
+        const char *named;
+    } refused[] = {
+        {"maglev", "{\"table_size\": 251, \"algorithm\": \"maglev\"}", RING_INVALID_CONFIG, "\"algorithm\""},
+        {"maglev", "{\"colour\": 1}", RING_INVALID_CONFIG, "colour"},
+        {"maglev", "{\"table_size\": \"big\"}", RING_INVALID_CONFIG, "table_size"},
+        {"maglev", "{\"table_size\": 251, \"table_size\": 7}", RING_INVALID_CONFIG, "table_size"},
+        {"maglev", "{\"table_size\": null}", RING_INVALID_CONFIG, "null"},
+        {"maglev", "{\"table_size\": ", RING_INVALID_CONFIG, "line 1"},
+        {"maglev", "[251]", RING_INVALID_CONFIG, "expected a JSON object"},
+        {"maglev", "{\"vnodes\": 40}", RING_INVALID_CONFIG, "vnodes"},
+        {"maglev", NULL, RING_NULL_ARGUMENT, "ring_new_with_options_sized"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        ring_options_t o = {.fields = RING_OPTION_PARAMS, .algorithm = refused[i].algorithm, .params = refused[i].params};
+        CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &o, sizeof o, &chosen) == refused[i].want &&
+                  !chosen && last_error_has(refused[i].named),
+              "params %s refused, naming %s: %s", refused[i].params ? refused[i].params : "NULL", refused[i].named,
+              ring_last_error());
+        ring_free(chosen);
+        chosen = NULL;
+    }
+    /* A field and `params` giving the same parameter: refused, naming both. */
+    ring_options_t twice = {.fields = RING_OPTION_PARAMS | RING_OPTION_TABLE_SIZE,
+                            .algorithm = "maglev",
+                            .table_size = 251,
+                            .params = "{\"table_size\": 251}"};
+    CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &twice, sizeof twice, &chosen) ==
+                  RING_INVALID_CONFIG &&
+              !chosen && last_error_has("give it once") &&
+              last_error_has("`options.table_size`"),
+          "table_size in its field and in params: %s", ring_last_error());
+    ring_free(chosen);
+    ring_free(reference);
+}
+
 /* A value without its bit is refused, naming the field and the bit, for
  * every field; the size passed says which fields the caller's struct has;
  * programs built against earlier headers keep working. `plain` is a ring of
@@ -126,12 +187,15 @@ static void options_without_bits(const char *const *ids, const size_t *lens, con
     WITHOUT_BIT(removed_buckets, some_ids, RING_OPTION_REMOVED_BUCKETS);
     WITHOUT_BIT(removed_bucket_count, 1, RING_OPTION_REMOVED_BUCKETS);
     WITHOUT_BIT(score, "float", RING_OPTION_SCORE);
+    WITHOUT_BIT(params, "{}", RING_OPTION_PARAMS);
 #undef WITHOUT_BIT
 
-    /* The size: sizeof the caller's struct. Smaller than the first layout, or
-     * not a size at all, is refused before anything is read. */
+    /* The size: sizeof the caller's struct. Smaller than the first layout,
+     * between two layouts (a field cut in half), or not a size at all, is
+     * refused before anything is read. */
     ring_options_t zeroed = {0};
-    size_t bad_sizes[] = {0, sizeof zeroed - 1, 4097, SIZE_MAX};
+    size_t bad_sizes[] = {0, offsetof(ring_options_t, params) - 1, offsetof(ring_options_t, params) + 4,
+                          sizeof zeroed - 1, 4097, SIZE_MAX};
     for (size_t i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++) {
         snprintf(name, sizeof name, "options_size %zu", bad_sizes[i]);
         CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &zeroed, bad_sizes[i], &chosen) ==
@@ -421,12 +485,12 @@ int main(void) {
               !chosen,
           "vnodes given to maglev, even the default value, is a parameter it does not take");
     CHECK(last_error_has("vnodes"), "names vnodes: %s", ring_last_error());
-    defaults = (ring_options_t){.fields = RING_OPTION_VNODES | 0x40000u | 0x80000u, .vnodes = 160};
+    defaults = (ring_options_t){.fields = RING_OPTION_VNODES | 0x80000u | 0x100000u, .vnodes = 160};
     CHECK(ring_new_with_options_sized(ids, lens, NULL, NULL, NULL, 2, &defaults, sizeof defaults, &chosen) ==
                   RING_INVALID_CONFIG &&
               !chosen,
           "bits no RING_OPTION_* defines");
-    CHECK(last_error_has("0xc0000"), "names the unknown bits: %s", ring_last_error());
+    CHECK(last_error_has("0x180000"), "names the unknown bits: %s", ring_last_error());
     CHECK(RING_OPTION_VNODES == 1 && RING_OPTION_SEED == 2 && RING_OPTION_TABLE_SIZE == 4, "bit values are fixed");
     CHECK(RING_OPTION_DISTRIBUTION == 8 && RING_OPTION_KEY_HASH == 16 && RING_OPTION_SERVER_IDS == 32 &&
               RING_OPTION_HASH_TAG == 64 && RING_OPTION_DEFAULT_PORT == 128,
@@ -530,6 +594,7 @@ int main(void) {
     CHECK(last_error_has("hash_tag"), "names hash_tag: %s", ring_last_error());
 
     options_without_bits(ids, lens, plain);
+    options_params(ids, lens);
     ring_free(plain);
 
     /* Reference counting and messages. */

@@ -26,6 +26,21 @@ static int id_equals(const ring_t *ring, size_t index, json_t *want) {
     return len == json_string_length(want) && memcmp(id, json_string_value(want), len) == 0;
 }
 
+/* The config fields the options struct has a field for (or that are no
+ * parameter); vectors.c sets each from the config by hand. */
+static int is_field(const char *key) {
+    static const char *const fields[] = {
+        "format_version", "nodes",         "algorithm",     "vnodes",         "seed",
+        "table_size",     "distribution",  "key_hash",      "server_ids",     "hash_tag",
+        "default_port",   "min_ring_size", "max_ring_size", "hash_function",  "endpoint_order",
+        "server_key",     "avalanche",     "score",         "removed_buckets",
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        if (strcmp(key, fields[i]) == 0) return 1;
+    }
+    return 0;
+}
+
 static void run_case(json_t *c) {
     const char *name = json_string_value(json_object_get(c, "name"));
     json_t *config = json_object_get(c, "config");
@@ -170,8 +185,49 @@ static void run_case(json_t *c) {
             options.removed_buckets = removed_buckets;
             options.removed_bucket_count = json_array_size(removed) <= 64 ? json_array_size(removed) : 64;
         }
+        /* A parameter without a field of its own goes through `params`, so a
+         * new one needs no line here. */
+        json_t *rest = json_object();
+        const char *key;
+        json_t *value;
+        json_object_foreach(config, key, value) {
+            if (!is_field(key)) json_object_set(rest, key, value);
+        }
+        char *rest_text = json_dumps(rest, JSON_COMPACT);
+        if (json_object_size(rest) > 0) {
+            options.fields |= RING_OPTION_PARAMS;
+            options.params = rest_text;
+        }
         rc = ring_new_with_options_sized(ids, lens, weights, zones, zone_lens, count, &options, sizeof options, &ring);
         CHECK(rc == RING_OK, "%s: ring_new_with_options_sized -> %u (%s)", name, rc, ring_last_error());
+        free(rest_text);
+        json_decref(rest);
+    }
+    if (!listed_slots) {
+        /* Every parameter, the algorithm included, through `params` alone
+         * (the per-node arrays aside): the same ring. */
+        json_t *all = json_deep_copy(config);
+        json_object_del(all, "nodes");
+        json_object_del(all, "format_version");
+        char *all_text = json_dumps(all, JSON_COMPACT);
+        ring_options_t by_name = {0};
+        by_name.fields = RING_OPTION_PARAMS;
+        by_name.params = all_text;
+        if (any_haproxy_id) {
+            by_name.fields |= RING_OPTION_HAPROXY_IDS;
+            by_name.haproxy_ids = haproxy_ids;
+        }
+        if (any_bucket) {
+            by_name.fields |= RING_OPTION_BUCKETS;
+            by_name.buckets = buckets;
+        }
+        ring_t *named = NULL;
+        rc = ring_new_with_options_sized(ids, lens, weights, zones, zone_lens, count, &by_name, sizeof by_name, &named);
+        CHECK(rc == RING_OK && ring && ring_fingerprint(named) == ring_fingerprint(ring),
+              "%s: every parameter through options.params -> %u (%s)", name, rc, rc ? ring_last_error() : "");
+        ring_free(named);
+        free(all_text);
+        json_decref(all);
     }
     if (!ring || !from_json) goto done;
     CHECK(strcmp(ring_algorithm(ring), algorithm) == 0, "%s: ring_algorithm", name);

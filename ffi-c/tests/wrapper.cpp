@@ -4,6 +4,7 @@
 // reference counting; diffs, ownership and trackers against the C calls;
 // leases that give their load back; errors as shardring::Error.
 // Usage: cpp-wrapper testdata/vectors.json (run under valgrind by make test-c).
+#include <algorithm>
 #include <atomic>
 #include <unistd.h>
 #include <jansson.h>
@@ -114,6 +115,26 @@ static void run_vector(json_t *c) {
         json_t *bucket;
         json_array_foreach(removed, r, bucket) options.removed_buckets->push_back((uint32_t)json_integer_value(bucket));
     }
+    // A parameter without a field of its own goes through Options::params,
+    // so a new one needs no line here.
+    static const std::vector<std::string> fields = {
+        "format_version", "nodes",         "algorithm",     "vnodes",        "seed",           "table_size",
+        "distribution",   "key_hash",      "server_ids",    "hash_tag",      "default_port",   "min_ring_size",
+        "max_ring_size",  "hash_function", "endpoint_order", "avalanche",    "server_key",     "score",
+        "removed_buckets",
+    };
+    json_t *rest = json_object();
+    const char *key;
+    json_t *value;
+    json_object_foreach(config, key, value) {
+        if (std::find(fields.begin(), fields.end(), key) == fields.end()) json_object_set(rest, key, value);
+    }
+    if (json_object_size(rest) > 0) {
+        char *rest_text = json_dumps(rest, JSON_COMPACT);
+        options.params = rest_text;
+        free(rest_text);
+    }
+    json_decref(rest);
     // Listed slot ranges exist only in configs.
     shardring::Ring ring = listed_slots ? from_json : shardring::Ring(nodes, options);
     if (algorithm == "ring") {
