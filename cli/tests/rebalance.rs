@@ -3,8 +3,9 @@
 //! before any copy (an `--address` naming another node's server, a name
 //! resolving to it, another address of the same process), and every key
 //! stays where it was; a move to a server of its own still moves and
-//! deletes. The `--address` and `--rate` checks run before any server is
-//! contacted.
+//! deletes; a `--migrate` move to a target that is down fails naming the
+//! servers and moves nothing. The `--address` and `--rate` checks run
+//! before any server is contacted.
 
 #[path = "../../membership/tests/common/mod.rs"]
 mod common;
@@ -166,6 +167,30 @@ fn a_move_to_a_server_of_its_own_still_moves_and_deletes() {
     assert_eq!(after_a.len() + after_b.len() + on_new.len(), KEYS, "each key on its owner only");
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["deleted"].as_u64(), Some(on_new.len() as u64), "{report}");
+}
+
+/// A `--migrate` move whose target is down lists every source and fails on
+/// the MIGRATEs: its report says which servers failed, not that no source
+/// could be listed (as it did: the failures were the sources'), and no key
+/// leaves its source.
+#[test]
+fn a_move_to_a_target_that_is_down_lists_the_sources_and_says_the_copies_failed() {
+    let fleet = Fleet::start(Redis::start());
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let before = fleet.contents();
+    let output = fleet.rebalance(&["--address", &format!("new={closed}"), "--migrate"]);
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{report}{}", String::from_utf8_lossy(&output.stderr));
+    let headline = report.lines().next().unwrap_or_default();
+    assert!(headline.starts_with("rebalance FAILED on "), "{report}");
+    assert!(!report.contains("no source could be listed"), "{report}");
+    assert!(report.contains(&closed), "the report names the target that is down: {report}");
+    // --migrate marks each source's moving arcs (the guard's key) before it moves any.
+    let (mut a, mut b) = fleet.contents();
+    for side in [&mut a, &mut b] {
+        side.retain(|key, _| !key.starts_with("shardring:handoff:"));
+    }
+    assert_eq!((a, b), before, "every key stays on its source");
 }
 
 /// `--address` and `--rate` are checked before anything runs, naming the

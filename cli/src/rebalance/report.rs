@@ -114,7 +114,9 @@ pub(super) fn report_plan(
 }
 
 /// Which servers of a run failed: how many, and how many of the sources
-/// (the old ring's nodes, every key's starting point).
+/// (the old ring's nodes, every key's starting point) failed before their
+/// listing found anything. A source that was listed and then failed (its
+/// target down, say) is a failed server, not an unlisted source.
 struct Failed {
     servers: usize,
     sources: usize,
@@ -124,7 +126,9 @@ struct Failed {
 impl Failed {
     fn of(plan: &Plan, tallies: &BTreeMap<String, Tally>) -> Failed {
         let sources = plan.sources();
-        let failed = |server: &String| tallies.get(server).is_some_and(|t| t.error.is_some());
+        let failed = |server: &String| {
+            tallies.get(server).is_some_and(|t| t.error.is_some() && t.scanned == 0 && t.to_move == 0)
+        };
         Failed {
             servers: tallies.values().filter(|t| t.error.is_some()).count(),
             sources: sources.iter().filter(|s| failed(s)).count(),
