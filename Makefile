@@ -446,7 +446,7 @@ check-generated: build-node build-release
 	  || { echo "generated files are stale: commit the regenerated versions above"; exit 1; }
 	python3 testdata/bad_inputs.py --check
 
-# A fresh clone of HEAD builds, compiles its tests and checks every crate
+# A fresh clone of HEAD builds, and checks every crate and its tests,
 # with plain cargo and no venv (a Rust developer's first commands, and
 # rust-analyzer's), in target/ beside the other debug builds, whose
 # dependencies it reuses. After every other suite that builds there: the
