@@ -9,9 +9,9 @@ use ring::ring_result::*;
 use ring::{
     RING_OPTION_AVALANCHE, RING_OPTION_BUCKETS, RING_OPTION_DEFAULT_PORT, RING_OPTION_DISTRIBUTION,
     RING_OPTION_ENDPOINT_ORDER, RING_OPTION_HAPROXY_IDS, RING_OPTION_HASH_FUNCTION, RING_OPTION_HASH_TAG,
-    RING_OPTION_KEY_HASH, RING_OPTION_MAX_RING_SIZE, RING_OPTION_MIN_RING_SIZE, RING_OPTION_REMOVED_BUCKETS,
-    RING_OPTION_SCORE, RING_OPTION_SEED, RING_OPTION_SERVER_IDS, RING_OPTION_SERVER_KEY, RING_OPTION_TABLE_SIZE,
-    RING_OPTION_VNODES, ring_options_t, ring_t,
+    RING_OPTION_KEY_HASH, RING_OPTION_MAX_RING_SIZE, RING_OPTION_MIN_RING_SIZE, RING_OPTION_PARAMS,
+    RING_OPTION_REMOVED_BUCKETS, RING_OPTION_SCORE, RING_OPTION_SEED, RING_OPTION_SERVER_IDS, RING_OPTION_SERVER_KEY,
+    RING_OPTION_TABLE_SIZE, RING_OPTION_VNODES, ring_options_t, ring_t,
 };
 use shardring::{
     Algorithm, Distribution, EndpointOrder, HashFunction, KeyHash, Node, NodeConfig, RendezvousScore, Ring, RingConfig,
@@ -42,7 +42,8 @@ pub(crate) const KNOWN_OPTION_BITS: u32 = RING_OPTION_VNODES
     | RING_OPTION_HAPROXY_IDS
     | RING_OPTION_BUCKETS
     | RING_OPTION_REMOVED_BUCKETS
-    | RING_OPTION_SCORE;
+    | RING_OPTION_SCORE
+    | RING_OPTION_PARAMS;
 /// The load balancers' parameters every input passes when their bits are
 /// set (the HAProxy ids are all 0: every id assigned).
 const HASH_FUNCTION: &CStr = c"djb2";
@@ -157,6 +158,9 @@ impl World {
             expect.problems.push(RING_INVALID_CONFIG);
             readable = false;
         } else if !options_null {
+            // The legacy entry point reads no field past `score`: `params`
+            // is NULL to it.
+            expect.problem_if(legacy && given(RING_OPTION_PARAMS), RING_NULL_ARGUMENT);
             if let Some(name) = &name_bytes {
                 match std::str::from_utf8(name) {
                     Ok(name) => parsed = name.parse::<Algorithm>(),
@@ -283,6 +287,8 @@ impl World {
             removed_buckets: array(RING_OPTION_REMOVED_BUCKETS, removed_buckets.as_ptr()),
             removed_bucket_count: usize::from(given(RING_OPTION_REMOVED_BUCKETS)),
             score: text(RING_OPTION_SCORE, c"float"),
+            // An empty object: every parameter the fields give, none twice.
+            params: text(RING_OPTION_PARAMS, c"{}"),
         };
         let mut out: *mut ring_t = ptr::null_mut();
         let out_ptr: *mut *mut ring_t = if out_null { ptr::null_mut() } else { &mut out };
