@@ -122,9 +122,13 @@ pub unsafe extern "C" fn ring_new(
 /// with its bit set), plus `RING_INVALID_CONFIG` (an unknown algorithm, a
 /// parameter it does not take, a field set without its bit, a bit of
 /// `fields` no `RING_OPTION_*` defines, an `options_size` smaller than the
-/// first `ring_options_t` or above 4,096, or non-zero bytes past the fields
-/// this library knows), `RING_INVALID_TABLE_SIZE` (including 0 with its bit
-/// set), `RING_INVALID_ADDRESS`.
+/// first `ring_options_t`, between two headers' sizes or above 4,096,
+/// non-zero bytes past the fields this library knows, a parameter given
+/// both in its field and in `params`, or a `params` object a config would
+/// refuse), `RING_NULL_ARGUMENT` (a string field NULL with its bit set),
+/// `RING_INVALID_UTF8` (a string field that is not UTF-8),
+/// `RING_INVALID_TABLE_SIZE` (including 0 with its bit set),
+/// `RING_INVALID_ADDRESS`.
 ///
 /// Replaces `ring_new_with_options`, which took no size and which the
 /// library still exports for programs built against earlier headers (it
