@@ -4,8 +4,8 @@
 //! resolving to it, another address of the same process), and every key
 //! stays where it was; a move to a server of its own still moves and
 //! deletes; a `--migrate` move to a target that is down fails naming the
-//! servers and moves nothing. The `--address` and `--rate` checks run
-//! before any server is contacted.
+//! servers and moves nothing; a `--migrate` report counts each key once.
+//! The `--address` and `--rate` checks run before any server is contacted.
 
 #[path = "../../membership/tests/common/mod.rs"]
 mod common;
@@ -82,6 +82,26 @@ impl Fleet {
     fn contents(&self) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
         (contents(&self.a), contents(&self.b))
     }
+
+    /// How many of the keys the ring with `new` gives to `new`.
+    fn moving(&self) -> u64 {
+        let ring = Ring::from_json(&config(&[&self.a.address(), &self.b.address(), "new"])).unwrap();
+        (0..KEYS).filter(|i| ring.get(format!("key-{i}")).unwrap().id() == "new").count() as u64
+    }
+
+    /// The `--json` report of a run with `extra`, and its exit code.
+    fn report(&self, extra: &[&str]) -> (serde_json::Value, Option<i32>) {
+        let output = self.rebalance(&[extra, &["--json"]].concat());
+        let report = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+            panic!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+        });
+        (report, output.status.code())
+    }
+}
+
+/// The `to_move`, `copied`, `failed` and `late` counts of a `--json` report.
+fn counts(report: &serde_json::Value) -> [u64; 4] {
+    ["to_move", "copied", "failed", "late"].map(|field| report[field].as_u64().unwrap_or_else(|| panic!("{report}")))
 }
 
 /// The reviewer's case: `new` is given the server of node A. Without the
@@ -191,6 +211,30 @@ fn a_move_to_a_target_that_is_down_lists_the_sources_and_says_the_copies_failed(
         side.retain(|key, _| !key.starts_with("shardring:handoff:"));
     }
     assert_eq!((a, b), before, "every key stays on its source");
+    // Each key counts once, however many listings found it (4 listings
+    // counted 1,396 "to move" of these 1,000 keys, and as many failed).
+    let moving = fleet.moving();
+    assert!(moving > 100, "{moving}");
+    let (report, code) = fleet.report(&["--address", &format!("new={closed}"), "--migrate"]);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(counts(&report), [moving, 0, moving, 0], "{report}");
+    assert!(report["scans"].as_u64().unwrap() > 1, "{report}");
+}
+
+/// A `--migrate` move counts each moving key once: found, moved, none
+/// failed; its dry run (two listings, no move) counts the same keys.
+#[test]
+fn a_migrate_move_and_its_dry_run_count_each_key_once() {
+    let fleet = Fleet::start(Redis::start());
+    let new = Redis::start();
+    let moving = fleet.moving();
+    let address = format!("new={}", new.address());
+    let (plan, code) = fleet.report(&["--address", &address, "--migrate", "--dry-run"]);
+    assert_eq!((code, plan["to_move"].as_u64()), (Some(0), Some(moving)), "{plan}");
+    let (report, code) = fleet.report(&["--address", &address, "--migrate"]);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(counts(&report), [moving, moving, 0, 0], "{report}");
+    assert_eq!(contents(&new).len() as u64, moving);
 }
 
 /// `--address` and `--rate` are checked before anything runs, naming the

@@ -42,7 +42,7 @@ use checks::identities;
 use pass::Pass;
 use plan::Plan;
 use rate::Pacer;
-use report::{report, report_plan};
+use report::{Tally, report, report_plan};
 
 /// The backend `args` name, with its credentials (read before: see
 /// [`credentials`]).
@@ -175,7 +175,10 @@ fn run(
     pass.bar.finish_and_clear();
     progress::lock(&progress).finished = true;
     drop(publisher);
-    let tallies = pass.tallies;
+    let mut tallies = pass.tallies;
+    if args.migrate {
+        tallies.values_mut().for_each(Tally::settle_migrate);
+    }
     let scanned = tallies.values().map(|t| t.scanned).sum();
     let to_move = tallies.values().map(|t| t.to_move).sum();
     report(args, plan, &tallies, scanned, to_move, pass.scans, started.elapsed(), out)?;

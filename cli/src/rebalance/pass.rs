@@ -121,6 +121,11 @@ pub(super) struct Pass<'a> {
     pub(super) progress: SharedProgress,
 }
 
+/// One source's listing by its thread: the source, the moving keys it
+/// found, its tallies (the source's, and a target's error) and the servers
+/// it found down.
+type Listing<'s> = (&'s String, u64, BTreeMap<String, Tally>, HashSet<String>);
+
 impl Pass<'_> {
     /// Scans every source not down, each in one piece; returns the keys no
     /// earlier scan found that leave it, with their targets (a dry run).
@@ -190,9 +195,10 @@ impl Pass<'_> {
     /// Of `keys` listed on `source`, those that leave it and no earlier
     /// listing found, with their targets; counts them (and, in the first
     /// listing, every key) in the source's tally. With `--migrate` every
-    /// leaving key counts, found before or not: a key `MIGRATE` moved is no
-    /// longer listed, so one listed again is still there, and a listing
-    /// that finds it must not pass for a clean one.
+    /// leaving key is returned, found before or not: a key `MIGRATE` moved
+    /// is no longer listed, so one listed again is still there, and a
+    /// listing that finds it must not pass for a clean one (the report
+    /// counts it once: [`Tally::settle_migrate`]).
     fn leaving(&mut self, source: &str, keys: Vec<Key>) -> Vec<(String, Key, String)> {
         let first = self.scans == 1;
         let listed = keys.len() as u64;
@@ -201,7 +207,8 @@ impl Pass<'_> {
         let mut work = Vec::new();
         for key in keys {
             let Some(target) = self.plan.target(source, &key.bytes) else { continue };
-            if !self.args.migrate && !self.seen.insert(seen_hash(source, &key.bytes)) {
+            // A dry run lists twice and moves nothing: it counts a key once, `--migrate` or not.
+            if (!self.args.migrate || self.args.dry_run) && !self.seen.insert(seen_hash(source, &key.bytes)) {
                 continue;
             }
             tally.to_move += 1;
@@ -421,7 +428,7 @@ impl Pass<'_> {
         self.scans += 1;
         let sources: Vec<String> = self.plan.sources().into_iter().filter(|s| !self.down.contains(s)).collect();
         let rate = self.args.rate.map(|rate| rate.share(sources.len()));
-        let listed: Vec<(u64, BTreeMap<String, Tally>, HashSet<String>)> = std::thread::scope(|scope| {
+        let listed: Vec<Listing> = std::thread::scope(|scope| {
             let threads: Vec<_> = sources
                 .iter()
                 .map(|source| {
@@ -464,17 +471,25 @@ impl Pass<'_> {
                                 0
                             }
                         };
-                        (found, lister.tallies, lister.down)
+                        (source, found, lister.tallies, lister.down)
                     })
                 })
                 .collect();
             threads.into_iter().map(|t| t.join().expect("a listing thread panicked")).collect()
         });
         let mut found = 0;
-        for (count, tallies, down) in listed {
+        for (source, count, tallies, down) in listed {
             found += count;
             for (server, tally) in tallies {
-                self.tallies.entry(server).or_default().absorb(tally);
+                let entry = self.tallies.entry(server.clone()).or_default();
+                // This listing of its source (another source's thread may hold its target's error).
+                if &server == source {
+                    entry.unmoved = tally.to_move.saturating_sub(tally.copied + tally.gone);
+                    if self.scans == 1 {
+                        entry.first_found = tally.to_move;
+                    }
+                }
+                entry.absorb(tally);
             }
             self.down.extend(down);
         }
@@ -501,10 +516,11 @@ impl Pass<'_> {
                 }
             };
             let left: Vec<Key> = keys.into_iter().filter(|k| self.plan.target(&source, &k.bytes).is_some()).collect();
+            let tally = self.tallies.entry(source.clone()).or_default();
+            tally.unmoved = left.len() as u64;
             if left.is_empty() {
                 continue;
             }
-            let tally = self.tallies.entry(source.clone()).or_default();
             tally.remaining += left.len() as u64;
             let named: Vec<String> =
                 left.iter().take(5).map(|k| format!("{:?}", String::from_utf8_lossy(&k.bytes))).collect();

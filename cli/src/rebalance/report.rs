@@ -31,9 +31,28 @@ pub(super) struct Tally {
     pub(super) remaining: u64,
     pub(super) bytes: u64,
     pub(super) error: Option<String>,
+    /// `--migrate`: of the moving keys this source's latest listing found,
+    /// those it did not move (still there).
+    #[serde(skip)]
+    pub(super) unmoved: u64,
+    /// `--migrate`: the moving keys this source's first listing found.
+    #[serde(skip)]
+    pub(super) first_found: u64,
 }
 
 impl Tally {
+    /// `--migrate`: counts each moving key once. Its listings count a key
+    /// each time one finds it (they keep no list of keys, so that memory
+    /// stays flat), but a key `MIGRATE` moved is listed no more and one that
+    /// did not move is still there for the latest listing: the distinct
+    /// keys are those moved or gone plus those the latest listing still
+    /// found, and these are the ones that failed.
+    pub(super) fn settle_migrate(&mut self) {
+        self.to_move = self.copied + self.gone + self.unmoved;
+        self.failed = self.unmoved;
+        self.late = self.to_move.saturating_sub(self.first_found);
+    }
+
     /// Adds `other`'s counts to this one's; keeps this one's error, else takes `other`'s.
     pub(super) fn absorb(&mut self, other: Tally) {
         self.scanned += other.scanned;
