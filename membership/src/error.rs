@@ -136,14 +136,18 @@ pub enum MembershipError {
     /// An unfinished move cannot be abandoned while its rebalancer lives
     /// (`P/mover` exists, under the rebalancer's lease).
     #[error(
-        "a rebalancer is moving keys under {prefix} (it holds {prefix}/mover since revision {revision}): stop it \
-         first; {prefix}/mover goes within 10 s of its end (one written by hand with no lease stays until deleted)"
+        "a rebalancer is moving keys under {prefix} (it holds {prefix}/mover since revision {revision}{}): stop it \
+         first; {prefix}/mover goes within 10 s of its end (one written by hand with no lease stays until deleted)",
+        holder.as_ref().map_or(String::new(), |holder| format!(": {holder}"))
     )]
     MoverLives {
         /// The ring's prefix.
         prefix: String,
         /// The etcd revision the mover took the move at.
         revision: i64,
+        /// The rebalancer, as its `P/mover` names it (`process 4242 on
+        /// "host-a"`); `None` for a record that names none.
+        holder: Option<String>,
     },
 
     /// The members or config changed since a mover read them (or its lock

@@ -126,8 +126,34 @@ struct Reading {
     /// is steady; `None` when they make no ring.
     transition: Option<(u64, bool)>,
     record: Option<MoveRecord>,
-    /// `P/mover`'s create revision, when a mover lives.
-    mover: Option<i64>,
+    /// `P/mover`, when a mover lives.
+    mover: Option<Mover>,
+}
+
+/// `P/mover` as read: the revision it was written at and, when its value
+/// names them, the rebalancer's process id and host.
+struct Mover {
+    since: i64,
+    holder: Option<String>,
+}
+
+impl Mover {
+    fn read(create_revision: i64, value: &[u8]) -> Mover {
+        let value = serde_json::from_slice::<serde_json::Value>(value).unwrap_or_default();
+        let holder = match (value.get("pid").and_then(|p| p.as_u64()), value.get("host").and_then(|h| h.as_str())) {
+            (Some(pid), Some(host)) => Some(format!("process {pid} on {host:?}")),
+            _ => None,
+        };
+        Mover { since: create_revision, holder }
+    }
+}
+
+/// `P/mover`'s value: the revision of the membership read and who moves,
+/// this process's id and host, so that an operator can find the
+/// rebalancer (`{"revision": R, "pid": N, "host": "H"}`).
+fn mover_value(revision: i64) -> String {
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    serde_json::json!({"revision": revision, "pid": std::process::id(), "host": host}).to_string()
 }
 
 /// `P/move` as read.
@@ -226,7 +252,8 @@ impl Admin {
     /// ([`shardring::Transition::fingerprint`]): reads the members and
     /// config, checks that they make that transition, and writes `P/move`
     /// (`{"revision": R, "fingerprint": "<16 hex digits>"}`, no lease) and
-    /// `P/mover` (`{"revision": R}`, under a lease kept alive until the lock
+    /// `P/mover` (`{"revision": R, "pid": N, "host": "H"}`, this process,
+    /// under a lease kept alive until the lock
     /// is dropped), if no mover lives and nothing changed since the read.
     /// A `P/move` without a mover (a move left unfinished) is taken over:
     /// [`MoveLock::resumed`] says so, and whether it moved this transition.
@@ -237,8 +264,8 @@ impl Admin {
     /// call; [`MembershipError::Etcd`], [`MembershipError::Refused`].
     pub fn lock_move(&mut self, fingerprint: u64) -> Result<MoveLock, MembershipError> {
         let held = self.read_for_move()?;
-        if let Some(since) = held.mover {
-            return Err(self.move_in_progress(held.record.as_ref().map_or(since, |r| r.create_revision)));
+        if let Some(mover) = &held.mover {
+            return Err(self.move_in_progress(held.record.as_ref().map_or(mover.since, |r| r.create_revision)));
         }
         if held.transition.map(|(of, _)| of) != Some(fingerprint) {
             return Err(self.membership_changed());
@@ -258,7 +285,7 @@ impl Admin {
             Some(record) => record.unchanged(&self.layout),
         });
         let record = record_value(held.revision, fingerprint, None);
-        let mover = format!("{{\"revision\":{}}}", held.revision);
+        let mover = mover_value(held.revision);
         let mut lock = MoveLock {
             held,
             fingerprint,
@@ -330,8 +357,8 @@ impl Admin {
     pub fn abandon_move(&mut self) -> Result<Option<i64>, MembershipError> {
         let reading = self.read_for_move()?;
         let Some(record) = &reading.record else { return Ok(None) };
-        if let Some(revision) = reading.mover {
-            return Err(MembershipError::MoverLives { prefix: self.layout.prefix().to_owned(), revision });
+        if let Some(Mover { since: revision, holder }) = reading.mover {
+            return Err(MembershipError::MoverLives { prefix: self.layout.prefix().to_owned(), revision, holder });
         }
         if !self.delete_record(record, Vec::new())? {
             // A mover took it over meanwhile.
@@ -410,7 +437,7 @@ impl Admin {
                 let (create_revision, mod_revision) = (kv.create_revision(), kv.mod_revision());
                 record = Some(MoveRecord { create_revision, mod_revision, fingerprint, promoted });
             } else if kv.key() == mover_key.as_bytes() {
-                mover = Some(kv.create_revision());
+                mover = Some(Mover::read(kv.create_revision(), kv.value()));
             }
             if let Ok(Some(change)) = records.change_of(kv.key(), Some(kv.value())) {
                 changes.push(change);

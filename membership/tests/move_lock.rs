@@ -144,7 +144,19 @@ fn a_move_whose_mover_died_stays_until_resumed_or_abandoned() {
     let plan = fingerprint(&mut admin);
     let lock = admin.lock_move(plan).unwrap();
     assert_eq!(lock.resumed(), None);
-    assert!(matches!(other.abandon_move(), Err(MembershipError::MoverLives { .. })));
+    // The refusal names the rebalancer to stop: this process, on this host.
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    match other.abandon_move() {
+        Err(error @ MembershipError::MoverLives { .. }) => assert!(
+            error.to_string().contains(&format!(
+                "(it holds {PREFIX}/mover since revision {}: process {} on {host:?}): stop it first",
+                lock.revision() + 1,
+                std::process::id()
+            )),
+            "{error}"
+        ),
+        other => panic!("{other:?}"),
+    }
     assert!(matches!(other.clear_finished_move().unwrap(), Some(LeftMove::MoverLives { .. })));
 
     // The mover dies: its lease ends (revoked here, as etcd expires it 10 s after a SIGKILL).
