@@ -63,7 +63,7 @@ pub struct MoveLock {
 /// A move that a mover left unfinished (`P/move` without a live
 /// `P/mover`: the mover died, stopped or lost its lease) and
 /// [`Admin::lock_move`] took over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnfinishedMove {
     /// The etcd revision the unfinished move began at.
     pub since: i64,
@@ -72,11 +72,15 @@ pub struct UnfinishedMove {
     /// write past the lock), so keys it moved may sit where the new
     /// transition does not look.
     pub same_transition: bool,
+    /// Why its record cannot be read, if it cannot (written by hand: not
+    /// JSON, or no fingerprint of 16 hex digits); such a move counts as
+    /// another transition's (`same_transition` is `false`).
+    pub unreadable: Option<String>,
 }
 
 /// A move record found on a steady ring with no mover
 /// ([`Admin::clear_finished_move`]), or the mover that keeps it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LeftMove {
     /// A rebalancer still holds it (`P/mover`), or it changed while being
     /// looked at: look again later.
@@ -104,6 +108,16 @@ pub enum LeftMove {
     NotPromoted {
         /// The etcd revision the move began at.
         since: i64,
+    },
+    /// Its record cannot be read (written by hand: not JSON, or no
+    /// fingerprint of 16 hex digits), so whether its move finished is
+    /// unknown. Kept, for an operator to abandon once the keys are where
+    /// the ring places them.
+    Unreadable {
+        /// The etcd revision the record was written at.
+        since: i64,
+        /// Why it cannot be read.
+        why: String,
     },
 }
 
@@ -160,9 +174,10 @@ fn mover_value(revision: i64) -> String {
 struct MoveRecord {
     create_revision: i64,
     mod_revision: i64,
-    /// The fingerprint of the transition it moves (`None` in a record that
-    /// names none, or does not parse).
-    fingerprint: Option<u64>,
+    /// The fingerprint of the transition it moves, or why the record
+    /// cannot be read (not JSON, or no fingerprint of 16 hex digits: one
+    /// written by hand).
+    fingerprint: Result<u64, String>,
     /// `Some(old_copies)` once its members changed state.
     promoted: Option<bool>,
 }
@@ -190,7 +205,7 @@ impl MoveLock {
 
     /// The unfinished move this lock took over, if any.
     pub fn resumed(&self) -> Option<UnfinishedMove> {
-        self.resumed
+        self.resumed.clone()
     }
 
     /// A flag that turns `true` once etcd answers that the lock's lease is
@@ -204,6 +219,25 @@ impl MoveLock {
 }
 
 impl MoveRecord {
+    /// `P/move` read from its value and revisions.
+    fn read(create_revision: i64, mod_revision: i64, value: &[u8]) -> MoveRecord {
+        let value = serde_json::from_slice::<serde_json::Value>(value);
+        let fingerprint = match &value {
+            Err(error) => Err(format!("it is not JSON ({error})")),
+            Ok(value) => match value.get("fingerprint") {
+                Some(serde_json::Value::String(hex)) if hex.len() == 16 => {
+                    u64::from_str_radix(hex, 16).map_err(|_| format!("its fingerprint {hex:?} is not 16 hex digits"))
+                }
+                Some(other) => Err(format!("its fingerprint {other} is not 16 hex digits")),
+                None => Err("it names no transition's fingerprint".to_owned()),
+            },
+        };
+        let promoted = value.as_ref().ok().and_then(|value| {
+            (value.get("promoted") == Some(&serde_json::Value::Bool(true)))
+                .then(|| value.get("old_copies") != Some(&serde_json::Value::Bool(false)))
+        });
+        MoveRecord { create_revision, mod_revision, fingerprint, promoted }
+    }
     /// The compare under which `P/move` is still this record.
     fn unchanged(&self, layout: &Layout) -> Compare {
         Compare::mod_revision(layout.move_key(), CompareOp::Equal, self.mod_revision)
@@ -270,10 +304,11 @@ impl Admin {
         if held.transition.map(|(of, _)| of) != Some(fingerprint) {
             return Err(self.membership_changed());
         }
-        let resumed = held
-            .record
-            .as_ref()
-            .map(|r| UnfinishedMove { since: r.create_revision, same_transition: r.fingerprint == Some(fingerprint) });
+        let resumed = held.record.as_ref().map(|r| UnfinishedMove {
+            since: r.create_revision,
+            same_transition: r.fingerprint == Ok(fingerprint),
+            unreadable: r.fingerprint.clone().err(),
+        });
         let (move_key, mover_key) = (self.layout.move_key(), self.layout.mover_key());
         let (target, client) = (&self.target, &mut self.client);
         let seconds = LOCK_TTL.as_secs() as i64;
@@ -385,6 +420,9 @@ impl Admin {
         if !reading.transition.is_some_and(|(_, steady)| steady) {
             return Ok(None);
         }
+        if let Err(why) = &record.fingerprint {
+            return Ok(Some(LeftMove::Unreadable { since, why: why.clone() }));
+        }
         match record.promoted {
             None => return Ok(Some(LeftMove::NotPromoted { since })),
             Some(true) => return Ok(Some(LeftMove::OldCopiesLeft { since })),
@@ -430,12 +468,7 @@ impl Admin {
                 KeyKind::Other => {}
             }
             if kv.key() == move_key.as_bytes() {
-                let value = serde_json::from_slice::<serde_json::Value>(kv.value()).unwrap_or_default();
-                let fingerprint = value.get("fingerprint").and_then(|f| u64::from_str_radix(f.as_str()?, 16).ok());
-                let promoted = (value.get("promoted") == Some(&serde_json::Value::Bool(true)))
-                    .then(|| value.get("old_copies") != Some(&serde_json::Value::Bool(false)));
-                let (create_revision, mod_revision) = (kv.create_revision(), kv.mod_revision());
-                record = Some(MoveRecord { create_revision, mod_revision, fingerprint, promoted });
+                record = Some(MoveRecord::read(kv.create_revision(), kv.mod_revision(), kv.value()));
             } else if kv.key() == mover_key.as_bytes() {
                 mover = Some(Mover::read(kv.create_revision(), kv.value()));
             }

@@ -5,7 +5,8 @@
 //! goes through when nothing did, also after the lock outlived its lease's
 //! TTL (kept alive); a lock whose lease is gone says so; a move whose mover
 //! stops or dies stays recorded until a mover resumes and ends it, an
-//! operator abandons it, or (promoted already) the ring is steady.
+//! operator abandons it, or (promoted already) the ring is steady; a
+//! record that cannot be read is said so, with why.
 
 mod common;
 
@@ -263,4 +264,44 @@ fn a_lock_whose_renewals_go_unconfirmed_counts_as_lost() {
     etcd.resume();
     assert!(waited <= Duration::from_secs(9), "lost after {waited:?}");
     drop(lock);
+}
+
+/// A move record written by hand that cannot be read is said so, with
+/// why, not taken for a membership that changed under the move: a mover
+/// takes it over as another transition's, and on a steady ring it stays
+/// for an operator to abandon.
+#[test]
+fn an_unreadable_move_record_is_said_so_with_why() {
+    let etcd = Etcd::start();
+    let mut admin = Admin::connect(&[etcd.url()], PREFIX).unwrap();
+    admin.put_members(&[("a", record(NodeState::Active)), ("b", record(NodeState::Warming))]).unwrap();
+    let plan = fingerprint(&mut admin);
+    let move_key = format!("{PREFIX}/move");
+    let cases = [
+        ("moving", "it is not JSON (expected value at line 1 column 1)"),
+        (r#"{"revision": 5}"#, "it names no transition's fingerprint"),
+        (r#"{"fingerprint": "0123"}"#, "its fingerprint \"0123\" is not 16 hex digits"),
+        (r#"{"fingerprint": "zz23456789abcdef"}"#, "its fingerprint \"zz23456789abcdef\" is not 16 hex digits"),
+        (r#"{"fingerprint": 7}"#, "its fingerprint 7 is not 16 hex digits"),
+    ];
+    for (value, why) in cases {
+        etcd.etcdctl(&["put", &move_key, value]);
+        let lock = admin.lock_move(plan).unwrap();
+        let resumed = lock.resumed().expect("the record is taken over");
+        assert_eq!((resumed.same_transition, resumed.unreadable.as_deref()), (false, Some(why)), "{value}");
+        drop(lock);
+        etcd.etcdctl(&["del", &format!("{PREFIX}/mover")]);
+    }
+    // Steady: the record stays, said unreadable.
+    admin.abandon_move().unwrap();
+    admin.set_state("b", NodeState::Active).unwrap();
+    etcd.etcdctl(&["put", &move_key, "moving"]);
+    match admin.clear_finished_move().unwrap() {
+        Some(LeftMove::Unreadable { since, why }) => {
+            assert!(since > 0);
+            assert!(why.starts_with("it is not JSON"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(etcd.etcdctl(&["get", "--print-value-only", &move_key]).trim(), "moving", "kept");
 }

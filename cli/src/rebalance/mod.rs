@@ -246,10 +246,16 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
             match admin.lock_move(fingerprint) {
                 Ok(lock) => {
                     match lock.resumed() {
-                        Some(UnfinishedMove { since, same_transition: true }) => {
+                        Some(UnfinishedMove { since, same_transition: true, .. }) => {
                             writeln!(out, "resuming the move begun at revision {since}, left unfinished")?;
                         }
-                        Some(UnfinishedMove { since, same_transition: false }) => writeln!(
+                        Some(UnfinishedMove { since, unreadable: Some(why), .. }) => writeln!(
+                            out,
+                            "the record of the move begun at revision {since} ({prefix}/move) cannot be read: {why}; \
+                             taken over as another transition's move: moving by the transition at revision {}",
+                            epoch.revision
+                        )?,
+                        Some(UnfinishedMove { since, same_transition: false, .. }) => writeln!(
                             out,
                             "the move begun at revision {since} was left unfinished and the membership changed \
                              since (a member's lease ended?): moving by the transition at revision {}",
@@ -393,6 +399,11 @@ fn left_move(
             "the move begun at revision {since} made its members active, but its rebalancer stopped before \
              deleting every old copy: keys may have stale copies on servers that no longer own them \
              (docs/transitions.md); delete them, {abandon}"
+        )?,
+        Ok(Some(LeftMove::Unreadable { since, why })) => writeln!(
+            out,
+            "the record of the move begun at revision {since} ({prefix}/move) cannot be read: {why}; whether its \
+             move finished is unknown: once every key is on the server the ring places it on, {abandon}"
         )?,
         Ok(Some(LeftMove::NotPromoted { since })) => writeln!(
             out,
