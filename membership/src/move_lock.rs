@@ -210,8 +210,11 @@ impl MoveLock {
 
     /// A flag that turns `true` once etcd answers that the lock's lease is
     /// gone, or no renewal was confirmed for 8 s of its 10 s TTL (etcd out
-    /// of reach): from then on another mover may take the move over, so a
-    /// mover stops moving and takes the lock anew. [`Admin::finish_move`]
+    /// of reach), or `P/move` is no longer the lock's record (deleted or
+    /// written anew by hand, which frees the membership; looked at with
+    /// each renewal, every 3.3 s): from then on another mover may take the
+    /// move over, or the members change, so a mover stops moving and takes
+    /// the lock anew. [`Admin::finish_move`]
     /// then fails with [`MembershipError::MembershipChanged`].
     pub fn lost(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.lost)
@@ -348,10 +351,12 @@ impl Admin {
         }
         lock.create_revision = response.header().map_or(0, |h| h.revision());
         let (stop, lost, target) = (Arc::clone(&lock.stop), Arc::clone(&lock.lost), lock.target.clone());
+        // A record taken over keeps its create revision through the put.
+        let record = (move_key, lock.held.record.as_ref().map_or(lock.create_revision, |r| r.create_revision));
         lock.keeper = Some(
             std::thread::Builder::new()
                 .name("shardring-move-lock".into())
-                .spawn(move || keep_alive(target, lease, stop, lost))
+                .spawn(move || keep_alive(target, lease, record, stop, lost))
                 .map_err(|e| MembershipError::File { path: "<thread>".into(), message: e.to_string() })?,
         );
         Ok(lock)
@@ -577,7 +582,7 @@ impl Admin {
 /// flow-control window filled); sets `lost` when etcd answers that the
 /// lease is gone, or when no renewal was confirmed for the TTL less 2 s
 /// (etcd out of reach: the lease may be expiring there).
-fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>, lost: Arc<AtomicBool>) {
+fn keep_alive(target: Target, lease: i64, record: (String, i64), stop: Arc<AtomicBool>, lost: Arc<AtomicBool>) {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
     runtime.block_on(async {
         let mut keeper = None;
@@ -598,6 +603,11 @@ fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>, lost: Arc<Atomi
             match tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + REQUEST_TIMEOUT), renewal).await {
                 Ok(Some(answer)) if answer.ttl() > 0 => {
                     deadline = tokio::time::Instant::now() + UNCONFIRMED_LIMIT;
+                    if let Some((_, _, client)) = keeper.as_mut()
+                        && !holds_record(client, &record).await
+                    {
+                        lost.store(true, Ordering::Release);
+                    }
                 }
                 Ok(Some(_)) => lost.store(true, Ordering::Release),
                 _ => keeper = None,
@@ -614,4 +624,16 @@ fn keep_alive(target: Target, lease: i64, stop: Arc<AtomicBool>, lost: Arc<Atomi
             }
         }
     });
+}
+
+/// Whether `P/move` is still the record the lock wrote (`record`: its key
+/// and create revision, which a mover's own rewrite keeps); an answer that
+/// does not come counts as held (the lease's deadline covers etcd out of
+/// reach).
+async fn holds_record(client: &mut etcd_client::Client, record: &(String, i64)) -> bool {
+    let get = client.get(record.0.as_str(), Some(GetOptions::new().with_keys_only()));
+    match tokio::time::timeout(REQUEST_TIMEOUT, get).await {
+        Ok(Ok(found)) => found.kvs().first().map(|kv| kv.create_revision()) == Some(record.1),
+        _ => true,
+    }
 }

@@ -305,3 +305,32 @@ fn an_unreadable_move_record_is_said_so_with_why() {
     }
     assert_eq!(etcd.etcdctl(&["get", "--print-value-only", &move_key]).trim(), "moving", "kept");
 }
+
+/// A move record deleted by hand frees the membership, so the lock that
+/// wrote it is lost within a renewal (every 3.3 s) and its mover stops; a
+/// record taken over from a dead mover (kept by the put, with its create
+/// revision) and a record rewritten by the mover's own promotion are not.
+#[test]
+fn a_move_record_deleted_by_hand_loses_the_lock() {
+    let etcd = Etcd::start();
+    let mut admin = Admin::connect(&[etcd.url()], PREFIX).unwrap();
+    admin.put_members(&[("a", record(NodeState::Active)), ("b", record(NodeState::Warming))]).unwrap();
+    let plan = fingerprint(&mut admin);
+    drop(admin.lock_move(plan).unwrap());
+    let lock = admin.lock_move(plan).unwrap();
+    assert!(lock.resumed().is_some_and(|r| r.same_transition), "taken over");
+    let lost = lock.lost();
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!lost.load(std::sync::atomic::Ordering::Acquire), "a record taken over is the lock's");
+    etcd.etcdctl(&["del", &format!("{PREFIX}/move")]);
+    common::eventually(Duration::from_secs(5), "the lock is lost", || lost.load(std::sync::atomic::Ordering::Acquire));
+    drop(lock);
+
+    let lock = admin.lock_move(plan).unwrap();
+    assert_eq!(lock.resumed(), None);
+    let lost = lock.lost();
+    admin.finish_move(&lock, &["b"], &[], false).unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!lost.load(std::sync::atomic::Ordering::Acquire), "promoted, the record is still the lock's");
+    admin.end_move(lock).unwrap();
+}

@@ -587,7 +587,7 @@ mod tests {
         }
     }
 
-    /// Once the move lock's lease is gone (`Plan::halt` set mid-run), no
+    /// Once the move lock is lost (`Plan::halt` set mid-run), no
     /// further key moves and the run fails saying why.
     #[test]
     fn a_move_whose_lock_is_lost_moves_no_further_key() {
@@ -611,7 +611,7 @@ mod tests {
         let mut out = Vec::new();
         assert!(!run(&command.args, &plan, &mut store, true, &mut out).unwrap());
         let report = String::from_utf8(out).unwrap();
-        assert!(report.contains("the move lock's lease expired"), "{report}");
+        assert!(report.contains("the move lock was lost"), "{report}");
         assert!(servers.borrow().get("c:1").is_none_or(BTreeMap::is_empty), "a key moved after the lock was lost");
         halt.store(false, std::sync::atomic::Ordering::Release);
         assert!(run(&command.args, &plan, &mut store, true, &mut Vec::new()).unwrap());

@@ -278,7 +278,8 @@ impl Pass<'_> {
     fn copy_batch(&mut self, source: &str, target: &str, chunk: &[&Key]) -> Result<(), CliError> {
         if self.plan.halted() {
             self.tallies.get_mut(source).expect("every source has a tally").failed += chunk.len() as u64;
-            let message = "the move lock's lease expired or went unrenewed for 8 s (etcd out of reach): no key moves";
+            let message = "the move lock was lost (its lease expired or went unrenewed for 8 s, etcd out of reach, or \
+                           its move record was deleted by hand): no key moves";
             self.fail(source, target, Failure::source(message));
             return Ok(());
         }

@@ -20,9 +20,10 @@ pub(super) struct Plan {
     /// `--migrate`: the handoff mark the mover sets on each old owner
     /// (`Transition::handoff_mark`), the key clients' guards read.
     pub(super) mark: String,
-    /// `--etcd`: set once the move lock's lease is gone (etcd out of reach
-    /// past its TTL); from then on no key moves, since the membership may
-    /// change under the move.
+    /// `--etcd`: set once the move lock is lost (its lease gone, etcd out
+    /// of reach past its TTL, or its record deleted by hand:
+    /// `MoveLock::lost`); from then on no key moves, since the membership
+    /// may change under the move.
     pub(super) halt: Option<Arc<AtomicBool>>,
 }
 
