@@ -52,6 +52,10 @@ pub struct MoveLock {
     fingerprint: u64,
     /// The revision `P/move` and `P/mover` were written at.
     create_revision: i64,
+    /// `P/move`'s create revision: `create_revision`, or an earlier one
+    /// for a record taken over (a put keeps it, as the mover's own
+    /// promotion does). Another means the record was deleted by hand.
+    record_since: i64,
     lease: i64,
     resumed: Option<UnfinishedMove>,
     stop: Arc<AtomicBool>,
@@ -210,14 +214,24 @@ impl MoveLock {
 
     /// A flag that turns `true` once etcd answers that the lock's lease is
     /// gone, or no renewal was confirmed for 8 s of its 10 s TTL (etcd out
-    /// of reach), or `P/move` is no longer the lock's record (deleted or
-    /// written anew by hand, which frees the membership; looked at with
-    /// each renewal, every 3.3 s): from then on another mover may take the
-    /// move over, or the members change, so a mover stops moving and takes
-    /// the lock anew. [`Admin::finish_move`]
+    /// of reach), or `P/move` is no longer the lock's record (deleted by
+    /// hand, or deleted and created again, which frees the membership;
+    /// looked at with each renewal, every 3.3 s): from then on another
+    /// mover may take the move over, or the members change, so a mover
+    /// stops moving and takes the lock anew. [`Admin::finish_move`]
     /// then fails with [`MembershipError::MembershipChanged`].
     pub fn lost(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.lost)
+    }
+
+    /// The compares under which this lock still holds the move: its own
+    /// `P/mover` and its `P/move` record (neither deleted nor created
+    /// anew since).
+    fn holds(&self, layout: &Layout) -> [Compare; 2] {
+        [
+            Compare::create_revision(layout.mover_key(), CompareOp::Equal, self.create_revision),
+            Compare::create_revision(layout.move_key(), CompareOp::Equal, self.record_since),
+        ]
     }
 }
 
@@ -328,6 +342,7 @@ impl Admin {
             held,
             fingerprint,
             create_revision: 0,
+            record_since: 0,
             lease,
             resumed,
             stop: Arc::new(AtomicBool::new(false)),
@@ -351,8 +366,8 @@ impl Admin {
         }
         lock.create_revision = response.header().map_or(0, |h| h.revision());
         let (stop, lost, target) = (Arc::clone(&lock.stop), Arc::clone(&lock.lost), lock.target.clone());
-        // A record taken over keeps its create revision through the put.
-        let record = (move_key, lock.held.record.as_ref().map_or(lock.create_revision, |r| r.create_revision));
+        lock.record_since = lock.held.record.as_ref().map_or(lock.create_revision, |r| r.create_revision);
+        let record = (move_key, lock.record_since);
         lock.keeper = Some(
             std::thread::Builder::new()
                 .name("shardring-move-lock".into())
@@ -373,10 +388,10 @@ impl Admin {
     /// [`MembershipError::Etcd`], [`MembershipError::Refused`].
     pub fn end_move(&mut self, lock: MoveLock) -> Result<(), MembershipError> {
         let (move_key, mover_key) = (self.layout.move_key(), self.layout.mover_key());
-        let held = Compare::create_revision(mover_key.as_str(), CompareOp::Equal, lock.create_revision);
         let deletes = [TxnOp::delete(move_key.as_str(), None), TxnOp::delete(mover_key.as_str(), None)];
         let (target, client) = (&self.target, &mut self.client);
-        let response = self.runtime.block_on(timed(target, client.txn(Txn::new().when([held]).and_then(deletes))))?;
+        let txn = Txn::new().when(lock.holds(&self.layout)).and_then(deletes);
+        let response = self.runtime.block_on(timed(target, client.txn(txn)))?;
         drop(lock);
         if !response.succeeded() {
             return Err(self.membership_changed());
@@ -544,11 +559,10 @@ impl Admin {
         if now != then {
             return Err(self.membership_changed());
         }
-        let held = Compare::create_revision(self.layout.mover_key(), CompareOp::Equal, lock.create_revision);
         let mut revision = 0;
         for (i, chunk) in operations.chunks(MAX_TXN_OPS).enumerate() {
             let mut when = if i == 0 { lock.held.unchanged(&self.layout) } else { Vec::new() };
-            when.push(held.clone());
+            when.extend(lock.holds(&self.layout));
             let (target, client) = (&self.target, &mut self.client);
             let txn = Txn::new().when(when).and_then(chunk.to_vec());
             let response = self.runtime.block_on(timed(target, client.txn(txn)))?;
@@ -590,6 +604,8 @@ fn keep_alive(target: Target, lease: i64, record: (String, i64), stop: Arc<Atomi
         // have expired on etcd's side: each wait ends by then.
         let mut deadline = tokio::time::Instant::now() + UNCONFIRMED_LIMIT;
         while !stop.load(Ordering::Acquire) && !lost.load(Ordering::Acquire) {
+            // A keep-alive each TTL / 3, the record's check within it.
+            let next_renewal = tokio::time::Instant::now() + LOCK_TTL / 3;
             let renewal = async {
                 if keeper.is_none() {
                     let mut client = connect(&target.endpoints, &target.access).await.ok()?;
@@ -604,7 +620,7 @@ fn keep_alive(target: Target, lease: i64, record: (String, i64), stop: Arc<Atomi
                 Ok(Some(answer)) if answer.ttl() > 0 => {
                     deadline = tokio::time::Instant::now() + UNCONFIRMED_LIMIT;
                     if let Some((_, _, client)) = keeper.as_mut()
-                        && !holds_record(client, &record).await
+                        && !holds_record(client, &record, next_renewal).await
                     {
                         lost.store(true, Ordering::Release);
                     }
@@ -612,8 +628,8 @@ fn keep_alive(target: Target, lease: i64, record: (String, i64), stop: Arc<Atomi
                 Ok(Some(_)) => lost.store(true, Ordering::Release),
                 _ => keeper = None,
             }
-            // Wakes every 100 ms to stop promptly; a keep-alive each TTL / 3.
-            for _ in 0..(LOCK_TTL.as_millis() / 300) {
+            // Wakes every 100 ms to stop promptly.
+            while tokio::time::Instant::now() < next_renewal {
                 if tokio::time::Instant::now() >= deadline {
                     lost.store(true, Ordering::Release);
                 }
@@ -628,11 +644,11 @@ fn keep_alive(target: Target, lease: i64, record: (String, i64), stop: Arc<Atomi
 
 /// Whether `P/move` is still the record the lock wrote (`record`: its key
 /// and create revision, which a mover's own rewrite keeps); an answer that
-/// does not come counts as held (the lease's deadline covers etcd out of
-/// reach).
-async fn holds_record(client: &mut etcd_client::Client, record: &(String, i64)) -> bool {
+/// does not come by `by` (the next renewal, which it must not delay)
+/// counts as held: the lease's deadline covers etcd out of reach.
+async fn holds_record(client: &mut etcd_client::Client, record: &(String, i64), by: tokio::time::Instant) -> bool {
     let get = client.get(record.0.as_str(), Some(GetOptions::new().with_keys_only()));
-    match tokio::time::timeout(REQUEST_TIMEOUT, get).await {
+    match tokio::time::timeout_at(by.min(tokio::time::Instant::now() + REQUEST_TIMEOUT), get).await {
         Ok(Ok(found)) => found.kvs().first().map(|kv| kv.create_revision()) == Some(record.1),
         _ => true,
     }

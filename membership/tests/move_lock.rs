@@ -307,7 +307,8 @@ fn an_unreadable_move_record_is_said_so_with_why() {
 }
 
 /// A move record deleted by hand frees the membership, so the lock that
-/// wrote it is lost within a renewal (every 3.3 s) and its mover stops; a
+/// wrote it is lost within a renewal (every 3.3 s), its mover stops, and
+/// it neither promotes nor ends the move; a
 /// record taken over from a dead mover (kept by the put, with its create
 /// revision) and a record rewritten by the mover's own promotion are not.
 #[test]
@@ -324,7 +325,11 @@ fn a_move_record_deleted_by_hand_loses_the_lock() {
     assert!(!lost.load(std::sync::atomic::Ordering::Acquire), "a record taken over is the lock's");
     etcd.etcdctl(&["del", &format!("{PREFIX}/move")]);
     common::eventually(Duration::from_secs(5), "the lock is lost", || lost.load(std::sync::atomic::Ordering::Acquire));
-    drop(lock);
+    // Nor does it promote, or end a move it no longer records.
+    changed(admin.finish_move(&lock, &["b"], &[], false));
+    assert_eq!(states(&mut admin)[1], ("b".to_owned(), NodeState::Warming));
+    changed(admin.end_move(lock));
+    assert_eq!(etcd.etcdctl(&["get", "--keys-only", "--prefix", &format!("{PREFIX}/move")]).trim(), "");
 
     let lock = admin.lock_move(plan).unwrap();
     assert_eq!(lock.resumed(), None);

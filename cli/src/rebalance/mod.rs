@@ -312,6 +312,9 @@ fn follow(args: &Args, out: &mut impl Write) -> Result<bool, CliError> {
                     "{why}: the transition stays{}",
                     if args.dry_run {
                         ""
+                    } else if plan.halted() {
+                        " (its lease ended, or its record was deleted by hand, which lets the membership change): run \
+                         a rebalancer again to resume the move"
                     } else {
                         ", and the move stays recorded (no member changes) until a rebalancer resumes it or \
                          `shardring member abandon-move`"

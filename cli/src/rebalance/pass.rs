@@ -485,7 +485,10 @@ impl Pass<'_> {
                 let entry = self.tallies.entry(server.clone()).or_default();
                 // This listing of its source (another source's thread may hold its target's error).
                 if &server == source {
-                    entry.unmoved = tally.to_move.saturating_sub(tally.copied + tally.gone);
+                    let unmoved = tally.to_move.saturating_sub(tally.copied + tally.gone);
+                    // Cut short (the source failed), it did not see every key an earlier listing left.
+                    let earlier = entry.unmoved.saturating_sub(tally.copied + tally.gone);
+                    entry.unmoved = if down.contains(source) { unmoved.max(earlier) } else { unmoved };
                     if self.scans == 1 {
                         entry.first_found = tally.to_move;
                     }
