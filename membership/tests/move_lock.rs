@@ -31,6 +31,16 @@ fn fingerprint(admin: &mut Admin) -> u64 {
     admin.fleet().unwrap().fingerprint.unwrap()
 }
 
+/// A real etcd holding member `a` active and `b` warming: a transition to
+/// move by, an admin connected to it, and the plan's fingerprint.
+fn warming_fleet() -> (Etcd, Admin, u64) {
+    let etcd = Etcd::start();
+    let mut admin = Admin::connect(&[etcd.url()], PREFIX).unwrap();
+    admin.put_members(&[("a", record(NodeState::Active)), ("b", record(NodeState::Warming))]).unwrap();
+    let plan = fingerprint(&mut admin);
+    (etcd, admin, plan)
+}
+
 fn in_progress<T: std::fmt::Debug>(result: Result<T, MembershipError>) {
     match result {
         Err(MembershipError::MoveInProgress { prefix, revision }) => {
@@ -249,10 +259,7 @@ fn a_stray_member_key_and_more_changes_than_a_transaction_holds() {
 /// the lock as lost.
 #[test]
 fn a_lock_whose_renewals_go_unconfirmed_counts_as_lost() {
-    let etcd = Etcd::start();
-    let mut admin = Admin::connect(&[etcd.url()], PREFIX).unwrap();
-    admin.put_members(&[("a", record(NodeState::Active)), ("b", record(NodeState::Warming))]).unwrap();
-    let plan = fingerprint(&mut admin);
+    let (etcd, mut admin, plan) = warming_fleet();
     let lock = admin.lock_move(plan).unwrap();
     let lost = lock.lost();
     std::thread::sleep(Duration::from_secs(4));
@@ -272,10 +279,7 @@ fn a_lock_whose_renewals_go_unconfirmed_counts_as_lost() {
 /// for an operator to abandon.
 #[test]
 fn an_unreadable_move_record_is_said_so_with_why() {
-    let etcd = Etcd::start();
-    let mut admin = Admin::connect(&[etcd.url()], PREFIX).unwrap();
-    admin.put_members(&[("a", record(NodeState::Active)), ("b", record(NodeState::Warming))]).unwrap();
-    let plan = fingerprint(&mut admin);
+    let (etcd, mut admin, plan) = warming_fleet();
     let move_key = format!("{PREFIX}/move");
     let cases = [
         ("moving", "it is not JSON (expected value at line 1 column 1)"),
@@ -313,10 +317,7 @@ fn an_unreadable_move_record_is_said_so_with_why() {
 /// revision) and a record rewritten by the mover's own promotion are not.
 #[test]
 fn a_move_record_deleted_by_hand_loses_the_lock() {
-    let etcd = Etcd::start();
-    let mut admin = Admin::connect(&[etcd.url()], PREFIX).unwrap();
-    admin.put_members(&[("a", record(NodeState::Active)), ("b", record(NodeState::Warming))]).unwrap();
-    let plan = fingerprint(&mut admin);
+    let (etcd, mut admin, plan) = warming_fleet();
     drop(admin.lock_move(plan).unwrap());
     let lock = admin.lock_move(plan).unwrap();
     assert!(lock.resumed().is_some_and(|r| r.same_transition), "taken over");
