@@ -218,7 +218,7 @@ build-c: build-release
 	cc $(CFLAGS) examples/c/place_words.c $(LDRING) -o build/place_words
 	cc $(CFLAGS) -pthread examples/c/follow.c $(LDRING) -o build/follow
 
-# An abi3 wheel for Python ABI and up (abi3-py39 or abi3-py310) into
+# An abi3 wheel for Python ABI and up (abi3-py310: 3.10 and newer) into
 # WHEEL_OUT for the Rust target WHEEL_TARGET (default: this machine's) and
 # the platform tag WHEEL_POLICY (manylinux2014: glibc 2.17; musllinux_1_2
 # for a musl target; empty for Windows and macOS, where the tag comes from

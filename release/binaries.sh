@@ -114,8 +114,8 @@ macos_stubs() {
     while read -r dir; do cat "$dir"/*.tbd; done < <(macos_stub_dirs) \
         | grep -oE "[A-Za-z_\$][A-Za-z0-9_\$.]*"
 }
-# unpack_wheels DIST VERSION TAG OUT COUNT: the COUNT abi3 wheels (cp310,
-# cp39: release/platforms.json's python) of platform tag TAG in DIST, each
+# unpack_wheels DIST VERSION TAG OUT COUNT: the COUNT abi3 wheels (cp310:
+# release/platforms.json's python) of platform tag TAG in DIST, each
 # unpacked into OUT/<abi>/ after checking that its WHEEL says that tag;
 # sets `unpacked_wheels` to those folders.
 unpack_wheels() {

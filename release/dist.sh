@@ -2,8 +2,8 @@
 # Builds every artefact of a release into build/dist/ (RELEASING.md), for
 # each platform of release/platforms.json that it packs (this machine's
 # alone, or all of them with DIST_PLATFORMS=all, `make dist-all`):
-#   shardring-V-cp39-abi3-<wheel tag>.whl  (manylinux2014_<arch>.manylinux_2_17_<arch>,
-#   shardring-V-cp310-abi3-<wheel tag>.whl  musllinux_1_2_<arch>, macosx_11_0_<arch>
+#   shardring-V-cp310-abi3-<wheel tag>.whl  (manylinux2014_<arch>.manylinux_2_17_<arch>,
+#                                          musllinux_1_2_<arch>, macosx_11_0_<arch>
 #                                          or win_amd64)
 #   shardring-<platform>-V.tgz            the npm platform package (the .node)
 #   libring-V-<archive>.tar.gz            libring for C and C++
@@ -155,8 +155,7 @@ for line in "${platforms[@]}"; do
 
     step "$npm_name: Python wheels (abi3, $wheel_tag)"
     start=$(now)
-    # cp310 first (the list's order): build-py built it last, so only cp39
-    # recompiles here.
+    # build-py built this machine's wheel already; maturin relinks nothing.
     IFS=, read -r -a abis <<<"$pythons"
     for abi in "${abis[@]}"; do
         make -s wheel ABI="$abi" WHEEL_OUT="$out" WHEEL_TARGET="$wheel_target" WHEEL_POLICY="$policy" \

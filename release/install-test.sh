@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs each artefact of build/dist/ (release/dist.sh) as a user would,
 # in a scratch folder and with no `cargo` or `rustc` on PATH:
-#   - the wheels into fresh venvs of Python 3.9 and 3.13 (pyenv's), which run
+#   - the wheels into fresh venvs of Python 3.10 and 3.13 (pyenv's), which run
 #     the vector tests and place the word list;
 #   - both npm tarballs into a fresh project, used from CommonJS, ESM and a
 #     type-checked TypeScript file, running the vector tests; the main tarball
@@ -67,7 +67,7 @@ glibc_of() {
 }
 
 step "Python wheels"
-for py in 3.9 3.13; do
+for py in 3.10 3.13; do
     interpreter=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/$py.*/bin/python$py 2>/dev/null | tail -1)
     [ -n "$interpreter" ] || fail "python$py is not installed (pyenv)"
     "$interpreter" -m venv "venv-$py"

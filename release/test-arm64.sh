@@ -7,7 +7,7 @@
 #   - C: the libring tarball, unpacked; the word-list example built against
 #     it through its ring.pc prints what the x86_64 build prints (keys per
 #     node and the digest), and the C vector test passes every case;
-#   - Python: each abi3 wheel (cp310, cp39), installed for Debian's arm64
+#   - Python: the abi3 wheel (cp310), installed for Debian's arm64
 #     python3.11, passes py/tests/test_vectors.py;
 #   - Node: the two npm tarballs, installed by npm as for an arm64 machine
 #     (--cpu=arm64 --force), loaded by Debian's arm64 Node 18 through the package's
@@ -78,7 +78,7 @@ echo "   word list: $(grep -i digest "$out/words-arm64.txt"), as on x86_64"
 LD_LIBRARY_PATH=$prefix/lib run "$out/c-vectors" testdata/vectors.json
 
 pytest_version=$(sed -n 's/^pytest==//p' py/requirements-dev.txt)
-for abi in cp310 cp39; do
+for abi in cp310; do
     # The glibc one (build/dist/ holds the musl one too).
     wheel=$(ls "$dist"/shardring-"$version"-$abi-abi3-*.manylinux_2_17_aarch64.whl)
     step "Python: $(basename "$wheel") in Debian's arm64 python3.11, test_vectors.py"

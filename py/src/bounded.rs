@@ -147,7 +147,7 @@ impl PyLoadTracker {
 pub struct PyLease {
     tracker: Arc<LoadTracker>,
     node: Py<PyString>,
-    /// The same id in Rust (PyString has no borrowed UTF-8 view in the 3.9 stable ABI).
+    /// The id as the tracker holds it (shared with it, not copied), which `release` gives back.
     id: Arc<str>,
     probes: u32,
     released: AtomicBool,

@@ -2,52 +2,24 @@
 //! anything else a `TypeError` (never `str(obj)`).
 
 use std::borrow::Cow;
-use std::ffi::c_char;
-use std::sync::OnceLock;
 
 use pyo3::exceptions::PyTypeError;
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
 use shardring::KeyBatch;
 
 use crate::errors::{Argument, utf8_failure, whole_argument};
 
-unsafe extern "C" {
-    /// In the stable ABI from Python 3.10 (and exported by every CPython 3);
-    /// pyo3 hides it under the 3.9 stable ABI, so it is declared here and
-    /// called only on 3.10+.
-    #[link_name = "PyUnicode_AsUTF8AndSize"]
-    fn unicode_as_utf8_and_size(unicode: *mut ffi::PyObject, size: *mut ffi::Py_ssize_t) -> *const c_char;
-}
-
-/// Whether the running interpreter is 3.10 or newer.
-fn utf8_view_available(py: Python<'_>) -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| py.version_info() >= (3, 10))
-}
-
-/// The UTF-8 bytes of a `str`: a view of the string's own UTF-8 buffer on
-/// Python 3.10+, an encoded copy on 3.9. A lone surrogate raises
-/// `InvalidUtf8Error` (code `RING_INVALID_UTF8`), as in every binding:
-/// such a key has no UTF-8 bytes, and no replacement is guessed.
+/// The UTF-8 bytes of a `str`: a view of the string's own UTF-8 buffer
+/// (`PyUnicode_AsUTF8AndSize`, in the stable ABI from Python 3.10, which
+/// CPython caches inside the object). A lone surrogate raises
+/// `InvalidUtf8Error` (code `RING_INVALID_UTF8`), as in every binding: such
+/// a key has no UTF-8 bytes, and no replacement is guessed.
 fn str_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
-    if utf8_view_available(text.py()) {
-        let mut size: ffi::Py_ssize_t = 0;
-        // SAFETY: `text` is a live str; CPython caches its UTF-8 form inside the object,
-        // so the returned buffer lives as long as `text`, which outlives `'a`.
-        let data = unsafe { unicode_as_utf8_and_size(text.as_ptr(), &mut size) };
-        if data.is_null() {
-            drop(PyErr::fetch(text.py()));
-            return Err(utf8_failure(text));
-        }
-        // SAFETY: CPython returned `size` readable bytes at `data`, valid while `text` lives.
-        return Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) }));
+    match text.to_str() {
+        Ok(text) => Ok(Cow::Borrowed(text.as_bytes())),
+        Err(_) => Err(utf8_failure(text)),
     }
-    Ok(match text.to_cow().map_err(|_| utf8_failure(text))? {
-        Cow::Borrowed(text) => Cow::Borrowed(text.as_bytes()),
-        Cow::Owned(text) => Cow::Owned(text.into_bytes()),
-    })
 }
 
 /// A key's bytes: a `str` as UTF-8; `bytes`, `bytearray` and `memoryview` as
