@@ -1631,8 +1631,9 @@ ring_result ring_transition_handoff_mark(const ring_transition_t *transition,
  * `EVALSHA <ring_redis_guard_sha1()> 2 <key> <mark> <command> [arguments after the key]`
  * (or `EVAL` with this source), `mark` from `ring_transition_handoff_mark`:
  * the command runs there unless the key is missing and the mover has set
- * the mark; then the reply is the error `ring_redis_moved_reply()` and
- * nothing ran. Only commands naming one key, first, may go through it.
+ * the mark; then the reply is the error `ring_redis_moved_reply()` (or
+ * `ring_redis_tryagain_reply()`, while the mover holds the key in doubt)
+ * and nothing ran. Only commands naming one key, first, may go through it.
  */
 const char *ring_redis_guard(void);
 
@@ -1647,6 +1648,14 @@ const char *ring_redis_guard_sha1(void);
  * `"SHARDRING_MOVED"`: static, NUL-terminated, never NULL.
  */
 const char *ring_redis_moved_reply(void);
+
+/**
+ * The error message the guard answers when the key is not on the server
+ * and the mover holds it in doubt (a `MIGRATE` of it got no answer),
+ * `"SHARDRING_TRYAGAIN"`: static, NUL-terminated, never NULL. Nothing ran;
+ * send the guarded command again after a short wait.
+ */
+const char *ring_redis_tryagain_reply(void);
 
 /**
  * A new sketch keeping the `top` most requested keys (1 to 4,096) in two

@@ -55,6 +55,9 @@ inline std::string_view redis_guard() noexcept { return ring_redis_guard(); }
 inline std::string_view redis_guard_sha1() noexcept { return ring_redis_guard_sha1(); }
 /// The guard's error message when the key is not there, "SHARDRING_MOVED" (ring_redis_moved_reply).
 inline std::string_view redis_moved_reply() noexcept { return ring_redis_moved_reply(); }
+/// The guard's error message while the mover holds the missing key in doubt,
+/// "SHARDRING_TRYAGAIN": send the guarded command again shortly (ring_redis_tryagain_reply).
+inline std::string_view redis_tryagain_reply() noexcept { return ring_redis_tryagain_reply(); }
 
 /// A failed ring_* call: code() is the ring_result, what() the detailed message.
 class Error : public std::runtime_error {

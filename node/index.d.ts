@@ -644,7 +644,8 @@ export declare const PLACEMENT_FORMAT: number
  * `EVALSHA REDIS_GUARD_SHA1 2 key transition.handoffMark command
  * ...argumentsAfterTheKey` on a moving key's old owner runs the command
  * there unless the key is missing and the mover set the mark; then it
- * answers the error `MOVED_REPLY` and runs nothing.
+ * answers the error `MOVED_REPLY` (or `TRYAGAIN_REPLY`, while the mover
+ * holds the key in doubt) and runs nothing.
  */
 export declare const REDIS_GUARD: string
 
@@ -800,6 +801,13 @@ export interface SpreadPlan {
   /** The copy key (empty when not spread). */
   copyKey: Buffer
 }
+
+/**
+ * The guard's error message when the key is not there and the mover holds
+ * it in doubt (a `MIGRATE` of it got no answer): `"SHARDRING_TRYAGAIN"`.
+ * Nothing ran; send the guarded command again after a short wait.
+ */
+export declare const TRYAGAIN_REPLY: string
 
 /** The package version, `"X.Y.Z"`, the same in every binding. */
 export declare const VERSION: string

@@ -850,4 +850,5 @@ module.exports.MOVED_REPLY = nativeBinding.MOVED_REPLY
 module.exports.PLACEMENT_FORMAT = nativeBinding.PLACEMENT_FORMAT
 module.exports.REDIS_GUARD = nativeBinding.REDIS_GUARD
 module.exports.REDIS_GUARD_SHA1 = nativeBinding.REDIS_GUARD_SHA1
+module.exports.TRYAGAIN_REPLY = nativeBinding.TRYAGAIN_REPLY
 module.exports.VERSION = nativeBinding.VERSION

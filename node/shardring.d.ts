@@ -16,6 +16,7 @@ export {
   REDIS_GUARD,
   REDIS_GUARD_SHA1,
   MOVED_REPLY,
+  TRYAGAIN_REPLY,
 } from './index'
 
 /** The package version, `"X.Y.Z"`, the same in every binding. */

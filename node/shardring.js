@@ -62,7 +62,7 @@ function loadNative() {
 
 const native = loadNative()
 
-const { hashKey, PLACEMENT_FORMAT, VERSION, REDIS_GUARD, REDIS_GUARD_SHA1, MOVED_REPLY } = native
+const { hashKey, PLACEMENT_FORMAT, VERSION, REDIS_GUARD, REDIS_GUARD_SHA1, MOVED_REPLY, TRYAGAIN_REPLY } = native
 const NativeTransition = native.Transition
 
 /** The names of every placement algorithm, as the `algorithm` option takes them. */
@@ -632,5 +632,6 @@ module.exports = {
   REDIS_GUARD,
   REDIS_GUARD_SHA1,
   MOVED_REPLY,
+  TRYAGAIN_REPLY,
   version,
 }

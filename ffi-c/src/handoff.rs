@@ -4,7 +4,7 @@
 
 use std::ffi::c_char;
 
-use shardring::handoff::{MOVED_REPLY, REDIS_GUARD, REDIS_GUARD_SHA1};
+use shardring::handoff::{MOVED_REPLY, REDIS_GUARD, REDIS_GUARD_SHA1, TRYAGAIN_REPLY};
 
 use crate::boundary::{boundary, bytes, non_null, out_slice, write};
 use crate::error::ring_result::{self, RING_BUFFER_TOO_SMALL};
@@ -107,14 +107,16 @@ const fn with_nul<const N: usize>(text: &str) -> [u8; N] {
 static GUARD: [u8; REDIS_GUARD.len() + 1] = with_nul(REDIS_GUARD);
 static GUARD_SHA1: [u8; REDIS_GUARD_SHA1.len() + 1] = with_nul(REDIS_GUARD_SHA1);
 static MOVED: [u8; MOVED_REPLY.len() + 1] = with_nul(MOVED_REPLY);
+static TRYAGAIN: [u8; TRYAGAIN_REPLY.len() + 1] = with_nul(TRYAGAIN_REPLY);
 
 /// The Lua source of the Redis handoff guard: static, NUL-terminated, never
 /// NULL. Call it on a moving key's old owner as
 /// `EVALSHA <ring_redis_guard_sha1()> 2 <key> <mark> <command> [arguments after the key]`
 /// (or `EVAL` with this source), `mark` from `ring_transition_handoff_mark`:
 /// the command runs there unless the key is missing and the mover has set
-/// the mark; then the reply is the error `ring_redis_moved_reply()` and
-/// nothing ran. Only commands naming one key, first, may go through it.
+/// the mark; then the reply is the error `ring_redis_moved_reply()` (or
+/// `ring_redis_tryagain_reply()`, while the mover holds the key in doubt)
+/// and nothing ran. Only commands naming one key, first, may go through it.
 #[unsafe(no_mangle)]
 pub extern "C" fn ring_redis_guard() -> *const c_char {
     GUARD.as_ptr().cast()
@@ -132,4 +134,13 @@ pub extern "C" fn ring_redis_guard_sha1() -> *const c_char {
 #[unsafe(no_mangle)]
 pub extern "C" fn ring_redis_moved_reply() -> *const c_char {
     MOVED.as_ptr().cast()
+}
+
+/// The error message the guard answers when the key is not on the server
+/// and the mover holds it in doubt (a `MIGRATE` of it got no answer),
+/// `"SHARDRING_TRYAGAIN"`: static, NUL-terminated, never NULL. Nothing ran;
+/// send the guarded command again after a short wait.
+#[unsafe(no_mangle)]
+pub extern "C" fn ring_redis_tryagain_reply() -> *const c_char {
+    TRYAGAIN.as_ptr().cast()
 }

@@ -91,6 +91,8 @@ int main(void) {
     /* The guard: its source names the moved reply, and its SHA-1 is 40 hex digits. */
     CHECK(strstr(ring_redis_guard(), "redis.error_reply('SHARDRING_MOVED')") != NULL, "the guard answers the moved reply");
     CHECK(strcmp(ring_redis_moved_reply(), "SHARDRING_MOVED") == 0, "moved reply");
+    CHECK(strcmp(ring_redis_tryagain_reply(), "SHARDRING_TRYAGAIN") == 0, "try-again reply");
+    CHECK(strstr(ring_redis_guard(), "redis.error_reply('SHARDRING_TRYAGAIN')") != NULL, "the guard answers the try-again reply");
     CHECK(strlen(ring_redis_guard_sha1()) == 40 && strspn(ring_redis_guard_sha1(), "0123456789abcdef") == 40, "sha1");
     uint32_t state = 99;
     CHECK(ring_transition_state(t, "w", 1, &state) == RING_OK && state == RING_STATE_WARMING, "warming");

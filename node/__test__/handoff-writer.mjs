@@ -2,8 +2,8 @@
 // the counterpart of py/tests/handoff_writer.py: follows the ring in etcd
 // and sends SET, INCR, HSET, HINCRBY, RPUSH, SADD, EXPIRE and DEL over its
 // own keys through the handoff protocol (Transition.route; a moving key's
-// command through REDIS_GUARD on its old owner, and on MOVED_REPLY on its
-// new owner). Prints "ready", then each acknowledged command as one JSON
+// command through REDIS_GUARD on its old owner, again after a short wait on
+// TRYAGAIN_REPLY, and on MOVED_REPLY on its new owner). Prints "ready", then each acknowledged command as one JSON
 // line [key, command, args, reply] in the order acknowledged, a command
 // whose server was unavailable (connection failed, or LOADING) with the
 // reply "unknown" (it is not sent again, and its key is not used again),
@@ -14,7 +14,7 @@
 // Not a test file itself (node --test runs *.test.mjs only).
 import { readFileSync } from 'node:fs'
 import { createClient, ErrorReply } from 'redis'
-import { Follower, MOVED_REPLY, REDIS_GUARD, REDIS_GUARD_SHA1 } from '../shardring.js'
+import { Follower, MOVED_REPLY, REDIS_GUARD, REDIS_GUARD_SHA1, TRYAGAIN_REPLY } from '../shardring.js'
 
 const [url, prefix, writer, keyCount, seed] = process.argv.slice(2)
 const keys = Number(keyCount)
@@ -93,19 +93,24 @@ async function send(node, words) {
 
 // The guard on the old owner; null on its moved reply.
 async function guarded(node, mark, key, command, args) {
-  for (let attempt = 0; attempt < 2; attempt++) {
+  let loads = 0
+  for (;;) {
     try {
       return await send(node, ['EVALSHA', REDIS_GUARD_SHA1, '2', key, mark, command, ...args])
     } catch (error) {
       if (unavailable(error)) throw error
-      // Redis 7.0 sends the guard's error as "ERR SHARDRING_MOVED"; node-redis keeps the code.
+      // Redis 7.0 sends the guard's errors as "ERR SHARDRING_..."; node-redis keeps the code.
       if (error.message === MOVED_REPLY || error.message === `ERR ${MOVED_REPLY}`) return null
-      if (!error.message.startsWith('NOSCRIPT')) throw error
+      if (error.message === TRYAGAIN_REPLY || error.message === `ERR ${TRYAGAIN_REPLY}`) {
+        // In doubt (a MIGRATE cut short): nothing ran; the mover settles it.
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        continue
+      }
+      if (!error.message.startsWith('NOSCRIPT') || ++loads > 2) throw error
       const sha = await send(node, ['SCRIPT', 'LOAD', REDIS_GUARD])
       if (sha !== REDIS_GUARD_SHA1) throw new Error(`the guard loaded as ${sha}`)
     }
   }
-  throw new Error('the guard would not load')
 }
 
 let stop = false

@@ -5,7 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { MOVED_REPLY, REDIS_GUARD, REDIS_GUARD_SHA1, Ring, Transition } from '../shardring.js'
+import { MOVED_REPLY, REDIS_GUARD, REDIS_GUARD_SHA1, Ring, TRYAGAIN_REPLY, Transition } from '../shardring.js'
 
 test('route gives the old ring owner, the new ring owner and whether they differ', () => {
   const oldRing = new Ring(['a', 'b', 'c', 'd'])
@@ -24,8 +24,10 @@ test('route gives the old ring owner, the new ring owner and whether they differ
   assert.equal(transition.handoffMark, `shardring:handoff:${transition.fingerprintHex}`)
 })
 
-test('the guard is named by its SHA-1 and answers the moved reply', () => {
+test('the guard is named by its SHA-1 and answers the moved and try-again replies', () => {
   assert.equal(createHash('sha1').update(REDIS_GUARD).digest('hex'), REDIS_GUARD_SHA1)
   assert.equal(MOVED_REPLY, 'SHARDRING_MOVED')
   assert.ok(REDIS_GUARD.includes(`redis.error_reply('${MOVED_REPLY}')`))
+  assert.equal(TRYAGAIN_REPLY, 'SHARDRING_TRYAGAIN')
+  assert.ok(REDIS_GUARD.includes(`redis.error_reply('${TRYAGAIN_REPLY}')`))
 })

@@ -1,6 +1,6 @@
 // Type-checked by `tsc --noEmit` in `npm test`: the public types describe the
 // whole surface, the methods shardring.js adds included.
-import { ALGORITHMS, Follower, LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT, REDIS_GUARD, REDIS_GUARD_SHA1, MOVED_REPLY, version, type Balance, type EpochEvent, type FollowerRefusedError, type RingDiff, type Route } from '../shardring.js'
+import { ALGORITHMS, Follower, LoadTracker, Ring, Transition, diff, hashKey, PLACEMENT_FORMAT, REDIS_GUARD, REDIS_GUARD_SHA1, MOVED_REPLY, TRYAGAIN_REPLY, version, type Balance, type EpochEvent, type FollowerRefusedError, type RingDiff, type Route } from '../shardring.js'
 // @ts-expect-error: Snapshot is internal
 import type { Snapshot } from '../shardring.js'
 // @ts-expect-error: so is the loader's binding target
@@ -45,7 +45,7 @@ const same: boolean = ring.equals(fromMap)
 const fingerprintText: string = ring.fingerprintHex
 const transitionText: string = Transition.between(ring, fromMap).fingerprintHex
 const route: Route = Transition.between(ring, fromMap).route('k')
-const routed: [string, string, boolean, string] = [route.old, route.new, route.moving, REDIS_GUARD + REDIS_GUARD_SHA1 + MOVED_REPLY]
+const routed: [string, string, boolean, string] = [route.old, route.new, route.moving, REDIS_GUARD + REDIS_GUARD_SHA1 + MOVED_REPLY + TRYAGAIN_REPLY]
 void [fingerprintText, transitionText, routed]
 const packageVersion: string = version
 async function follow(): Promise<void> {

@@ -41,7 +41,8 @@ pub const PLACEMENT_FORMAT: u32 = shardring::PLACEMENT_FORMAT;
 /// `EVALSHA REDIS_GUARD_SHA1 2 key transition.handoffMark command
 /// ...argumentsAfterTheKey` on a moving key's old owner runs the command
 /// there unless the key is missing and the mover set the mark; then it
-/// answers the error `MOVED_REPLY` and runs nothing.
+/// answers the error `MOVED_REPLY` (or `TRYAGAIN_REPLY`, while the mover
+/// holds the key in doubt) and runs nothing.
 #[napi]
 pub const REDIS_GUARD: &str = shardring::handoff::REDIS_GUARD;
 
@@ -52,6 +53,12 @@ pub const REDIS_GUARD_SHA1: &str = shardring::handoff::REDIS_GUARD_SHA1;
 /// The guard's error message when the key is not there: `"SHARDRING_MOVED"`.
 #[napi]
 pub const MOVED_REPLY: &str = shardring::handoff::MOVED_REPLY;
+
+/// The guard's error message when the key is not there and the mover holds
+/// it in doubt (a `MIGRATE` of it got no answer): `"SHARDRING_TRYAGAIN"`.
+/// Nothing ran; send the guarded command again after a short wait.
+#[napi]
+pub const TRYAGAIN_REPLY: &str = shardring::handoff::TRYAGAIN_REPLY;
 
 /// The package version, `"X.Y.Z"`, the same in every binding.
 #[napi]

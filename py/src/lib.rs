@@ -37,6 +37,7 @@ fn _shardring(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REDIS_GUARD", shardring::handoff::REDIS_GUARD)?;
     m.add("REDIS_GUARD_SHA1", shardring::handoff::REDIS_GUARD_SHA1)?;
     m.add("MOVED_REPLY", shardring::handoff::MOVED_REPLY)?;
+    m.add("TRYAGAIN_REPLY", shardring::handoff::TRYAGAIN_REPLY)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     let names = shardring::Algorithm::ALL.map(shardring::Algorithm::name);
     m.add("ALGORITHMS", pyo3::types::PyTuple::new(m.py(), names)?)?;

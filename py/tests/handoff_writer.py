@@ -2,7 +2,8 @@
 sends a mix of commands (SET, INCR, HSET, HINCRBY, RPUSH, SADD, EXPIRE,
 DEL) over its own keys through the handoff protocol: a key that does not
 move goes to its owner; a moving key's command runs through the guard on
-its old owner, and on the guard's moved reply on its new owner. Each
+its old owner (again after a short wait while the guard says it is in
+doubt), and on the guard's moved reply on its new owner. Each
 acknowledged command is printed as one JSON line, in the order they were
 acknowledged; the test replays them into a model. A command whose
 connection failed (a server restarting) has an unknown outcome: it is
@@ -18,6 +19,7 @@ import os
 import random
 import signal
 import sys
+import time
 
 import redis
 from redis.backoff import NoBackoff
@@ -63,17 +65,23 @@ def main():
         return clients[node]
 
     def guarded(node, mark, key, command, args):
-        """EVALSHA, loading the guard on NOSCRIPT; None on the moved reply."""
-        for _ in range(2):
+        """EVALSHA, loading the guard on NOSCRIPT and trying again a little
+        later while the key is in doubt; None on the moved reply."""
+        loads = 0
+        while True:
             try:
                 return client(node).evalsha(shardring.REDIS_GUARD_SHA1, 2, key, mark, command, *args)
             except redis.exceptions.NoScriptError:
+                loads += 1
+                assert loads < 3, "the guard would not load"
                 assert client(node).script_load(shardring.REDIS_GUARD) == shardring.REDIS_GUARD_SHA1
             except redis.exceptions.ResponseError as error:
                 if str(error) == shardring.MOVED_REPLY:  # redis-py strips Redis's "ERR "
                     return None
+                if str(error) == shardring.TRYAGAIN_REPLY:
+                    time.sleep(0.005)
+                    continue
                 raise
-        raise AssertionError("the guard would not load")
 
     rng = random.Random(seed)
     out = sys.stdout

@@ -56,7 +56,7 @@ def test_the_guard_runs_a_command_where_the_key_is_and_else_says_it_moved(redise
     assert guard("h", "HGETALL") == [b"a", b"4"]
     # Before the mover marks the server, a missing key is created here.
     assert guard("early", "INCR") == 1 and server.get("early") == b"1"
-    server.set(mark, 1)
+    server.hset(mark, mark, 1)  # the mover's mark: a hash
     with pytest.raises(redis.exceptions.ResponseError, match=f"^{shardring.MOVED_REPLY}$"):
         guard("absent", "INCR")
     assert server.exists("absent") == 0, "a moved reply ran nothing"
@@ -69,6 +69,19 @@ def test_the_guard_runs_a_command_where_the_key_is_and_else_says_it_moved(redise
     # The command's own error comes back as itself.
     with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
         guard("h", "INCR")
+    # Keys in doubt (a MIGRATE cut short): run where they are; one deleted
+    # here is marked so; while missing, nothing runs and the client waits.
+    server.set("doubted", 1)
+    server.rpush("list", "x")
+    server.hset(mark, mapping={"doubted": 1, "list": 1, "gone": 1})
+    assert guard("doubted", "INCR") == 2 and server.hget(mark, "doubted") == b"1", "changed, not deleted"
+    assert guard("list", "LPOP") == b"x" and server.hget(mark, "list") == b"deleted", "its last element popped"
+    assert guard("doubted", "DEL") == 1 and server.hget(mark, "doubted") == b"deleted"
+    for key in ["doubted", "list", "gone"]:
+        with pytest.raises(redis.exceptions.ResponseError, match=f"^{shardring.TRYAGAIN_REPLY}$"):
+            guard(key, "HSET", "f", "1")
+        assert server.exists(key) == 0, "a try-again reply ran nothing"
+    assert guard("here", "DEL") == 1 and server.hexists(mark, "here") == 0, "a key not in doubt is not marked"
 
 
 def test_the_docs_client_follows_a_key_from_its_old_owner_to_its_new_one(redises):
@@ -80,7 +93,8 @@ def test_the_docs_client_follows_a_key_from_its_old_owner_to_its_new_one(redises
                                                                                  shardring.Ring([a, b]))})
     key = next(f"k{i}" for i in range(100) if follower.transition.route(f"k{i}").moving)
     clients[a].set(key, 1)
-    clients[a].set(follower.transition.handoff_mark, 1)  # the mover's mark
+    mark = follower.transition.handoff_mark
+    clients[a].hset(mark, mark, 1)  # the mover's mark
     assert scope["call"](follower, clients, key, "INCR") == 2, "the key is on its old owner: it runs there"
     assert clients[a].migrate("127.0.0.1", redises[1].port, [key], 0, 5000) == b"OK"
     assert scope["call"](follower, clients, key, "INCR") == 3, "moved: the guard says so and it runs on the new owner"
@@ -88,6 +102,14 @@ def test_the_docs_client_follows_a_key_from_its_old_owner_to_its_new_one(redises
     fresh = next(f"f{i}" for i in range(100) if follower.transition.route(f"f{i}").moving)
     assert scope["call"](follower, clients, fresh, "RPUSH", "x") == 1
     assert (clients[a].exists(fresh), clients[b].lrange(fresh, 0, -1)) == (0, [b"x"]), "a new key lands on its new owner"
+    doubted = next(f"d{i}" for i in range(100) if follower.transition.route(f"d{i}").moving)
+    clients[a].hset(mark, doubted, "deleted")
+    settle = threading.Timer(0.2, lambda: clients[a].hdel(mark, doubted))  # the mover ends the doubt
+    settle.start()
+    started = time.monotonic()
+    assert scope["call"](follower, clients, doubted, "INCR") == 1, "held back while in doubt, then sent on"
+    assert time.monotonic() - started >= 0.15 and (clients[a].exists(doubted), clients[b].get(doubted)) == (0, b"1")
+    settle.join()
 
 
 def test_route_is_the_old_and_the_new_owner():
@@ -354,6 +376,7 @@ def test_every_command_survives_a_migrating_move(etcd, request, tmp_path, change
             assert (ttl > 0) if key in model.ttl else (ttl == -1), f"{key}: ttl {ttl}"
         mark = shardring.Transition.between(shardring.Ring(before), shardring.Ring(after)).handoff_mark
         assert all(connections[node].exists(mark) for node in before), "the mover marked every old owner"
+        assert all(connections[node].hkeys(mark) == [mark.encode()] for node in before), "no key is left in doubt"
         for node, connection in connections.items():
             for key in connection.scan_iter(count=1000):
                 key = key.decode()

@@ -89,10 +89,12 @@ pub(crate) trait Backend {
     /// handoff protocol's mover, `--migrate`): a key leaves the source as it
     /// lands on the target, replacing what the target holds (a leftover of
     /// an interrupted move: clients of the protocol write a key's new owner
-    /// only once its old owner lacks it). One outcome per key, in order:
+    /// only once its old owner lacks it). The source's `mark` holds the keys
+    /// in doubt while the move runs, and keeps them when it fails
+    /// ([`Backend::doubts`]). One outcome per key, in order:
     /// [`Outcome::Copied`] moved, [`Outcome::Gone`] not on the source.
-    fn migrate(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure> {
-        let _ = (target, keys);
+    fn migrate(&mut self, source: &str, target: &str, mark: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure> {
+        let _ = (target, mark, keys);
         Err(Failure::source(format!("{source}: the {} backend cannot migrate keys atomically", self.name())))
     }
     /// One page of `server`'s keys from `cursor` (0 starts a listing): the
@@ -114,5 +116,20 @@ pub(crate) trait Backend {
     fn mark(&mut self, server: &str, mark: &str) -> Result<(), Failure> {
         let _ = mark;
         Err(Failure::source(format!("{server}: the {} backend has no handoff mark", self.name())))
+    }
+    /// Of the keys `mark` on `source` holds in doubt (a [`Backend::migrate`]
+    /// that failed: the target may hold a copy), those a client deleted on
+    /// `source` since, so a copy on the target is stale; clients' guards
+    /// hold them back until [`Backend::drop_doubts`]. The doubt of a key
+    /// the source no longer holds otherwise (moved, or expired) ends here.
+    fn doubts(&mut self, source: &str, mark: &str) -> Result<Vec<Key>, Failure> {
+        let _ = mark;
+        Err(Failure::source(format!("{source}: the {} backend has no handoff mark", self.name())))
+    }
+    /// Deletes `keys` (from [`Backend::doubts`]) on `target`, then ends their
+    /// doubt in `source`'s `mark`: the guard sends them to `target` again.
+    fn drop_doubts(&mut self, source: &str, target: &str, mark: &str, keys: &[&Key]) -> Result<(), Failure> {
+        let _ = (target, mark, keys);
+        Err(Failure::source(format!("{source}: the {} backend has no handoff mark", self.name())))
     }
 }

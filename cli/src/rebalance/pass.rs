@@ -189,7 +189,45 @@ impl Pass<'_> {
             }
             cursor = next;
         }
+        if self.args.migrate && !self.args.dry_run && !self.down.contains(source) {
+            found += self.settle_doubts(source);
+        }
         Ok(found)
+    }
+
+    /// `--migrate`, after each listing of `source`: the keys in doubt there
+    /// (a `MIGRATE` that failed, [`Backend::migrate`]) that a client deleted
+    /// since have their copies deleted on their targets, and their doubt
+    /// ends. Returns how many: a listing that settles one is not clean (the
+    /// next listing proves the source holds no doubt). A target that cannot
+    /// be reached keeps its keys in doubt and is marked down.
+    fn settle_doubts(&mut self, source: &str) -> usize {
+        let from = self.args.address(source).to_owned();
+        let stale = match self.store.doubts(&from, &self.plan.mark) {
+            Ok(stale) => stale,
+            Err(failure) => {
+                self.fail(source, source, failure);
+                return 0;
+            }
+        };
+        let mut by_target: BTreeMap<String, Vec<&Key>> = BTreeMap::new();
+        for key in &stale {
+            // A key in doubt moves (this transition's mark); one that would not is settled as the source's.
+            let target = self.plan.target(source, &key.bytes).unwrap_or_else(|| source.to_owned());
+            by_target.entry(target).or_default().push(key);
+        }
+        let mut settled = 0;
+        for (target, keys) in by_target {
+            let to = self.args.address(&target).to_owned();
+            match self.store.drop_doubts(&from, &to, &self.plan.mark, &keys) {
+                Ok(()) => {
+                    settled += keys.len();
+                    self.tallies.entry(source.to_owned()).or_default().gone += keys.len() as u64;
+                }
+                Err(failure) => self.fail(source, &target, failure),
+            }
+        }
+        settled
     }
 
     /// Of `keys` listed on `source`, those that leave it and no earlier
@@ -375,7 +413,7 @@ impl Pass<'_> {
         let (from, to) = (self.args.address(source), self.args.address(target));
         let tally = self.tallies.get_mut(source).expect("every source has a tally");
         let started = Instant::now();
-        let migrated = self.store.migrate(from, to, chunk);
+        let migrated = self.store.migrate(from, to, &self.plan.mark, chunk);
         self.migrate_size = next_migrate_size(self.migrate_size, started.elapsed());
         match migrated {
             Ok(outcomes) => {

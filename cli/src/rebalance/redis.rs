@@ -229,19 +229,25 @@ impl Backend for Redis {
         Ok(outcomes)
     }
 
-    /// One pipeline on the source: `EXISTS` for each key (to tell moved from
-    /// gone), then `MIGRATE host port "" 0 10000 REPLACE KEYS k...`. Redis
-    /// restores each key on the target and deletes it from the source in
-    /// that one command, which blocks the source meanwhile: no client sees
-    /// the key on both or on neither. An `IOERR` can leave a key on both;
-    /// the source's copy is then the live one and a rerun's `REPLACE`
-    /// settles it.
-    fn migrate(&mut self, source: &str, target: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure> {
+    /// One pipeline on the source: [`DOUBT`] (which keys are there, those
+    /// put in doubt), then `MIGRATE host port "" 0 10000 REPLACE KEYS k...`;
+    /// once it answers, [`END_DOUBT`].
+    /// Redis restores each key on the target and deletes it from the source
+    /// in that one command, which blocks the source meanwhile: no client
+    /// sees the key on both or on neither. An `IOERR` (the target failed
+    /// mid-command) can leave a key on both: the source's copy is the live
+    /// one, and a rerun's `REPLACE` settles it; but should a client delete
+    /// the key on the source first, the target's copy would come back. So
+    /// the keys stay in doubt, the guard answers `SHARDRING_TRYAGAIN` for
+    /// those the source lacks, and [`Backend::drop_doubts`] deletes their
+    /// copies on the target.
+    fn migrate(&mut self, source: &str, target: &str, mark: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure> {
         let (host, port) = target.rsplit_once(':').ok_or_else(|| Failure::target(format!("{target}: no port")))?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let mut pipeline = redis::pipe();
+        let doubt = pipeline.cmd("EVAL").arg(DOUBT).arg(keys.len() + 1).arg(mark);
         for key in keys {
-            pipeline.cmd("EXISTS").arg(&key.bytes);
+            doubt.arg(&key.bytes);
         }
         let migrate = pipeline.cmd("MIGRATE").arg(host).arg(port).arg("").arg(0).arg(MIGRATE_TIMEOUT_MS);
         migrate.arg("REPLACE");
@@ -255,8 +261,12 @@ impl Backend for Redis {
         for key in keys {
             migrate.arg(&key.bytes);
         }
-        let replies = self.pipelined(source, &pipeline, keys.len() + 1).map_err(Failure::source)?;
-        match &replies[keys.len()] {
+        let replies = self.pipelined(source, &pipeline, 2).map_err(Failure::source)?;
+        let found = match &replies[0] {
+            Value::Array(found) if found.len() == keys.len() => found,
+            other => return Err(Failure::source(format!("{source}: the doubt script answered {other:?}"))),
+        };
+        match &replies[1] {
             Value::Okay => {}
             Value::SimpleString(status) if status == "NOKEY" => {}
             Value::ServerError(error) => {
@@ -264,8 +274,14 @@ impl Backend for Redis {
             }
             other => return Err(Failure::target(format!("{source} -> {target}: MIGRATE answered {other:?}"))),
         }
+        let mut settled = redis::cmd("EVAL");
+        settled.arg(END_DOUBT).arg(keys.len() + 1).arg(mark);
+        for key in keys {
+            settled.arg(&key.bytes);
+        }
+        let _: i64 = self.run(source, &settled).map_err(Failure::source)?;
         keys.iter()
-            .zip(&replies)
+            .zip(found)
             .map(|(key, reply)| match reply {
                 Value::Int(1) => Ok(Outcome::Copied { bytes: 0 }),
                 Value::Int(0) => Ok(Outcome::Gone),
@@ -277,11 +293,92 @@ impl Backend for Redis {
             .collect()
     }
 
-    /// `SET mark 1`.
+    /// `HSET mark mark 1`: the mark is a hash whose other fields are the
+    /// keys in doubt ([`Backend::migrate`]); this field keeps it when none is.
     fn mark(&mut self, server: &str, mark: &str) -> Result<(), Failure> {
-        self.run::<()>(server, redis::cmd("SET").arg(mark).arg(1)).map_err(Failure::source)
+        self.run::<()>(server, redis::cmd("HSET").arg(mark).arg(mark).arg(1)).map_err(Failure::source)
+    }
+
+    /// `HGETALL mark`; of the keys in doubt, those marked deleted (by a
+    /// client's guard: the target's copy is stale) are returned, and for the
+    /// others one pipeline of `EXISTS` tells which the source lacks: moved
+    /// by the failed `MIGRATE` before it failed (Redis deletes each key whose
+    /// `RESTORE` the target confirmed) or expired, their doubt ends
+    /// (`HDEL`). A key the source holds stays in doubt for the listing to move.
+    fn doubts(&mut self, source: &str, mark: &str) -> Result<Vec<Key>, Failure> {
+        let fields: Vec<(Vec<u8>, Vec<u8>)> =
+            self.run(source, redis::cmd("HGETALL").arg(mark)).map_err(Failure::source)?;
+        let (deleted, doubted): (Vec<_>, Vec<_>) = fields
+            .into_iter()
+            .filter(|(field, _)| field != mark.as_bytes())
+            .partition(|(_, state)| state.as_slice() == b"deleted");
+        if !doubted.is_empty() {
+            let mut checks = redis::pipe();
+            for (key, _) in &doubted {
+                checks.cmd("EXISTS").arg(key);
+            }
+            let replies = self.pipelined(source, &checks, doubted.len()).map_err(Failure::source)?;
+            let mut left = redis::cmd("HDEL");
+            left.arg(mark);
+            let mut count = 0;
+            for ((key, _), reply) in doubted.iter().zip(replies) {
+                match reply {
+                    Value::Int(0) => {
+                        left.arg(key);
+                        count += 1;
+                    }
+                    Value::Int(_) => {}
+                    other => return Err(Failure::source(format!("{source}: EXISTS answered {other:?}"))),
+                }
+            }
+            if count > 0 {
+                let _: i64 = self.run(source, &left).map_err(Failure::source)?;
+            }
+        }
+        Ok(deleted.into_iter().map(|(bytes, _)| Key { bytes, expiry: None, size: 0 }).collect())
+    }
+
+    /// `DEL k...` on the target, then `HDEL mark k...` on the source. No
+    /// client wrote these keys on the target since they were deleted on the
+    /// source: the guard held them back, so what `DEL` removes is a stale
+    /// copy.
+    fn drop_doubts(&mut self, source: &str, target: &str, mark: &str, keys: &[&Key]) -> Result<(), Failure> {
+        let mut stale = redis::cmd("DEL");
+        let mut settled = redis::cmd("HDEL");
+        settled.arg(mark);
+        for key in keys {
+            stale.arg(&key.bytes);
+            settled.arg(&key.bytes);
+        }
+        let _: i64 = self.run(target, &stale).map_err(Failure::target)?;
+        let _: i64 = self.run(source, &settled).map_err(Failure::source)?;
+        Ok(())
     }
 }
+
+/// The mover's script before a `MIGRATE` (KEYS: the mark, then the keys):
+/// each key the source holds goes in doubt (`1`, replacing a `deleted`:
+/// `MIGRATE ... REPLACE` will overwrite any copy), one it lacks keeps its
+/// state (a key a client deleted keeps `deleted`). Answers `EXISTS` per key.
+const DOUBT: &str = "\
+local found = {}
+for i = 2, #KEYS do
+  found[i - 1] = redis.call('EXISTS', KEYS[i])
+  if found[i - 1] == 1 then redis.call('HSET', KEYS[1], KEYS[i], 1) end
+end
+return found
+";
+
+/// The mover's script once a `MIGRATE` answered (KEYS: the mark, then the
+/// keys): the doubt of each key ends unless a client deleted it since
+/// [`DOUBT`] (its state `deleted`: the target's copy, if any, is stale and
+/// [`Backend::drop_doubts`] deletes it).
+const END_DOUBT: &str = "\
+for i = 2, #KEYS do
+  if redis.call('HGET', KEYS[1], KEYS[i]) == '1' then redis.call('HDEL', KEYS[1], KEYS[i]) end
+end
+return 0
+";
 
 /// Keys `SCAN` examines per call (a hint), unlimited: a call of 10,000
 /// keys blocks the server for about 1.5 ms (250,000 keys of 100 bytes here).

@@ -42,28 +42,45 @@ impl Route<'_> {
 /// `mark` being [`crate::Transition::handoff_mark`]; for example
 /// `EVALSHA … 2 user:7 shardring:handoff:… HINCRBY visits 1` runs
 /// `HINCRBY user:7 visits 1`. When the key exists on the server, or the
-/// mover has not yet marked the server (set `mark` there), the command runs
-/// there and its reply is the script's; otherwise the reply is the error
-/// [`MOVED_REPLY`] and nothing ran: send the command itself to the key's new
-/// owner. (Without the mark, a key deleted before the mover starts and then
+/// mover has not yet marked the server (created the hash `mark` there), the
+/// command runs there and its reply is the script's. Otherwise nothing runs
+/// and the reply is an error: [`MOVED_REPLY`], send the command itself to
+/// the key's new owner; or [`TRYAGAIN_REPLY`] while the mark holds the key
+/// *in doubt* (a `MIGRATE` of it whose answer never came, so the new owner
+/// may hold a stale copy), send the guarded command again a little later.
+/// A command that deletes a key in doubt (`DEL`, or `LPOP` of its last
+/// element) marks it deleted in `mark`, and the mover deletes the new
+/// owner's copy before the doubt ends.
+/// (Without the mark, a key deleted before the mover starts and then
 /// written by a client that knows the transition would land on the new
-/// owner while a client still on the old ring writes the old one; the
-/// model checker in `core/tests/handoff_model.rs` finds that loss.) Only commands that name one key, as their first
+/// owner while a client still on the old ring writes the old one; without
+/// the doubt, a key deleted after an interrupted `MIGRATE` comes back from
+/// the new owner's copy. The model checker in `core/tests/handoff_model.rs`
+/// finds the first loss.) Only commands that name one key, as their first
 /// argument, may go through the guard (not `MSET`, `RENAME`, `SMOVE` or
 /// blocking commands such as `BLPOP`, which a script cannot block on).
 pub const REDIS_GUARD: &str = "\
--- shardring handoff guard 2: run the command where the key is; once the mover
--- has marked this server (KEYS[2]), a key missing here has moved.
+-- shardring handoff guard 3: run the command where the key is; once the mover
+-- has marked this server (the hash KEYS[2]), a key missing here has moved,
+-- unless the mark holds it in doubt (a MIGRATE of it got no answer); a key
+-- in doubt that the command deletes here is marked deleted.
 if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then
+  if redis.call('HEXISTS', KEYS[2], KEYS[1]) == 1 then
+    return redis.error_reply('SHARDRING_TRYAGAIN')
+  end
   return redis.error_reply('SHARDRING_MOVED')
 end
-return redis.call(ARGV[1], KEYS[1], unpack(ARGV, 2))
+local reply = redis.call(ARGV[1], KEYS[1], unpack(ARGV, 2))
+if redis.call('HEXISTS', KEYS[2], KEYS[1]) == 1 and redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[2], KEYS[1], 'deleted')
+end
+return reply
 ";
 
 /// SHA-1 of [`REDIS_GUARD`] in lowercase hex, the name `EVALSHA` takes
 /// once the script is loaded (`SCRIPT LOAD`, or a first `EVAL`); a server
 /// that answers `NOSCRIPT` has not loaded it yet.
-pub const REDIS_GUARD_SHA1: &str = "63c6bbe85e41ad7d0d329f9a5ffef4e109f9b494";
+pub const REDIS_GUARD_SHA1: &str = "169447be5256cb586ee55410f3a38d25261824ae";
 
 /// The prefix of every mark key ([`crate::Transition::handoff_mark`]): the
 /// mover skips keys with it when it lists a server.
@@ -75,6 +92,16 @@ pub const MARK_PREFIX: &str = "shardring:handoff:";
 /// keep it (node-redis): recognise a message equal to this text, or to it
 /// after `ERR `.
 pub const MOVED_REPLY: &str = "SHARDRING_MOVED";
+
+/// The error message [`REDIS_GUARD`] answers when the key is not on the
+/// server and the mover holds it in doubt: a `MIGRATE` of it got no answer
+/// (the target failed mid-command), so the new owner may hold a stale copy
+/// until the mover settles it (deletes that copy, usually within one of
+/// its listings; for as long as the new owner is unreachable). Nothing ran:
+/// send the guarded command again after a short wait (Redis Cluster's
+/// `TRYAGAIN`). Sent as `-ERR SHARDRING_TRYAGAIN` by Redis 7.0; recognise
+/// it as [`MOVED_REPLY`].
+pub const TRYAGAIN_REPLY: &str = "SHARDRING_TRYAGAIN";
 
 #[cfg(test)]
 mod tests {

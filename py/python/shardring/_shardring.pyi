@@ -30,6 +30,7 @@ __all__ = [
     "MOVED_REPLY",
     "REDIS_GUARD",
     "REDIS_GUARD_SHA1",
+    "TRYAGAIN_REPLY",
     "Balance",
     "Diff",
     "Follower",
@@ -496,11 +497,16 @@ REDIS_GUARD: Final[str]
 """The Lua source of the Redis handoff guard: ``EVALSHA REDIS_GUARD_SHA1 2
 key transition.handoff_mark command *arguments_after_the_key`` on a moving
 key's old owner runs the command there unless the key is missing and the
-mover set the mark; then it answers the error MOVED_REPLY."""
+mover set the mark; then it answers the error MOVED_REPLY, or TRYAGAIN_REPLY
+while the mover holds the key in doubt."""
 REDIS_GUARD_SHA1: Final[str]
 """SHA-1 of REDIS_GUARD, 40 lowercase hex digits."""
 MOVED_REPLY: Final[str]
 """The guard's error message when the key is not there: "SHARDRING_MOVED"."""
+TRYAGAIN_REPLY: Final[str]
+"""The guard's error message when the key is not there and the mover holds it
+in doubt (a MIGRATE of it got no answer): "SHARDRING_TRYAGAIN". Nothing ran;
+send the guarded command again after a short wait."""
 
 @final
 class Route:
