@@ -244,11 +244,23 @@ impl Backend for Redis {
     fn migrate(&mut self, source: &str, target: &str, mark: &str, keys: &[&Key]) -> Result<Vec<Outcome>, Failure> {
         let (host, port) = target.rsplit_once(':').ok_or_else(|| Failure::target(format!("{target}: no port")))?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
-        let mut pipeline = redis::pipe();
-        let doubt = pipeline.cmd("EVAL").arg(DOUBT).arg(keys.len() + 1).arg(mark);
+        // The doubt first, on its own: a source that dies during MIGRATE
+        // must come back (append-only file) with its keys in doubt, and it
+        // writes that file only between the commands it is sent.
+        let mut doubt = redis::cmd("EVAL");
+        doubt.arg(DOUBT).arg(keys.len() + 1).arg(mark);
         for key in keys {
             doubt.arg(&key.bytes);
         }
+        let found: Vec<i64> = self.run(source, &doubt).map_err(Failure::source)?;
+        if found.len() != keys.len() {
+            return Err(Failure::source(format!(
+                "{source}: the doubt script answered {} of {} keys",
+                found.len(),
+                keys.len()
+            )));
+        }
+        let mut pipeline = redis::pipe();
         let migrate = pipeline.cmd("MIGRATE").arg(host).arg(port).arg("").arg(0).arg(MIGRATE_TIMEOUT_MS);
         migrate.arg("REPLACE");
         // The target authenticates the source's connection as the rebalancer's own.
@@ -261,12 +273,8 @@ impl Backend for Redis {
         for key in keys {
             migrate.arg(&key.bytes);
         }
-        let replies = self.pipelined(source, &pipeline, 2).map_err(Failure::source)?;
-        let found = match &replies[0] {
-            Value::Array(found) if found.len() == keys.len() => found,
-            other => return Err(Failure::source(format!("{source}: the doubt script answered {other:?}"))),
-        };
-        match &replies[1] {
+        let replies = self.pipelined(source, &pipeline, 1).map_err(Failure::source)?;
+        match &replies[0] {
             Value::Okay => {}
             Value::SimpleString(status) if status == "NOKEY" => {}
             Value::ServerError(error) => {
@@ -280,17 +288,7 @@ impl Backend for Redis {
             settled.arg(&key.bytes);
         }
         let _: i64 = self.run(source, &settled).map_err(Failure::source)?;
-        keys.iter()
-            .zip(found)
-            .map(|(key, reply)| match reply {
-                Value::Int(1) => Ok(Outcome::Copied { bytes: 0 }),
-                Value::Int(0) => Ok(Outcome::Gone),
-                other => Err(Failure::source(format!(
-                    "{source}: EXISTS {:?} answered {other:?}",
-                    String::from_utf8_lossy(&key.bytes)
-                ))),
-            })
-            .collect()
+        Ok(found.into_iter().map(|held| if held == 1 { Outcome::Copied { bytes: 0 } } else { Outcome::Gone }).collect())
     }
 
     /// `HSET mark mark 1`: the mark is a hash whose other fields are the
@@ -299,43 +297,11 @@ impl Backend for Redis {
         self.run::<()>(server, redis::cmd("HSET").arg(mark).arg(mark).arg(1)).map_err(Failure::source)
     }
 
-    /// `HGETALL mark`; of the keys in doubt, those marked deleted (by a
-    /// client's guard: the target's copy is stale) are returned, and for the
-    /// others one pipeline of `EXISTS` tells which the source lacks: moved
-    /// by the failed `MIGRATE` before it failed (Redis deletes each key whose
-    /// `RESTORE` the target confirmed) or expired, their doubt ends
-    /// (`HDEL`). A key the source holds stays in doubt for the listing to move.
+    /// [`SETTLE`], one script: the keys in doubt a client deleted.
     fn doubts(&mut self, source: &str, mark: &str) -> Result<Vec<Key>, Failure> {
-        let fields: Vec<(Vec<u8>, Vec<u8>)> =
-            self.run(source, redis::cmd("HGETALL").arg(mark)).map_err(Failure::source)?;
-        let (deleted, doubted): (Vec<_>, Vec<_>) = fields
-            .into_iter()
-            .filter(|(field, _)| field != mark.as_bytes())
-            .partition(|(_, state)| state.as_slice() == b"deleted");
-        if !doubted.is_empty() {
-            let mut checks = redis::pipe();
-            for (key, _) in &doubted {
-                checks.cmd("EXISTS").arg(key);
-            }
-            let replies = self.pipelined(source, &checks, doubted.len()).map_err(Failure::source)?;
-            let mut left = redis::cmd("HDEL");
-            left.arg(mark);
-            let mut count = 0;
-            for ((key, _), reply) in doubted.iter().zip(replies) {
-                match reply {
-                    Value::Int(0) => {
-                        left.arg(key);
-                        count += 1;
-                    }
-                    Value::Int(_) => {}
-                    other => return Err(Failure::source(format!("{source}: EXISTS answered {other:?}"))),
-                }
-            }
-            if count > 0 {
-                let _: i64 = self.run(source, &left).map_err(Failure::source)?;
-            }
-        }
-        Ok(deleted.into_iter().map(|(bytes, _)| Key { bytes, expiry: None, size: 0 }).collect())
+        let stale: Vec<Vec<u8>> =
+            self.run(source, redis::cmd("EVAL").arg(SETTLE).arg(1).arg(mark)).map_err(Failure::source)?;
+        Ok(stale.into_iter().map(|bytes| Key { bytes, expiry: None, size: 0 }).collect())
     }
 
     /// `DEL k...` on the target, then `HDEL mark k...` on the source. No
@@ -378,6 +344,28 @@ for i = 2, #KEYS do
   if redis.call('HGET', KEYS[1], KEYS[i]) == '1' then redis.call('HDEL', KEYS[1], KEYS[i]) end
 end
 return 0
+";
+
+/// The mover's script after each listing (KEYS: the mark), one atomic
+/// step: of the keys in doubt, those marked `deleted` are returned (their
+/// copies on the target are stale: [`Backend::drop_doubts`]); one the
+/// source lacks otherwise (moved by a `MIGRATE` before it failed: Redis
+/// deletes each key whose `RESTORE` the target confirmed) ends its doubt;
+/// one the source holds stays for the next listing to move.
+const SETTLE: &str = "\
+local stale = {}
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local key, state = fields[i], fields[i + 1]
+  if key ~= KEYS[1] then
+    if state == 'deleted' then
+      stale[#stale + 1] = key
+    elseif redis.call('EXISTS', key) == 0 then
+      redis.call('HDEL', KEYS[1], key)
+    end
+  end
+end
+return stale
 ";
 
 /// Keys `SCAN` examines per call (a hint), unlimited: a call of 10,000

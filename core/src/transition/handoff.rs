@@ -64,14 +64,15 @@ pub const REDIS_GUARD: &str = "\
 -- has marked this server (the hash KEYS[2]), a key missing here has moved,
 -- unless the mark holds it in doubt (a MIGRATE of it got no answer); a key
 -- in doubt that the command deletes here is marked deleted.
+local doubted = redis.call('HEXISTS', KEYS[2], KEYS[1]) == 1
 if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then
-  if redis.call('HEXISTS', KEYS[2], KEYS[1]) == 1 then
+  if doubted then
     return redis.error_reply('SHARDRING_TRYAGAIN')
   end
   return redis.error_reply('SHARDRING_MOVED')
 end
 local reply = redis.call(ARGV[1], KEYS[1], unpack(ARGV, 2))
-if redis.call('HEXISTS', KEYS[2], KEYS[1]) == 1 and redis.call('EXISTS', KEYS[1]) == 0 then
+if doubted and redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[2], KEYS[1], 'deleted')
 end
 return reply
@@ -80,7 +81,7 @@ return reply
 /// SHA-1 of [`REDIS_GUARD`] in lowercase hex, the name `EVALSHA` takes
 /// once the script is loaded (`SCRIPT LOAD`, or a first `EVAL`); a server
 /// that answers `NOSCRIPT` has not loaded it yet.
-pub const REDIS_GUARD_SHA1: &str = "169447be5256cb586ee55410f3a38d25261824ae";
+pub const REDIS_GUARD_SHA1: &str = "26a3477e39a9a146745bc4001a912b644f93f37f";
 
 /// The prefix of every mark key ([`crate::Transition::handoff_mark`]): the
 /// mover skips keys with it when it lists a server.
