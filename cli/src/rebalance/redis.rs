@@ -229,9 +229,9 @@ impl Backend for Redis {
         Ok(outcomes)
     }
 
-    /// One pipeline on the source: [`DOUBT`] (which keys are there, those
-    /// put in doubt), then `MIGRATE host port "" 0 10000 REPLACE KEYS k...`;
-    /// once it answers, [`END_DOUBT`].
+    /// Three round trips on the source: [`DOUBT`] (which keys are there,
+    /// those put in doubt), answered before `MIGRATE host port "" 0 10000
+    /// REPLACE KEYS k...` is sent; once that answers, [`END_DOUBT`].
     /// Redis restores each key on the target and deletes it from the source
     /// in that one command, which blocks the source meanwhile: no client
     /// sees the key on both or on neither. An `IOERR` (the target failed
