@@ -184,6 +184,9 @@ impl Pass<'_> {
             found += work.len();
             self.bar.inc_length(work.len() as u64);
             self.copy(&work)?;
+            if self.args.migrate && self.scans > super::RESCANS {
+                self.name_returning(source, &work);
+            }
             if next == 0 {
                 break;
             }
@@ -255,6 +258,33 @@ impl Pass<'_> {
         }
         lock(&self.progress).listed(source, self.scans, listed, work.len() as u64);
         work
+    }
+
+    /// `--migrate`'s last listing: the moving keys it found again on
+    /// `source` (their targets up) after earlier listings had moved every
+    /// moving key. Under the handoff protocol nothing writes a moving key
+    /// on its old owner once marked, so one that keeps coming back is a
+    /// client writing there unguarded: the run fails naming the first few,
+    /// whether or not `check_left`'s listing then catches one between two
+    /// writes.
+    fn name_returning(&mut self, source: &str, work: &[(String, Key, String)]) {
+        let back: Vec<String> = work
+            .iter()
+            .filter(|(_, _, target)| !self.down.contains(target))
+            .map(|(_, key, _)| format!("{:?}", String::from_utf8_lossy(&key.bytes)))
+            .collect();
+        if back.is_empty() || self.down.contains(source) {
+            return;
+        }
+        let listings = super::RESCANS + 1;
+        let message = format!(
+            "moving keys kept coming back to {} after they moved: listing {listings} of {listings} still found {}, \
+             among them {} (does a client write them on their old owner without the handoff guard?)",
+            self.args.address(source),
+            back.len(),
+            back.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+        );
+        self.tallies.entry(source.to_owned()).or_default().error.get_or_insert(message);
     }
 
     /// Marks the server of `failure` down and records its error.
