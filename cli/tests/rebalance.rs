@@ -269,8 +269,16 @@ fn keys_left_in_doubt_by_a_cut_short_migrate_are_settled() {
         .take(3)
         .collect();
     let [deleted, still, moved] = [&on_a[0], &on_a[1], &on_a[2]];
+    // No MIGRATE of this move puts a key that stays in doubt; should one be
+    // there (written by hand), its doubt ends and its value stays.
+    let stays = (0..KEYS)
+        .map(|i| format!("key-{i}"))
+        .find(|k| ring.get(k).unwrap().id() == fleet.a.address() && goes.get(k).unwrap().id() == fleet.a.address())
+        .unwrap();
     let (mut source, mut target) = (connection(&fleet.a), connection(&new));
     let () = redis::cmd("HSET").arg(&mark).arg(&mark).arg(1).query(&mut source).unwrap();
+    let () = redis::cmd("HSET").arg(&mark).arg(&stays).arg("deleted").query(&mut source).unwrap();
+    let () = redis::cmd("SET").arg(&stays).arg("stays").query(&mut source).unwrap();
     let () = redis::cmd("HSET")
         .arg(&mark)
         .arg(deleted)
@@ -295,6 +303,41 @@ fn keys_left_in_doubt_by_a_cut_short_migrate_are_settled() {
     assert_eq!(on_new.get(moved.as_str()).map(String::as_str), Some("moved"), "a key that moved keeps its copy");
     let fields: Vec<String> = redis::cmd("HKEYS").arg(&mark).query(&mut source).unwrap();
     assert_eq!(fields, vec![mark], "no key is left in doubt");
+    assert_eq!(contents(&fleet.a).get(stays.as_str()).map(String::as_str), Some("stays"), "a key that stays stays");
+}
+
+/// A copy run without `--delete` leaves old copies on servers that no
+/// longer own their keys. `--migrate` moves only keys leaving their old
+/// owner: it used to send such a copy to the key's owner with `MIGRATE ...
+/// REPLACE`, overwriting the live value with the stale one, for a key that
+/// stays on B as for one that moves from B to the new server.
+#[test]
+fn migrate_leaves_stale_copies_and_never_replaces_a_live_value() {
+    let fleet = Fleet::start(Redis::start());
+    let new = Redis::start();
+    let (a, b) = (fleet.a.address(), fleet.b.address());
+    let ring = Ring::from_json(&config(&[&a, &b])).unwrap();
+    let goes = Ring::from_json(&config(&[&a, &b, "new"])).unwrap();
+    let on_b = |to: &str| {
+        (0..KEYS)
+            .map(|i| format!("key-{i}"))
+            .find(|k| ring.get(k).unwrap().id() == b && goes.get(k).unwrap().id() == to)
+            .unwrap()
+    };
+    let (stays, leaves) = (on_b(&b), on_b("new"));
+    let mut source = connection(&fleet.a);
+    for key in [&stays, &leaves] {
+        let () = redis::cmd("SET").arg(key).arg("stale").query(&mut source).unwrap();
+    }
+    let before = contents(&fleet.b);
+    let (report, code) = fleet.report(&["--address", &format!("new={}", new.address()), "--migrate"]);
+    assert_eq!(code, Some(0), "{report}");
+    let (on_a, on_b, on_new) = (contents(&fleet.a), contents(&fleet.b), contents(&new));
+    assert_eq!(on_b.get(stays.as_str()), before.get(stays.as_str()), "the owner's live value stays");
+    assert_eq!(on_new.get(leaves.as_str()), before.get(leaves.as_str()), "the moved key holds its owner's value");
+    for key in [&stays, &leaves] {
+        assert_eq!(on_a.get(key.as_str()).map(String::as_str), Some("stale"), "the stale copy is left alone");
+    }
 }
 
 /// `--address` and `--rate` are checked before anything runs, naming the

@@ -128,7 +128,10 @@ pub(crate) trait Backend {
     }
     /// Deletes `keys` (from [`Backend::doubts`]) on `target`, then ends their
     /// doubt in `source`'s `mark`: the guard sends them to `target` again.
-    fn drop_doubts(&mut self, source: &str, target: &str, mark: &str, keys: &[&Key]) -> Result<(), Failure> {
+    /// `None`: keys this transition does not move (no `MIGRATE` of this
+    /// mover's put them in doubt): only their doubt ends, and nothing is
+    /// deleted anywhere.
+    fn drop_doubts(&mut self, source: &str, target: Option<&str>, mark: &str, keys: &[&Key]) -> Result<(), Failure> {
         let _ = (target, mark, keys);
         Err(Failure::source(format!("{source}: the {} backend has no handoff mark", self.name())))
     }

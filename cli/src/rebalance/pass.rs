@@ -213,21 +213,22 @@ impl Pass<'_> {
                 return 0;
             }
         };
-        let mut by_target: BTreeMap<String, Vec<&Key>> = BTreeMap::new();
+        // A key in doubt moves (this transition's mark put it there); one
+        // that would not (`None`) only leaves the doubt: no copy of it is
+        // anywhere, and its source's copy is never deleted.
+        let mut by_target: BTreeMap<Option<String>, Vec<&Key>> = BTreeMap::new();
         for key in &stale {
-            // A key in doubt moves (this transition's mark); one that would not is settled as the source's.
-            let target = self.plan.target(source, &key.bytes).unwrap_or_else(|| source.to_owned());
-            by_target.entry(target).or_default().push(key);
+            by_target.entry(self.plan.target_for(self.args.migrate, source, &key.bytes)).or_default().push(key);
         }
         let mut settled = 0;
         for (target, keys) in by_target {
-            let to = self.args.address(&target).to_owned();
-            match self.store.drop_doubts(&from, &to, &self.plan.mark, &keys) {
+            let to = target.as_deref().map(|target| self.args.address(target).to_owned());
+            match self.store.drop_doubts(&from, to.as_deref(), &self.plan.mark, &keys) {
                 Ok(()) => {
                     settled += keys.len();
                     self.tallies.entry(source.to_owned()).or_default().gone += keys.len() as u64;
                 }
-                Err(failure) => self.fail(source, &target, failure),
+                Err(failure) => self.fail(source, target.as_deref().unwrap_or(source), failure),
             }
         }
         settled
@@ -247,7 +248,7 @@ impl Pass<'_> {
         tally.scanned += if first { listed } else { 0 };
         let mut work = Vec::new();
         for key in keys {
-            let Some(target) = self.plan.target(source, &key.bytes) else { continue };
+            let Some(target) = self.plan.target_for(self.args.migrate, source, &key.bytes) else { continue };
             // A dry run lists twice and moves nothing: it counts a key once, `--migrate` or not.
             if (!self.args.migrate || self.args.dry_run) && !self.seen.insert(seen_hash(source, &key.bytes)) {
                 continue;
@@ -587,7 +588,10 @@ impl Pass<'_> {
                     continue;
                 }
             };
-            let left: Vec<Key> = keys.into_iter().filter(|k| self.plan.target(&source, &k.bytes).is_some()).collect();
+            let left: Vec<Key> = keys
+                .into_iter()
+                .filter(|k| self.plan.target_for(self.args.migrate, &source, &k.bytes).is_some())
+                .collect();
             let tally = self.tallies.entry(source.clone()).or_default();
             tally.unmoved = left.len() as u64;
             if left.is_empty() {

@@ -52,6 +52,22 @@ impl Plan {
         (owner != source).then(|| owner.to_owned())
     }
 
+    /// `--migrate`: [`Plan::target`] of a key `source` owns in the old
+    /// ring, else `None`. A copy `source` holds without owning it (left
+    /// there by a copy run without `--delete`) stays where it is: its
+    /// owner's value is the live one, and `MIGRATE ... REPLACE` would
+    /// overwrite it with the stale copy.
+    pub(super) fn moving_target(&self, source: &str, key: &[u8]) -> Option<String> {
+        let target = self.target(source, key)?;
+        (self.old.get(key).ok()?.id() == source).then_some(target)
+    }
+
+    /// Where `key`, listed on `source`, goes: [`Plan::target`], or with
+    /// `migrate` [`Plan::moving_target`].
+    pub(super) fn target_for(&self, migrate: bool, source: &str, key: &[u8]) -> Option<String> {
+        if migrate { self.moving_target(source, key) } else { self.target(source, key) }
+    }
+
     /// Whether the move lock was lost ([`Plan::halt`]).
     pub(super) fn halted(&self) -> bool {
         self.halt.as_ref().is_some_and(|halt| halt.load(Ordering::Acquire))

@@ -308,7 +308,7 @@ impl Backend for Redis {
     /// client wrote these keys on the target since they were deleted on the
     /// source: the guard held them back, so what `DEL` removes is a stale
     /// copy.
-    fn drop_doubts(&mut self, source: &str, target: &str, mark: &str, keys: &[&Key]) -> Result<(), Failure> {
+    fn drop_doubts(&mut self, source: &str, target: Option<&str>, mark: &str, keys: &[&Key]) -> Result<(), Failure> {
         let mut stale = redis::cmd("DEL");
         let mut settled = redis::cmd("HDEL");
         settled.arg(mark);
@@ -316,7 +316,9 @@ impl Backend for Redis {
             stale.arg(&key.bytes);
             settled.arg(&key.bytes);
         }
-        let _: i64 = self.run(target, &stale).map_err(Failure::target)?;
+        if let Some(target) = target {
+            let _: i64 = self.run(target, &stale).map_err(Failure::target)?;
+        }
         let _: i64 = self.run(source, &settled).map_err(Failure::source)?;
         Ok(())
     }
