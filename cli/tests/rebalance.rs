@@ -340,6 +340,46 @@ fn migrate_leaves_stale_copies_and_never_replaces_a_live_value() {
     }
 }
 
+/// A source whose handoff mark goes mid-move (evicted, flushed, deleted by
+/// hand): guards there no longer send moved keys on, so the mover moves no
+/// more keys from it and fails naming the mark. Before, the doubt script
+/// wrote the mark anew, holding only its batch's keys, and the move went on.
+#[test]
+fn a_source_that_loses_its_mark_mid_move_stops_moving_and_says_why() {
+    let fleet = Fleet::start(Redis::start());
+    let new = Redis::start();
+    let mark = fleet.mark();
+    let (from, to) = (fleet.dir.path().join("from.json"), fleet.dir.path().join("to.json"));
+    let address = format!("new={}", new.address());
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("shardring"))
+        .args(["rebalance", "--backend", "redis", "--migrate", "--rate", "100", "--json", "--address", &address])
+        .arg("--from")
+        .arg(from)
+        .arg("--to")
+        .arg(to)
+        .env_remove("SHARDRING_ETCD_ENDPOINTS")
+        .env_remove("SHARDRING_PREFIX")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut source = connection(&fleet.a);
+    let started = std::time::Instant::now();
+    while !redis::cmd("HEXISTS").arg(&mark).arg(&mark).query::<bool>(&mut source).unwrap() {
+        assert!(started.elapsed().as_secs() < 30, "the mover never set its mark");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let () = redis::cmd("DEL").arg(&mark).query(&mut source).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&output.stderr)));
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    let error = report["servers"][fleet.a.address()]["error"].as_str().unwrap_or_else(|| panic!("{report}"));
+    assert!(error.contains(&format!("the handoff mark {mark:?} is gone")), "{error}");
+    let exists: bool = redis::cmd("EXISTS").arg(&mark).query(&mut source).unwrap();
+    assert!(!exists, "no script wrote the mark anew");
+}
+
 /// `--address` and `--rate` are checked before anything runs, naming the
 /// value: `id=:`, `id=[::1]` (no port) and `id=host:99999` used to fail
 /// only when connecting, and `--rate 1e-300` panicked (exit 101) even in a

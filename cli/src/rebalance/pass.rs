@@ -205,6 +205,10 @@ impl Pass<'_> {
     /// next listing proves the source holds no doubt). A target that cannot
     /// be reached keeps its keys in doubt and is marked down.
     fn settle_doubts(&mut self, source: &str) -> usize {
+        // A mover that lost its lock leaves the doubts to the one that holds it.
+        if self.plan.halted() {
+            return 0;
+        }
         let from = self.args.address(source).to_owned();
         let stale = match self.store.doubts(&from, &self.plan.mark) {
             Ok(stale) => stale,
@@ -222,6 +226,9 @@ impl Pass<'_> {
         }
         let mut settled = 0;
         for (target, keys) in by_target {
+            if self.plan.halted() {
+                break;
+            }
             let to = target.as_deref().map(|target| self.args.address(target).to_owned());
             match self.store.drop_doubts(&from, to.as_deref(), &self.plan.mark, &keys) {
                 Ok(()) => {

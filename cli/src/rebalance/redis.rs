@@ -252,7 +252,17 @@ impl Backend for Redis {
         for key in keys {
             doubt.arg(&key.bytes);
         }
-        let found: Vec<i64> = self.run(source, &doubt).map_err(Failure::source)?;
+        let found: Vec<i64> = self.run(source, &doubt).map_err(|error| {
+            if error.contains(NO_MARK) {
+                Failure::source(format!(
+                    "{source}: the handoff mark {mark:?} is gone (evicted, flushed or deleted): guards no longer send \
+                     its moved keys on, so no more keys move from it, and a moved key a client wrote there since may be \
+                     on both servers; give old owners maxmemory-policy noeviction or volatile-*, and run the move again"
+                ))
+            } else {
+                Failure::source(error)
+            }
+        })?;
         if found.len() != keys.len() {
             return Err(Failure::source(format!(
                 "{source}: the doubt script answered {} of {} keys",
@@ -327,8 +337,14 @@ impl Backend for Redis {
 /// The mover's script before a `MIGRATE` (KEYS: the mark, then the keys):
 /// each key the source holds goes in doubt (`1`, replacing a `deleted`:
 /// `MIGRATE ... REPLACE` will overwrite any copy), one it lacks keeps its
-/// state (a key a client deleted keeps `deleted`). Answers `EXISTS` per key.
+/// state (a key a client deleted keeps `deleted`). Answers `EXISTS` per
+/// key, or the error [`NO_MARK`] when the mark's own field is gone (the
+/// mark evicted, flushed or deleted): guards then no longer send moved keys
+/// on, and no key may move.
 const DOUBT: &str = "\
+if redis.call('HEXISTS', KEYS[1], KEYS[1]) == 0 then
+  return redis.error_reply('SHARDRING_NOMARK')
+end
 local found = {}
 for i = 2, #KEYS do
   found[i - 1] = redis.call('EXISTS', KEYS[i])
@@ -336,6 +352,9 @@ for i = 2, #KEYS do
 end
 return found
 ";
+
+/// [`DOUBT`]'s error when the source has lost its handoff mark.
+const NO_MARK: &str = "SHARDRING_NOMARK";
 
 /// The mover's script once a `MIGRATE` answered (KEYS: the mark, then the
 /// keys): the doubt of each key ends unless a client deleted it since
