@@ -39,7 +39,7 @@ use args::BackendName;
 use backend::Backend;
 use checkpoint::Checkpoint;
 use checks::identities;
-use pass::Pass;
+use pass::{Pass, RESCANS};
 use plan::Plan;
 use rate::Pacer;
 use report::{Tally, report, report_plan};
@@ -84,14 +84,6 @@ pub(crate) fn rebalance(args: &Args, out: &mut impl Write) -> Result<bool, CliEr
     let mut store = backend(args, &credentials);
     run(args, &plan, store.as_mut(), args.delete, out)
 }
-
-/// Scans after the first that may find new keys to move before a run
-/// stops. A client that has not yet seen a transition writes to the old
-/// owner alone, and a memcached without `metadump hash` lists keys by walking its live
-/// LRU lists, which can pass over an item the LRU maintainer moves between
-/// them meanwhile (measured here: 2 of 100,000 items on servers being read,
-/// and 371 fresh items in one metadump of a server just written and read).
-const RESCANS: usize = 3;
 
 /// A run: scan every source, copy (and with `delete`, move) the keys that
 /// leave it, then scan again (at least once, at most [`RESCANS`] times)
