@@ -14,7 +14,8 @@
 //! but unconfirmed. The mover holds the key in doubt around each `MIGRATE`,
 //! ends the doubt once it answers, and settles a doubt its failure left at
 //! the end of the listing; the members change state once a listing finds
-//! the key gone from the old owner and settles no doubt. After that a client
+//! the key gone from the old owner and deletes no stale copy (the doubt of
+//! a key that moved just ends). After that a client
 //! may still use the guard (it has not heard yet) or send to the new owner.
 //! A client may crash between its steps; so may the mover, and a restarted
 //! mover starts over. The membership (the promotion) can change only once
@@ -333,17 +334,13 @@ impl Model for Handoff {
             // nothing, else migrate again.
             Action::CheckLeft if self.protocol != Protocol::DualWrite => {
                 // Settling a doubt: a key deleted here has its leftover deleted
-                // there; one missing and not deleted moved. A listing that
-                // settles one is not clean.
-                let settled = match next.doubt {
-                    Some(true) => {
-                        next.new = None;
-                        true
-                    }
-                    Some(false) if next.old.is_none() => true,
-                    _ => false,
-                };
+                // there, and the listing is not clean (the mover's count); one
+                // missing and not deleted moved: its doubt just ends.
+                let settled = next.doubt == Some(true);
                 if settled {
+                    next.new = None;
+                }
+                if settled || (next.doubt == Some(false) && next.old.is_none()) {
                     next.doubt = None;
                 }
                 next.mover =
