@@ -303,7 +303,12 @@ impl Model for Handoff {
             }
             Action::Doubt => {
                 next.locked = true;
-                if next.old.is_some() && self.protocol != Protocol::GuardWithoutDoubt {
+                // A listing that does not find the key sends no doubt, MIGRATE or end of doubt.
+                if next.old.is_none() {
+                    next.mover = Mover::Copied;
+                    return Some(next);
+                }
+                if self.protocol != Protocol::GuardWithoutDoubt {
                     next.doubt = Some(false);
                 }
                 next.mover = Mover::Doubted;
