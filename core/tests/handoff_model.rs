@@ -104,6 +104,11 @@ struct State {
     doubt: Option<bool>,
     /// Whether a `MIGRATE` was cut short already (once at most).
     cut_short: bool,
+    /// Whether the old owner evicted the key already (once at most, and
+    /// only on a server that evicts).
+    evicted: bool,
+    /// The new owner's copy is a leftover of a key since evicted on the old one.
+    stale: bool,
     promoted: bool,
     /// The acknowledged commands applied in acknowledgement order.
     expected: Option<i8>,
@@ -127,6 +132,9 @@ enum Action {
     CheckLeft,
     CrashMover,
     Promote,
+    /// The old owner evicts the key (a cache's memory limit): no command
+    /// deletes it, so the guard does not see it go.
+    Evict,
 }
 
 /// What clients and the mover do with a moving key.
@@ -160,6 +168,15 @@ struct Handoff {
     protocol: Protocol,
     lock: Lock,
     commands: Vec<Vec<Command>>,
+    /// The old owner evicts keys ([`Action::Evict`]).
+    evicting: bool,
+    /// The mover reads whether the old owner evicts, and then settles a
+    /// key in doubt that it lacks as deleted (an evicted key and a moved
+    /// one look alike; a miss beats a stale value).
+    reads_policy: bool,
+    /// The old owner may evict the key between the mover's doubt and its
+    /// `MIGRATE` (one round trip).
+    evict_while_doubted: bool,
 }
 
 impl Handoff {
@@ -188,6 +205,8 @@ impl Model for Handoff {
             locked: true,
             doubt: None,
             cut_short: false,
+            evicted: false,
+            stale: false,
             promoted: false,
             expected: Some(10),
         }]
@@ -237,6 +256,13 @@ impl Model for Handoff {
         if (state.mover == Mover::Done || !state.locked) && !state.promoted {
             actions.push(Action::Promote);
         }
+        if self.evicting
+            && !state.evicted
+            && state.old.is_some()
+            && (self.evict_while_doubted || state.mover != Mover::Doubted)
+        {
+            actions.push(Action::Evict);
+        }
     }
 
     fn next_state(&self, state: &State, action: Action) -> Option<State> {
@@ -261,6 +287,7 @@ impl Model for Handoff {
                     }
                     Stage::Send if client.knows_promotion => {
                         next.new = command.apply(next.new);
+                        next.stale = false;
                         ack(&mut next, c);
                     }
                     Stage::Send if self.protocol != Protocol::DualWrite => {
@@ -285,6 +312,7 @@ impl Model for Handoff {
                     }
                     Stage::Moved | Stage::Second => {
                         next.new = command.apply(next.new);
+                        next.stale = false;
                         ack(&mut next, c);
                     }
                 }
@@ -298,6 +326,7 @@ impl Model for Handoff {
                 // MIGRATE ... REPLACE: atomic on the old owner.
                 if let Some(value) = next.old.take() {
                     next.new = Some(value);
+                    next.stale = false;
                 }
                 next.mover = Mover::Migrated;
             }
@@ -317,8 +346,10 @@ impl Model for Handoff {
                 next.cut_short = true;
                 if moved {
                     next.new = next.old.take();
+                    next.stale = false;
                 } else {
                     next.new = next.old;
+                    next.stale = false;
                 }
                 next.mover = Mover::Copied;
             }
@@ -332,6 +363,7 @@ impl Model for Handoff {
                 // DUMP + RESTORE without REPLACE: a dual write's value stays.
                 if next.new.is_none() {
                     next.new = next.old;
+                    next.stale = false;
                 }
                 next.mover = Mover::Copied;
             }
@@ -341,8 +373,13 @@ impl Model for Handoff {
                 // Settling a doubt: a key deleted here has its leftover deleted
                 // there, and the listing is not clean (the mover's count); one
                 // missing and not deleted moved: its doubt just ends.
-                let settled = next.doubt == Some(true);
+                let evicts = self.evicting && self.reads_policy;
+                let settled = next.doubt == Some(true) || (evicts && next.doubt == Some(false) && next.old.is_none());
                 if settled {
+                    // A copy that was the live key (moved, unconfirmed) is lost as if evicted.
+                    if next.doubt == Some(false) && next.new.is_some() && !next.stale {
+                        next.expected = None;
+                    }
                     next.new = None;
                 }
                 if settled || (next.doubt == Some(false) && next.old.is_none()) {
@@ -363,6 +400,12 @@ impl Model for Handoff {
                 next.locked &= self.lock == Lock::Durable;
             }
             Action::Promote => next.promoted = true,
+            Action::Evict => {
+                next.old = None;
+                next.expected = None;
+                next.evicted = true;
+                next.stale = next.new.is_some();
+            }
         }
         Some(next)
     }
@@ -391,8 +434,12 @@ fn check(protocol: Protocol) -> impl Checker<Handoff> {
 }
 
 fn check_with(protocol: Protocol, lock: Lock) -> impl Checker<Handoff> {
+    model(protocol, lock, false, false).checker().spawn_bfs().join()
+}
+
+fn model(protocol: Protocol, lock: Lock, evicting: bool, reads_policy: bool) -> Handoff {
     let commands = vec![vec![Command::Incr, Command::Del, Command::Incr], vec![Command::Incr, Command::Set(3)]];
-    Handoff { protocol, lock, commands }.checker().spawn_bfs().join()
+    Handoff { protocol, lock, commands, evicting, reads_policy, evict_while_doubted: false }
 }
 
 /// The counterexample to "every acknowledged command survives" that the
@@ -465,4 +512,34 @@ fn with_a_lock_that_ends_with_the_movers_lease_a_promotion_races_the_move() {
     let crash = steps.iter().position(|a| *a == Action::CrashMover).expect("a mover crash");
     let promote = steps.iter().position(|a| *a == Action::Promote).expect("a promotion");
     assert!(crash < promote, "{steps:?}");
+}
+
+/// An old owner that evicts keys: a key in doubt that it evicts after a
+/// `MIGRATE` cut short looks like one that moved. A mover that reads the
+/// server's policy deletes the target's copy of either (a moved key is then
+/// lost as if evicted: a miss); one that does not brings the evicted key
+/// back from the stale copy. One window stays open (`core/SPEC.md`,
+/// *Handoff*): a key already in doubt, evicted between the next doubt and
+/// its `MIGRATE`, looks moved when that `MIGRATE` answers.
+#[test]
+fn on_an_evicting_old_owner_the_mover_misses_a_key_in_doubt_rather_than_bring_it_back() {
+    let checker = model(Protocol::Guard, Lock::Durable, true, true).checker().spawn_bfs().join();
+    checker.assert_properties();
+    println!("evicting: {} states, every property holds", checker.unique_state_count());
+    let blind = model(Protocol::Guard, Lock::Durable, true, false).checker().spawn_bfs().join();
+    let path = blind.discovery("every acknowledged command survives").expect("an evicted key back");
+    let (last, steps) = (path.last_state().clone(), path.into_actions());
+    println!(
+        "evicting, policy not read: {:?} on the new owner, {:?} acknowledged, after {steps:?}",
+        last.new, last.expected
+    );
+    assert!(steps.contains(&Action::Evict) && steps.contains(&Action::MigrateCutShort(false)), "{steps:?}");
+    assert_ne!(last.new, last.expected);
+    let window = Handoff { evict_while_doubted: true, ..model(Protocol::Guard, Lock::Durable, true, true) };
+    let path =
+        window.checker().spawn_bfs().join().discovery("every acknowledged command survives").map(|p| p.into_actions());
+    let steps = path.expect("the window between the doubt and MIGRATE");
+    println!("evicting, between the doubt and MIGRATE: after {steps:?}");
+    let evict = steps.iter().position(|a| *a == Action::Evict).unwrap();
+    assert_eq!((steps[evict - 1], steps[evict + 1]), (Action::Doubt, Action::Migrate), "{steps:?}");
 }

@@ -121,7 +121,9 @@ pub(crate) trait Backend {
     /// that failed: the target may hold a copy), those a client deleted on
     /// `source` since, so a copy on the target is stale; clients' guards
     /// hold them back until [`Backend::drop_doubts`]. The doubt of a key
-    /// the source no longer holds otherwise (moved, or expired) ends here.
+    /// the source no longer holds otherwise (moved, or expired) ends here,
+    /// except on a source that evicts keys, where it is returned too
+    /// (evicted and moved look alike: a miss beats a stale value).
     fn doubts(&mut self, source: &str, mark: &str) -> Result<Vec<Key>, Failure> {
         let _ = mark;
         Err(Failure::source(format!("{source}: the {} backend has no handoff mark", self.name())))

@@ -307,10 +307,13 @@ impl Backend for Redis {
         self.run::<()>(server, redis::cmd("HSET").arg(mark).arg(mark).arg(1)).map_err(Failure::source)
     }
 
-    /// [`SETTLE`], one script: the keys in doubt a client deleted.
+    /// [`SETTLE`], one script: the keys in doubt a client deleted, and on
+    /// a source that evicts ([`evicts`]) every key in doubt it lacks.
     fn doubts(&mut self, source: &str, mark: &str) -> Result<Vec<Key>, Failure> {
+        let info: String = self.run(source, redis::cmd("INFO").arg("memory")).map_err(Failure::source)?;
+        let evicting = if evicts(&info) { "1" } else { "0" };
         let stale: Vec<Vec<u8>> =
-            self.run(source, redis::cmd("EVAL").arg(SETTLE).arg(1).arg(mark)).map_err(Failure::source)?;
+            self.run(source, redis::cmd("EVAL").arg(SETTLE).arg(1).arg(mark).arg(evicting)).map_err(Failure::source)?;
         Ok(stale.into_iter().map(|bytes| Key { bytes, expiry: None, size: 0 }).collect())
     }
 
@@ -367,12 +370,15 @@ end
 return 0
 ";
 
-/// The mover's script after each listing (KEYS: the mark), one atomic
-/// step: of the keys in doubt, those marked `deleted` are returned (their
-/// copies on the target are stale: [`Backend::drop_doubts`]); one the
-/// source lacks otherwise (moved by a `MIGRATE` before it failed: Redis
-/// deletes each key whose `RESTORE` the target confirmed) ends its doubt;
-/// one the source holds stays for the next listing to move.
+/// The mover's script after each listing (KEYS: the mark; ARGV: `1` when
+/// the source evicts, else `0`), one atomic step: of the keys in doubt,
+/// those marked `deleted` are returned (their copies on the target are
+/// stale: [`Backend::drop_doubts`]); one the source lacks otherwise ends
+/// its doubt, as moved by a `MIGRATE` before it failed (Redis deletes each
+/// key whose `RESTORE` the target confirmed), or, on a source that evicts,
+/// is returned too: evicted or moved cannot be told apart, and a cache
+/// may miss a key but must not serve a stale one. One the source holds
+/// stays for the next listing to move.
 const SETTLE: &str = "\
 local stale = {}
 local fields = redis.call('HGETALL', KEYS[1])
@@ -382,12 +388,25 @@ for i = 1, #fields, 2 do
     if state == 'deleted' then
       stale[#stale + 1] = key
     elseif redis.call('EXISTS', key) == 0 then
-      redis.call('HDEL', KEYS[1], key)
+      if ARGV[1] == '1' then
+        stale[#stale + 1] = key
+      else
+        redis.call('HDEL', KEYS[1], key)
+      end
     end
   end
 end
 return stale
 ";
+
+/// Whether a server whose `INFO memory` is `info` evicts keys: a memory
+/// limit (`maxmemory` above 0) and a `maxmemory_policy` other than
+/// `noeviction`. Without a limit no policy evicts.
+fn evicts(info: &str) -> bool {
+    let field = |name: &str| info.lines().find_map(|line| line.strip_prefix(name)).map(str::trim);
+    let limited = field("maxmemory:").and_then(|bytes| bytes.parse::<u64>().ok()).is_some_and(|bytes| bytes > 0);
+    limited && field("maxmemory_policy:").is_some_and(|policy| policy != "noeviction")
+}
 
 /// Keys `SCAN` examines per call (a hint), unlimited: a call of 10,000
 /// keys blocks the server for about 1.5 ms (250,000 keys of 100 bytes here).
@@ -403,3 +422,20 @@ const PACED_SCAN_COUNT: u64 = 100;
 
 /// How long `MIGRATE` waits for the target, in milliseconds.
 const MIGRATE_TIMEOUT_MS: u64 = 10_000;
+
+#[cfg(test)]
+mod tests {
+    use super::evicts;
+
+    #[test]
+    fn a_server_evicts_with_a_memory_limit_and_a_policy_other_than_noeviction() {
+        let info = |bytes: u64, policy: &str| {
+            format!("# Memory\r\nmaxmemory:{bytes}\r\nmaxmemory_human:{bytes}B\r\nmaxmemory_policy:{policy}\r\n")
+        };
+        assert!(evicts(&info(100 << 20, "allkeys-lru")));
+        assert!(evicts(&info(1, "volatile-ttl")));
+        assert!(!evicts(&info(100 << 20, "noeviction")));
+        assert!(!evicts(&info(0, "allkeys-lru")), "no limit: nothing is evicted");
+        assert!(!evicts("# Memory\r\n"), "an INFO without the fields");
+    }
+}
