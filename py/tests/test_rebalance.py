@@ -441,6 +441,11 @@ def test_redis_move_under_writers_loses_nothing_and_strands_nothing(etcd, redise
         stdout, stderr = rebalancer.communicate(timeout=120)
         assert rebalancer.returncode == 0, (stdout, stderr)
         time.sleep(1)  # the writers go on against the new ring
+        # ... until each has cycled over all its keys (a loaded machine slows them).
+        deadline = time.monotonic() + 60
+        while not all(len((tmp_path / f"writer-{w}.log").read_text().splitlines()) > 3000 for w in range(4)):
+            assert time.monotonic() < deadline, "the writers did not cycle over their keys within 60 s"
+            time.sleep(0.1)
         for process, _ in writers:
             process.send_signal(signal.SIGTERM)
         for process, log in writers:
