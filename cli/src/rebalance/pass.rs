@@ -230,7 +230,7 @@ impl Pass<'_> {
         // anywhere, and its source's copy is never deleted.
         let mut by_target: BTreeMap<Option<String>, Vec<&Key>> = BTreeMap::new();
         for key in &stale {
-            by_target.entry(self.plan.target_for(self.args.migrate, source, &key.bytes)).or_default().push(key);
+            by_target.entry(self.plan.target(source, &key.bytes, self.args.migrate)).or_default().push(key);
         }
         let mut settled = 0;
         for (target, keys) in by_target {
@@ -263,7 +263,7 @@ impl Pass<'_> {
         tally.scanned += if first { listed } else { 0 };
         let mut work = Vec::new();
         for key in keys {
-            let Some(target) = self.plan.target_for(self.args.migrate, source, &key.bytes) else { continue };
+            let Some(target) = self.plan.target(source, &key.bytes, self.args.migrate) else { continue };
             // A dry run lists twice and moves nothing: it counts a key once, `--migrate` or not.
             if (!self.args.migrate || self.args.dry_run) && !self.seen.insert(seen_hash(source, &key.bytes)) {
                 continue;
@@ -603,10 +603,8 @@ impl Pass<'_> {
                     continue;
                 }
             };
-            let left: Vec<Key> = keys
-                .into_iter()
-                .filter(|k| self.plan.target_for(self.args.migrate, &source, &k.bytes).is_some())
-                .collect();
+            let left: Vec<Key> =
+                keys.into_iter().filter(|k| self.plan.target(&source, &k.bytes, self.args.migrate).is_some()).collect();
             let tally = self.tallies.entry(source.clone()).or_default();
             tally.unmoved = left.len() as u64;
             if left.is_empty() {

@@ -39,33 +39,25 @@ impl Plan {
     /// Where `key`, held by `source`, must go: its new owner when that is
     /// another server. A key inside a moved arc leaving `source` takes the
     /// arc's destination; a key `source` holds without owning it (a stale
-    /// copy) goes to its owner.
-    pub(super) fn target(&self, source: &str, key: &[u8]) -> Option<String> {
+    /// copy) goes to its owner, unless `owned_only` (`--migrate`): there it
+    /// stays where it is, since its owner's value is the live one and
+    /// `MIGRATE ... REPLACE` would overwrite it with the stale copy.
+    pub(super) fn target(&self, source: &str, key: &[u8], owned_only: bool) -> Option<String> {
         let hash = self.old.hash_key(key);
         if !self.arcs.is_empty() {
             let i = self.arcs.partition_point(|a| a.end < hash);
             if let Some(arc) = self.arcs.get(i).filter(|a| a.start <= hash && a.from == source) {
                 return Some(arc.to.clone());
             }
+            // Outside the arcs leaving `source`, a key it owns stays: only a stale copy would move.
+            if owned_only {
+                return None;
+            }
+        } else if owned_only && self.old.get(key).ok()?.id() != source {
+            return None;
         }
         let owner = self.new.get(key).ok()?.id();
         (owner != source).then(|| owner.to_owned())
-    }
-
-    /// `--migrate`: [`Plan::target`] of a key `source` owns in the old
-    /// ring, else `None`. A copy `source` holds without owning it (left
-    /// there by a copy run without `--delete`) stays where it is: its
-    /// owner's value is the live one, and `MIGRATE ... REPLACE` would
-    /// overwrite it with the stale copy.
-    pub(super) fn moving_target(&self, source: &str, key: &[u8]) -> Option<String> {
-        let target = self.target(source, key)?;
-        (self.old.get(key).ok()?.id() == source).then_some(target)
-    }
-
-    /// Where `key`, listed on `source`, goes: [`Plan::target`], or with
-    /// `migrate` [`Plan::moving_target`].
-    pub(super) fn target_for(&self, migrate: bool, source: &str, key: &[u8]) -> Option<String> {
-        if migrate { self.moving_target(source, key) } else { self.target(source, key) }
     }
 
     /// Whether the move lock was lost ([`Plan::halt`]).
