@@ -175,8 +175,14 @@ REMAP := --config "target.'cfg(all())'.rustflags=[$(foreach f,$(REMAP_FLAGS),\"$
 # macros compile once for every target.
 ZIGBUILD := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CARGO_TARGET_DIR=$(CURDIR)/target/zig \
 	cargo zigbuild --release --config 'profile.release.strip="none"' $(REMAP)
+# napi-derive writes the Node binding's type definitions into
+# NAPI_TYPE_DEFS as it compiles (napi-build reruns the crate's build when
+# the variable changes), and build-node renders index.d.ts and index.js
+# from them: no second, debug build of the binding for its generated files.
+NAPI_TYPE_DEFS := $(CURDIR)/target/zig/napi-type-defs
 build-release: $(VENV)/.ready
-	$(ZIGBUILD) -p shardring-ffi -p shardring-node -p shardring-cli --features shardring-ffi/header --target $(ZIG_TARGET)
+	mkdir -p $(NAPI_TYPE_DEFS)
+	NAPI_TYPE_DEF_TMP_FOLDER=$(NAPI_TYPE_DEFS) $(ZIGBUILD) -p shardring-ffi -p shardring-node -p shardring-cli --features shardring-ffi/header --target $(ZIG_TARGET)
 	mkdir -p $(LIBDIR)
 	for f in libring.so libring.a shardring; do ln -sfn $(ZIG_RELEASE)/$$f $(LIBDIR)/$$f; done
 
@@ -249,10 +255,10 @@ build-py: $(VENV)/.ready
 	$(PY) -m pip install -q --force-reinstall --no-deps $(WHEEL_OUT)/shardring-*.whl
 
 # Regenerates node/index.js and node/index.d.ts (committed; see
-# check-generated) with a debug napi build, whose binary the release one
-# from build-release then replaces: Node's tests load what npm ships.
+# check-generated) from build-release's type definitions, and puts the
+# release binary beside them: Node's tests load what npm ships.
 build-node: node/node_modules/.package-lock.json build-release
-	cd node && npm run build:debug
+	cd node && node write-index.mjs $(NAPI_TYPE_DEFS)
 	cp $(ZIG_RELEASE)/libshardring_node.so node/shardring.linux-x64-gnu.node
 	cd examples/node && npm install --no-audit --no-fund --silent
 
