@@ -42,7 +42,9 @@ demo: system-deps build
 # servers or sleeping (etcd's keepalive test idles 60 s) does not hold one
 # of two slots; cargo in these recipes uses both cores by itself (make does
 # not hand it the jobserver). Measured from clone to demo: 20 min 55 s at
-# -j2, 20 min 29 s and 21 min 36 s at -j3.
+# -j2, 20 min 29 s and 21 min 36 s at -j3; with today's suites 22 min 3 s
+# at -j3 (2026-12-07), both cores busy from start to end (37 min user,
+# 5 min system): what shortens it is less work, not another order.
 test: system-deps
 	$(MAKE) -j3 --output-sync=target test-suites
 	bash examples/demo.sh > build/demo.txt
