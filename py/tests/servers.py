@@ -162,8 +162,11 @@ class Process:
         self.host = host
         self.port = port or free_port()
         self.address = f"{host}:{self.port}"
+        # Only the first start may move a port chosen here: nobody knows it yet.
+        self.port_movable = port is None
         self.process = None
         self.start()
+        self.port_movable = False
 
     def command(self):
         raise NotImplementedError
@@ -173,6 +176,29 @@ class Process:
         raise NotImplementedError
 
     def start(self):
+        """Starts the server on its port. A free port can be taken before the
+        server binds it (suites run side by side, and any client's outgoing
+        connection may get it from the ephemeral range): the server exits
+        with "Address already in use". The first start then moves to another
+        free port, unless the caller gave the port; a restart keeps its port,
+        which clients know, and tries again for up to 10 s."""
+        deadline = time.monotonic() + 10
+        for _ in range(50):
+            said = self.said_in_use()
+            try:
+                return self._start_once()
+            except RuntimeError:
+                if self.said_in_use() == said or (not self.port_movable and time.monotonic() > deadline):
+                    raise
+                self.log.close()
+                if self.port_movable:
+                    self.port = free_port()
+                    self.address = f"{self.host}:{self.port}"
+                else:
+                    time.sleep(0.2)
+        raise RuntimeError(f"{self.name}'s port {self.port} stayed taken: {self.output()}")
+
+    def _start_once(self):
         self.log = open(os.path.join(self.dir, f"{self.name}.log"), "ab")
         self.process = subprocess.Popen(self.command(), stdout=self.log, stderr=self.log, cwd=self.dir)
         deadline = time.monotonic() + 10
@@ -187,9 +213,28 @@ class Process:
             time.sleep(0.05)
         raise RuntimeError(f"{self.name} did not answer within 10 s: {self.output()}")
 
+    def log_paths(self):
+        """The files the server writes its messages to: its stdout and
+        stderr, and any log its configuration names."""
+        return [os.path.join(self.dir, f"{self.name}.log")]
+
+    def said_in_use(self):
+        """How many times the server's logs say an address was already in use."""
+        count = 0
+        for path in self.log_paths():
+            if os.path.exists(path):
+                with open(path, "rb") as log:
+                    count += log.read().lower().count(b"already in use")
+        return count
+
     def output(self):
-        with open(os.path.join(self.dir, f"{self.name}.log"), "rb") as log:
-            return log.read().decode(errors="replace")[-2000:]
+        """The end of each of the server's logs, for error messages."""
+        text = ""
+        for path in self.log_paths():
+            if os.path.exists(path):
+                with open(path, "rb") as log:
+                    text += log.read().decode(errors="replace")[-2000:]
+        return text
 
     def stop(self):
         if self.process is not None and self.process.poll() is None:
@@ -378,13 +423,8 @@ class Nutcracker(Process):
     def answers(self):
         return _ask(self.port, b"get shardring-probe\r\n", b"END\r\n") == b"END\r\n"
 
-    def output(self):
-        text = super().output()
-        path = os.path.join(self.dir, "nutcracker.out")
-        if os.path.exists(path):
-            with open(path, "rb") as log:
-                text += log.read().decode(errors="replace")[-2000:]
-        return text
+    def log_paths(self):
+        return [*super().log_paths(), os.path.join(self.dir, "nutcracker.out")]
 
 
 def memcached_pool():
@@ -518,10 +558,5 @@ class Nginx(Process):
         reply = _ask(self.port, b"GET /shardring-probe HTTP/1.0\r\n\r\n", b"ready")
         return reply.startswith(b"HTTP/1.1 200")
 
-    def output(self):
-        text = super().output()
-        path = os.path.join(self.dir, "error.log")
-        if os.path.exists(path):
-            with open(path, "rb") as log:
-                text += log.read().decode(errors="replace")[-2000:]
-        return text
+    def log_paths(self):
+        return [*super().log_paths(), os.path.join(self.dir, "error.log")]
